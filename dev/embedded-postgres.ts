@@ -1,0 +1,29 @@
+/**
+ * The embedded database of the local stack: PGlite on disk, served over the
+ * Postgres wire protocol so the functions use the same driver as in
+ * production. PGlite is one session, so the server takes one connection at a
+ * time and the functions' pool is sized to match.
+ */
+import { PGlite } from "@electric-sql/pglite";
+import { pgcrypto } from "@electric-sql/pglite/contrib/pgcrypto";
+import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
+
+export interface EmbeddedPostgres {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** Opens (or creates) the database in `dataDir` and serves it on a free loopback port. */
+export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPostgres> {
+  await Deno.mkdir(dataDir, { recursive: true });
+  const db = await PGlite.create({ dataDir, extensions: { pgcrypto } });
+  const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0, maxConnections: 1 });
+  await server.start();
+  return {
+    url: `postgresql://postgres@${server.getServerConn()}/postgres`,
+    async stop() {
+      await server.stop();
+      await db.close();
+    },
+  };
+}

@@ -1,0 +1,38 @@
+/**
+ * The local stand-in for Supabase's functions relay: serves every function
+ * under `/functions/v1/<name>[/<subpath>]` and hands it the request with the
+ * path it would see on hosted Supabase (`/<name>[/<subpath>]`).
+ */
+import type { Handler } from "../supabase/functions/_shared/endpoint.ts";
+
+const functionsDir = new URL("../supabase/functions/", import.meta.url);
+
+/** Imports the handler of every function folder (those not starting with `_`). */
+export async function loadFunctions(): Promise<Map<string, Handler>> {
+  const names: string[] = [];
+  for await (const entry of Deno.readDir(functionsDir)) {
+    if (entry.isDirectory && !entry.name.startsWith("_")) names.push(entry.name);
+  }
+  const handlers = new Map<string, Handler>();
+  for (const name of names.sort()) {
+    const module: { handler: Handler } = await import(new URL(`${name}/handler.ts`, functionsDir).href);
+    handlers.set(name, module.handler);
+  }
+  return handlers;
+}
+
+function notFound(message: string): Response {
+  return Response.json({ code: "NOT_FOUND", message }, { status: 404 });
+}
+
+/** A handler routing `/functions/v1/<name>` to the function called `name`. */
+export function createGateway(functions: Map<string, Handler>): Handler {
+  return (req) => {
+    const url = new URL(req.url);
+    const match = /^\/functions\/v1\/([^/]+)(\/.*)?$/.exec(url.pathname);
+    const handler = match ? functions.get(match[1]) : undefined;
+    if (!match || !handler) return Promise.resolve(notFound("Requested function was not found"));
+    url.pathname = `/${match[1]}${match[2] ?? ""}`;
+    return handler(new Request(url, req));
+  };
+}

@@ -1,0 +1,86 @@
+/**
+ * `npm start`: the whole service on one machine. Starts the database (a
+ * PostgreSQL from DATABASE_URL, or the embedded PGlite), applies the
+ * migrations, serves every function on Supabase's URL layout and prints the
+ * mail outbox.
+ */
+import { ConfigError, loadConfig } from "../supabase/functions/_shared/config.ts";
+import { closeDb, db } from "../supabase/functions/_shared/db.ts";
+import { startEmbeddedPostgres } from "./embedded-postgres.ts";
+import { createGateway, loadFunctions } from "./gateway.ts";
+import { startMailPrinter } from "./mail-printer.ts";
+import { migrate, MigrationError } from "./migrate.ts";
+import { readStackSettings } from "./settings.ts";
+
+function fail(message: string): never {
+  console.error(`\nThe stack did not start: ${message}\n`);
+  Deno.exit(1);
+}
+
+async function main() {
+  const settings = (() => {
+    try {
+      return readStackSettings();
+    } catch (error) {
+      return fail(error instanceof Error ? error.message : String(error));
+    }
+  })();
+
+  // The functions read their configuration from the environment, as on Supabase.
+  Deno.env.set("JWT_SECRET", settings.jwtSecret);
+  Deno.env.set("SUPABASE_ANON_KEY", settings.anonKey);
+  Deno.env.set("DATABASE_URL", settings.databaseUrl ?? "postgresql://embedded");
+  try {
+    loadConfig(Deno.env);
+  } catch (error) {
+    if (error instanceof ConfigError) fail(error.message);
+    throw error;
+  }
+
+  const embedded = settings.databaseUrl ? undefined : await startEmbeddedPostgres(settings.pgliteDataDir);
+  if (embedded) {
+    Deno.env.set("DATABASE_URL", embedded.url);
+    // PGlite is a single session: one connection, shared by the whole stack.
+    Deno.env.set("DB_POOL_MAX", "1");
+  }
+  const databaseUrl = embedded?.url ?? settings.databaseUrl ?? "";
+
+  try {
+    await migrate(databaseUrl);
+  } catch (error) {
+    await embedded?.stop();
+    if (error instanceof MigrationError) fail(error.message);
+    fail(`cannot reach the database: ${error instanceof Error ? error.message : error}`);
+  }
+
+  const gateway = createGateway(await loadFunctions());
+  const stopMailPrinter = startMailPrinter(db());
+
+  const server = Deno.serve({
+    hostname: "127.0.0.1",
+    port: settings.port,
+    onListen: ({ port }) => {
+      const base = `http://127.0.0.1:${port}/functions/v1`;
+      const database = embedded ? `embedded PGlite in ${settings.pgliteDataDir}` : "PostgreSQL from DATABASE_URL";
+      console.log(`\nNotes service is running on ${database}`);
+      console.log(`  Base URL:  ${base}`);
+      console.log(`  apikey:    ${settings.anonKey}`);
+      for (const name of settings.defaulted) {
+        console.warn(`  WARNING: ${name} is not set; using the public development default. Never deploy with it.`);
+      }
+      console.log(`Ready on ${base}\n`);
+    },
+  }, gateway);
+
+  const shutdown = async () => {
+    await server.shutdown();
+    await stopMailPrinter();
+    await closeDb();
+    await embedded?.stop();
+    Deno.exit(0);
+  };
+  Deno.addSignalListener("SIGINT", shutdown);
+  Deno.addSignalListener("SIGTERM", shutdown);
+}
+
+await main();

@@ -1,0 +1,19 @@
+/**
+ * The `apikey` check of the auth endpoints: the header must equal the legacy
+ * anon key or one of the project's publishable keys.
+ */
+import { createHash, timingSafeEqual } from "node:crypto";
+import { UnauthorizedError } from "./http-error.ts";
+
+// Digests have one length, so the comparison takes the same time whatever was sent.
+const digest = (value: string) => createHash("sha256").update(value).digest();
+
+/** Throws a 401 unless the request's `apikey` header is one of `keys`. */
+export function requireApiKey(req: Request, keys: ReadonlySet<string>): void {
+  const given = req.headers.get("apikey");
+  if (!given) throw new UnauthorizedError("Missing apikey header");
+  const givenDigest = digest(given);
+  let matched = false;
+  for (const key of keys) matched = timingSafeEqual(givenDigest, digest(key)) || matched;
+  if (!matched) throw new UnauthorizedError("Invalid apikey");
+}

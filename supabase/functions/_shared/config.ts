@@ -1,0 +1,109 @@
+/**
+ * Server configuration, read once from the environment and validated, so a
+ * wrong secret stops the function at its first request with a clear message
+ * rather than signing weak tokens.
+ *
+ * @example
+ * ```ts
+ * const { databaseUrl } = getConfig();
+ * ```
+ */
+
+/** Thrown for a missing or unusable setting; the message says which and why. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ConfigError";
+  }
+}
+
+export interface Config {
+  /** HS256 key for access tokens. */
+  jwtSecret: Uint8Array;
+  /** Every value the `apikey` header may carry on auth endpoints. */
+  apiKeys: ReadonlySet<string>;
+  /** `DATABASE_URL` wins over `SUPABASE_DB_URL`, so operators can point at the pooler. */
+  databaseUrl: string;
+  /** Connections in this isolate's pool. */
+  dbPoolMax: number;
+  /** bcrypt cost for new password hashes. */
+  bcryptCost: number;
+  /** Upper bound on any single statement. */
+  statementTimeoutMs: number;
+}
+
+export const minJwtSecretBytes = 32;
+
+type Env = { get(name: string): string | undefined };
+
+function integerSetting(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env.get(name);
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+function jwtSecretFrom(env: Env): Uint8Array {
+  const secret = env.get("JWT_SECRET");
+  if (!secret) throw new ConfigError("JWT_SECRET is not set: access tokens cannot be signed");
+  if (secret !== secret.trim()) {
+    throw new ConfigError("JWT_SECRET has leading or trailing whitespace; set it without");
+  }
+  const bytes = new TextEncoder().encode(secret);
+  if (bytes.length < minJwtSecretBytes) {
+    throw new ConfigError(
+      `JWT_SECRET is ${bytes.length} bytes; HS256 needs at least ${minJwtSecretBytes}`,
+    );
+  }
+  return bytes;
+}
+
+function apiKeysFrom(env: Env): Set<string> {
+  const keys = new Set<string>();
+  const anonKey = env.get("SUPABASE_ANON_KEY");
+  if (anonKey) keys.add(anonKey);
+  const publishable = env.get("SUPABASE_PUBLISHABLE_KEYS");
+  if (publishable) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(publishable);
+    } catch {
+      throw new ConfigError("SUPABASE_PUBLISHABLE_KEYS must be a JSON object of keys");
+    }
+    if (typeof parsed !== "object" || parsed === null) {
+      throw new ConfigError("SUPABASE_PUBLISHABLE_KEYS must be a JSON object of keys");
+    }
+    for (const value of Object.values(parsed)) {
+      if (typeof value === "string" && value) keys.add(value);
+    }
+  }
+  if (keys.size === 0) {
+    throw new ConfigError("Neither SUPABASE_ANON_KEY nor SUPABASE_PUBLISHABLE_KEYS is set");
+  }
+  return keys;
+}
+
+/** Reads and validates every setting; throws `ConfigError` on the first bad one. */
+export function loadConfig(env: Env): Config {
+  const databaseUrl = env.get("DATABASE_URL") || env.get("SUPABASE_DB_URL");
+  if (!databaseUrl) throw new ConfigError("Neither DATABASE_URL nor SUPABASE_DB_URL is set");
+  return {
+    jwtSecret: jwtSecretFrom(env),
+    apiKeys: apiKeysFrom(env),
+    databaseUrl,
+    dbPoolMax: integerSetting(env, "DB_POOL_MAX", 5, 1, 100),
+    bcryptCost: integerSetting(env, "BCRYPT_COST", 10, 4, 15),
+    statementTimeoutMs: integerSetting(env, "DB_STATEMENT_TIMEOUT_MS", 5_000, 100, 600_000),
+  };
+}
+
+let cached: Config | undefined;
+
+/** The validated configuration of this isolate, read on first use. */
+export function getConfig(): Config {
+  cached ??= loadConfig(Deno.env);
+  return cached;
+}

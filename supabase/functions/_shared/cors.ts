@@ -1,0 +1,23 @@
+/**
+ * CORS for browser apps on other origins, with Supabase's canonical header
+ * list so the headers supabase-js sends are always allowed.
+ */
+import { corsHeaders } from "@supabase/supabase-js/cors";
+
+/** Headers every response carries so browsers may read it. */
+export const corsResponseHeaders: Readonly<Record<string, string>> = {
+  ...corsHeaders,
+  "Access-Control-Expose-Headers": "x-request-id, retry-after",
+};
+
+/** The answer to an `OPTIONS` preflight for an endpoint serving `methods`. */
+export function preflightResponse(methods: readonly string[]): Response {
+  return new Response(null, {
+    status: 204,
+    headers: {
+      ...corsResponseHeaders,
+      "Access-Control-Allow-Methods": [...methods, "OPTIONS"].join(", "),
+      "Access-Control-Max-Age": "86400",
+    },
+  });
+}

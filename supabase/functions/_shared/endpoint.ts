@@ -1,0 +1,89 @@
+/**
+ * Turns an endpoint's core into a `Request -> Response` handler: CORS
+ * preflight, method check, the `apikey` check of auth endpoints, security
+ * headers, one structured log line, and the mapping of every thrown error to
+ * the endpoint's envelope. This is the one place errors become responses.
+ *
+ * @example
+ * ```ts
+ * export const handler = defineEndpoint({
+ *   name: "notes-fetch", envelope: "notes", methods: ["GET"],
+ *   handle: async (req) => notesSuccess(200, "Notes fetched successfully", {}),
+ * });
+ * ```
+ */
+import { getConfig } from "./config.ts";
+import { corsResponseHeaders, preflightResponse } from "./cors.ts";
+import { type EnvelopeKind, errorResponse } from "./envelopes.ts";
+import { HttpError, MethodNotAllowedError } from "./http-error.ts";
+import { requireApiKey } from "./api-key.ts";
+import { logRequest } from "./log.ts";
+
+export type Handler = (req: Request) => Promise<Response>;
+
+export interface EndpointDefinition {
+  /** The function's name, for logs. */
+  name: string;
+  envelope: EnvelopeKind;
+  /** Methods served besides `OPTIONS`. */
+  methods: readonly string[];
+  handle: Handler;
+}
+
+const securityHeaders = { "X-Content-Type-Options": "nosniff" };
+
+async function respond(definition: EndpointDefinition, req: Request): Promise<Response> {
+  const { envelope, methods, handle, name } = definition;
+  try {
+    if (req.method === "OPTIONS") return preflightResponse(methods);
+    if (!methods.includes(req.method)) throw new MethodNotAllowedError(methods);
+    // Auth endpoints are called before the client has a token, so the project key gates them.
+    if (envelope === "auth") requireApiKey(req, getConfig().apiKeys);
+    return await handle(req);
+  } catch (error) {
+    if (error instanceof HttpError) {
+      const response = errorResponse(envelope, error.status, error.message);
+      for (const [header, value] of Object.entries(error.headers)) response.headers.set(header, value);
+      return response;
+    }
+    // The detail stays in the server log; the client gets a generic message.
+    console.error(JSON.stringify({ level: "error", function: name, error: describeError(error) }));
+    return errorResponse(envelope, 500, "Internal server error");
+  }
+}
+
+function describeError(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+const requestIdPattern = /^[A-Za-z0-9._-]{8,100}$/;
+
+/** A caller's or proxy's request id when it is a plain token, else a fresh one. */
+function requestIdOf(req: Request): string {
+  const given = req.headers.get("x-request-id");
+  return given && requestIdPattern.test(given) ? given : crypto.randomUUID();
+}
+
+/** Builds the handler of one endpoint. */
+export function defineEndpoint(definition: EndpointDefinition): Handler {
+  return async (req) => {
+    const started = performance.now();
+    const requestId = requestIdOf(req);
+    const response = await respond(definition, req);
+    const headers = response.headers;
+    for (const [header, value] of Object.entries({ ...corsResponseHeaders, ...securityHeaders })) {
+      // A preflight has already named this endpoint's own methods.
+      if (!headers.has(header)) headers.set(header, value);
+    }
+    if (definition.envelope === "auth") headers.set("Cache-Control", "no-store");
+    headers.set("x-request-id", requestId);
+    logRequest({
+      requestId,
+      function: definition.name,
+      method: req.method,
+      status: response.status,
+      durationMs: Math.round(performance.now() - started),
+    });
+    return response;
+  };
+}

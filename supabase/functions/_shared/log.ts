@@ -1,0 +1,16 @@
+/**
+ * Structured request logs: one JSON line per request. Only these fields are
+ * logged, never bodies or headers, so no password, code, token or key can leak.
+ */
+export interface RequestLogLine {
+  requestId: string;
+  function: string;
+  method: string;
+  status: number;
+  durationMs: number;
+}
+
+/** Writes one request's log line. */
+export function logRequest(line: RequestLogLine): void {
+  console.log(JSON.stringify({ level: "info", ...line }));
+}

@@ -1,0 +1,92 @@
+/**
+ * Access tokens: HS256 JWTs with Supabase's claim conventions, so the same
+ * token is valid for PostgREST and row-level security when signed with the
+ * project's JWT secret. Verification is strict: the algorithm is pinned and
+ * `sub`, `exp`, `iat`, `aud` and `role` are required.
+ *
+ * @example
+ * ```ts
+ * const jwt = await signAccessToken(user, secret);
+ * const claims = await verifyAccessToken(jwt, secret);
+ * ```
+ */
+import { errors, jwtVerify, SignJWT } from "jose";
+import { limits, type User } from "./contract.ts";
+import { UnauthorizedError } from "./http-error.ts";
+
+const algorithm = "HS256";
+const audience = "authenticated";
+
+/** The claims this service issues and requires. */
+export interface AccessClaims {
+  sub: string;
+  role: "authenticated";
+  aud: "authenticated";
+  email: string;
+  /** The account's role in this service (`STANDARD_USER` or `ADMIN`). */
+  app_role: User["role"];
+  iat: number;
+  exp: number;
+}
+
+/** Signs a token for the user that expires `limits.accessTokenSeconds` after issue. */
+export function signAccessToken(user: Pick<User, "id" | "email" | "role">, secret: Uint8Array): Promise<string> {
+  return new SignJWT({ role: "authenticated", email: user.email, app_role: user.role })
+    .setProtectedHeader({ alg: algorithm, typ: "JWT" })
+    .setSubject(user.id)
+    .setAudience(audience)
+    .setIssuedAt()
+    .setExpirationTime(`${limits.accessTokenSeconds}s`)
+    .sign(secret);
+}
+
+/** The `accessToken` string of auth responses: `"Bearer <jwt>"`. */
+export function bearer(jwt: string): string {
+  return `Bearer ${jwt}`;
+}
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Verifies a compact JWT and returns its claims. Every failure, whatever jose
+ * names it, becomes one `UnauthorizedError` so clients learn nothing more.
+ */
+export async function verifyAccessToken(jwt: string, secret: Uint8Array): Promise<AccessClaims> {
+  try {
+    const { payload } = await jwtVerify(jwt, secret, {
+      algorithms: [algorithm],
+      audience,
+      requiredClaims: ["sub", "exp", "iat", "role"],
+    });
+    const { sub, email, app_role: appRole, iat, exp } = payload;
+    if (payload.role !== "authenticated" || !sub || !uuidPattern.test(sub) || !iat || !exp) {
+      throw new UnauthorizedError("Invalid or expired access token");
+    }
+    return {
+      sub,
+      role: "authenticated",
+      aud: "authenticated",
+      email: typeof email === "string" ? email : "",
+      app_role: appRole === "ADMIN" ? "ADMIN" : "STANDARD_USER",
+      iat,
+      exp,
+    };
+  } catch (error) {
+    if (error instanceof errors.JOSEError || error instanceof UnauthorizedError) {
+      throw new UnauthorizedError("Invalid or expired access token");
+    }
+    throw error;
+  }
+}
+
+/**
+ * Takes the JWT out of an `Authorization` header. Accepts `Bearer <jwt>` and,
+ * for clients that send the login response's `"Bearer <jwt>"` string behind
+ * their own `Bearer `, `Bearer Bearer <jwt>`.
+ */
+export function jwtFromAuthorization(header: string | null): string {
+  if (!header) throw new UnauthorizedError("Missing access token");
+  const match = /^Bearer +(?:Bearer +)?([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*)$/i.exec(header.trim());
+  if (!match) throw new UnauthorizedError("Invalid or expired access token");
+  return match[1];
+}

@@ -1,0 +1,105 @@
+/**
+ * What a test needs to talk to the running stack as a client would: plain
+ * fetch over HTTP, the contract's schemas to check the answers, and the stack's
+ * log to read a reset code from, as a developer does locally.
+ */
+import { readFileSync } from "node:fs";
+import { randomUUID } from "node:crypto";
+import { inject } from "vitest";
+import { testAnonKey } from "./stack.ts";
+
+export const anonKey = testAnonKey;
+
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  body: any;
+  text: string;
+}
+
+export interface ApiRequest {
+  method?: string;
+  /** Serialised as JSON unless it is already a string. */
+  body?: unknown;
+  /** Sent as `Authorization: Bearer <token>` unless it already starts with "Bearer ". */
+  token?: string;
+  /** The `apikey` header; `null` sends none. Defaults to the stack's key. */
+  apiKey?: string | null;
+  headers?: Record<string, string>;
+}
+
+/** Calls `path` (below `/functions/v1`) and returns status, headers and parsed body. */
+export async function call(path: string, request: ApiRequest = {}): Promise<ApiResponse> {
+  const headers: Record<string, string> = {};
+  if (request.apiKey !== null) headers.apikey = request.apiKey ?? anonKey;
+  if (request.body !== undefined) headers["Content-Type"] = "application/json";
+  if (request.token) {
+    headers.Authorization = request.token.startsWith("Bearer ") ? request.token : `Bearer ${request.token}`;
+  }
+  Object.assign(headers, request.headers);
+  const response = await fetch(`${inject("baseUrl")}${path}`, {
+    method: request.method ?? (request.body === undefined ? "GET" : "POST"),
+    headers,
+    body: request.body === undefined
+      ? undefined
+      : typeof request.body === "string"
+      ? request.body
+      : JSON.stringify(request.body),
+  });
+  const text = await response.text();
+  let body: unknown;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    body = undefined;
+  }
+  return { status: response.status, headers: response.headers, body, text };
+}
+
+/** An email no other test uses. */
+export function uniqueEmail(label = "user"): string {
+  return `${label}-${randomUUID().slice(0, 8)}@example.com`;
+}
+
+export interface RegisteredUser {
+  id: string;
+  email: string;
+  password: string;
+  /** The `accessToken` exactly as the API returned it: `"Bearer <jwt>"`. */
+  accessToken: string;
+}
+
+/** Registers a fresh user and returns its credentials and token. */
+export async function registerUser(label = "user"): Promise<RegisteredUser> {
+  const email = uniqueEmail(label);
+  const password = "correct horse battery";
+  const response = await call("/auth/register", { body: { name: `Test ${label}`, email, password } });
+  if (response.status !== 201) throw new Error(`register failed: ${response.status} ${response.text}`);
+  return { id: response.body.data.payload.id, email, password, accessToken: response.body.data.accessToken };
+}
+
+/** The stack's log so far. */
+export function stackLog(): string {
+  return readFileSync(inject("logFile"), "utf8");
+}
+
+/**
+ * Waits for the newest reset-code mail to `email` in the stack's log, ignoring
+ * the first `after` mails to it, and returns the code.
+ */
+export async function readResetCode(email: string, after = 0): Promise<string> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const codes = [...stackLog().matchAll(/\[mail\] to=(\S+) .*?code is (\d{6})/g)]
+      .filter((match) => match[1] === email)
+      .map((match) => match[2]);
+    if (codes.length > after) return codes[codes.length - 1];
+    if (Date.now() > deadline) throw new Error(`no reset mail to ${email} in the stack log`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** How many reset mails to `email` the log shows. */
+export function countResetMails(email: string): number {
+  return [...stackLog().matchAll(/\[mail\] to=(\S+) /g)].filter((match) => match[1] === email).length;
+}

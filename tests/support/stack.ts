@@ -1,0 +1,96 @@
+/**
+ * Starts the real local stack (Deno, the functions, a real database) for a
+ * test run, the way `npm start` does, and captures its log the way a developer
+ * reads it. With TEST_DATABASE=postgres it runs on a fresh PostgreSQL database
+ * created for the run; otherwise on a fresh embedded PGlite.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import postgres from "postgres";
+
+export const testAnonKey = "test-anon-key";
+export const testJwtSecret = "test-jwt-secret-of-at-least-thirty-two-bytes!";
+
+export interface RunningStack {
+  baseUrl: string;
+  logFile: string;
+  /** Set when the stack runs on PostgreSQL: the database it uses. */
+  databaseUrl?: string;
+  stop(): Promise<void>;
+}
+
+const adminUrl = process.env.TEST_PG_ADMIN_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
+
+/** Creates an empty PostgreSQL database for one run and returns its URL and a dropper. */
+export async function createScratchDatabase(prefix: string) {
+  const name = `${prefix}_${Date.now()}_${process.pid}`;
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`create database "${name}"`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const dropper = postgres(adminUrl, { max: 1, onnotice: () => {} });
+      await dropper.unsafe(`drop database if exists "${name}" with (force)`);
+      await dropper.end();
+    },
+  };
+}
+
+/** Starts `deno run dev/stack.ts` on a free port and waits until it is ready. */
+export async function startStack(
+  options: { env?: Record<string, string>; databaseUrl?: string } = {},
+): Promise<RunningStack> {
+  const workDir = mkdtempSync(join(tmpdir(), "notes-stack-"));
+  const logFile = join(workDir, "stack.log");
+  writeFileSync(logFile, "");
+  const child: ChildProcess = spawn("deno", ["run", "--allow-all", "dev/stack.ts"], {
+    env: {
+      ...process.env,
+      PORT: "0",
+      PGLITE_DATA_DIR: join(workDir, "pglite"),
+      JWT_SECRET: testJwtSecret,
+      SUPABASE_ANON_KEY: testAnonKey,
+      ...(options.databaseUrl ? { DATABASE_URL: options.databaseUrl } : {}),
+      ...options.env,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  const baseUrl = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`stack did not start in time:\n${output}`)), 90_000);
+    const onData = (chunk: Buffer) => {
+      const text = chunk.toString();
+      output += text;
+      appendFileSync(logFile, text);
+      const ready = /Ready on (http:\/\/\S+)/.exec(output);
+      if (ready) {
+        clearTimeout(timer);
+        resolve(ready[1]);
+      }
+    };
+    child.stdout?.on("data", onData);
+    child.stderr?.on("data", onData);
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`stack exited with ${code}:\n${output}`));
+    });
+  });
+  return {
+    baseUrl,
+    logFile,
+    databaseUrl: options.databaseUrl,
+    async stop() {
+      if (child.exitCode === null) {
+        const exited = new Promise((resolve) => child.once("exit", resolve));
+        child.kill("SIGTERM");
+        await exited;
+      }
+      rmSync(workDir, { recursive: true, force: true });
+    },
+  };
+}
