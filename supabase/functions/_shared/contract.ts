@@ -52,7 +52,9 @@ const email = text("email")
   .pipe(
     z.email({ error: "email must be a valid email address" })
       .max(limits.emailMaxChars, `email must be at most ${limits.emailMaxChars} characters`),
-  );
+  )
+  // JSON Schema shows a pipe's input (any string); these say what the pipe accepts.
+  .meta({ format: "email", maxLength: limits.emailMaxChars, description: "trimmed and lower-cased before use" });
 
 const password = text("password")
   .refine(
@@ -63,7 +65,12 @@ const password = text("password")
     // bcrypt reads at most 72 bytes; a longer password would be truncated silently.
     (value) => utf8.encode(value).length <= limits.passwordMaxBytes,
     `password must be at most ${limits.passwordMaxBytes} bytes`,
-  );
+  )
+  // Refinements do not reach JSON Schema, so the documented bounds are stated here beside them.
+  .meta({
+    minLength: limits.passwordMinChars,
+    description: `${limits.passwordMinChars} to ${limits.passwordMaxBytes} bytes in UTF-8`,
+  });
 
 const name = text("name")
   .transform((value) => value.trim())
@@ -71,7 +78,8 @@ const name = text("name")
     z.string()
       .min(1, "name must not be empty")
       .max(limits.nameMaxChars, `name must be at most ${limits.nameMaxChars} characters`),
-  );
+  )
+  .meta({ minLength: 1, maxLength: limits.nameMaxChars, description: "trimmed before use" });
 
 /** Body of `POST /auth/login`. */
 export const loginBody = z.object({ email, password: text("password") });
@@ -84,6 +92,10 @@ export type RegisterBody = z.infer<typeof registerBody>;
 /** Body of `POST /auth/request-password-reset`. */
 export const requestPasswordResetBody = z.object({ email });
 export type RequestPasswordResetBody = z.infer<typeof requestPasswordResetBody>;
+
+/** `data` of `POST /auth/request-password-reset`: empty, so the answer reveals nothing about the email. */
+export const passwordResetRequested = z.object({});
+export type PasswordResetRequested = z.infer<typeof passwordResetRequested>;
 
 /** Body of `POST /auth/create-password`. */
 export const createPasswordBody = z.object({
