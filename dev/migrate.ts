@@ -35,6 +35,17 @@ export async function listMigrations(): Promise<MigrationFile[]> {
   return files.sort((a, b) => a.version.localeCompare(b.version));
 }
 
+/**
+ * Runs the local bootstrap on a database that lacks Supabase's roles or
+ * `auth.uid()` (plain PostgreSQL, PGlite); a Supabase project is left alone.
+ * `scripts/db-push.ts` shares it with the local stack, so both prepare a database alike.
+ */
+export async function bootstrapIfNeeded(sql: postgres.Sql, log: (line: string) => void): Promise<void> {
+  if (!(await needsBootstrap(sql))) return;
+  log("Creating Supabase roles and auth helpers (local bootstrap)");
+  await sql.begin((tx) => tx.unsafe(Deno.readTextFileSync(bootstrapFile)));
+}
+
 async function needsBootstrap(sql: postgres.Sql): Promise<boolean> {
   const [row] = await sql<{ missing: boolean }[]>`
     select not (
@@ -50,10 +61,7 @@ async function needsBootstrap(sql: postgres.Sql): Promise<boolean> {
 export async function migrate(databaseUrl: string, log: (line: string) => void = console.log): Promise<string[]> {
   const sql = postgres(databaseUrl, { prepare: false, max: 1, onnotice: () => {} });
   try {
-    if (await needsBootstrap(sql)) {
-      log("Creating Supabase roles and auth helpers (local bootstrap)");
-      await sql.begin((tx) => tx.unsafe(Deno.readTextFileSync(bootstrapFile)));
-    }
+    await bootstrapIfNeeded(sql, log);
     // The CLI's own definition of its history table.
     await sql.unsafe(`
       create schema if not exists supabase_migrations;

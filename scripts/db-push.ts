@@ -1,0 +1,37 @@
+/**
+ * `npm run db:push -- <postgres-url>`: applies supabase/migrations to a
+ * database with the real Supabase CLI (`supabase db push`).
+ *
+ * A Supabase project already has the roles and `auth.uid()` the migrations
+ * rely on, so it only gets the push. A plain PostgreSQL gets the local stack's
+ * bootstrap (dev/bootstrap.sql) first, the same one `npm start` applies, so
+ * the CLI's history table and the local stack's agree afterwards.
+ */
+import postgres from "postgres";
+import { bootstrapIfNeeded } from "../dev/migrate.ts";
+
+const repoRoot = new URL("../", import.meta.url);
+// The CLI pinned in package.json, not whatever `supabase` is on PATH.
+const supabaseCli = new URL("node_modules/.bin/supabase", repoRoot);
+
+const [databaseUrl, ...extra] = Deno.args;
+if (!databaseUrl || extra.length > 0 || !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+  console.error("usage: npm run db:push -- postgresql://user:password@host:port/database");
+  Deno.exit(2);
+}
+
+const sql = postgres(databaseUrl, { prepare: false, max: 1, onnotice: () => {} });
+try {
+  await bootstrapIfNeeded(sql, console.log);
+} finally {
+  await sql.end({ timeout: 5 });
+}
+
+// --yes: the push runs unattended (CI), and the CLI asks before applying.
+const push = new Deno.Command(supabaseCli, {
+  args: ["db", "push", `--remote=${databaseUrl}`, "--yes"],
+  cwd: repoRoot,
+  stdin: "null",
+});
+const { code } = await push.spawn().status;
+Deno.exit(code);
