@@ -26,6 +26,8 @@ export interface ApiRequest {
   /** The `apikey` header; `null` sends none. Defaults to the stack's key. */
   apiKey?: string | null;
   headers?: Record<string, string>;
+  /** Another stack's base URL; defaults to the run's shared stack. */
+  baseUrl?: string;
 }
 
 /** Calls `path` (below `/functions/v1`) and returns status, headers and parsed body. */
@@ -37,7 +39,7 @@ export async function call(path: string, request: ApiRequest = {}): Promise<ApiR
     headers.Authorization = request.token.startsWith("Bearer ") ? request.token : `Bearer ${request.token}`;
   }
   Object.assign(headers, request.headers);
-  const response = await fetch(`${inject("baseUrl")}${path}`, {
+  const response = await fetch(`${request.baseUrl ?? inject("baseUrl")}${path}`, {
     method: request.method ?? (request.body === undefined ? "GET" : "POST"),
     headers,
     body: request.body === undefined
@@ -70,27 +72,30 @@ export interface RegisteredUser {
 }
 
 /** Registers a fresh user and returns its credentials and token. */
-export async function registerUser(label = "user"): Promise<RegisteredUser> {
+export async function registerUser(label = "user", options: { baseUrl?: string } = {}): Promise<RegisteredUser> {
   const email = uniqueEmail(label);
   const password = "correct horse battery";
-  const response = await call("/auth/register", { body: { name: `Test ${label}`, email, password } });
+  const response = await call("/auth/register", {
+    body: { name: `Test ${label}`, email, password },
+    baseUrl: options.baseUrl,
+  });
   if (response.status !== 201) throw new Error(`register failed: ${response.status} ${response.text}`);
   return { id: response.body.data.payload.id, email, password, accessToken: response.body.data.accessToken };
 }
 
-/** The stack's log so far. */
-export function stackLog(): string {
-  return readFileSync(inject("logFile"), "utf8");
+/** The stack's log so far (the shared stack's unless another log file is given). */
+export function stackLog(logFile = inject("logFile")): string {
+  return readFileSync(logFile, "utf8");
 }
 
 /**
  * Waits for the newest reset-code mail to `email` in the stack's log, ignoring
  * the first `after` mails to it, and returns the code.
  */
-export async function readResetCode(email: string, after = 0): Promise<string> {
+export async function readResetCode(email: string, after = 0, logFile = inject("logFile")): Promise<string> {
   const deadline = Date.now() + 10_000;
   for (;;) {
-    const codes = [...stackLog().matchAll(/\[mail\] to=(\S+) .*?code is (\d{6})/g)]
+    const codes = [...stackLog(logFile).matchAll(/\[mail\] to=(\S+) .*?code is (\d{6})/g)]
       .filter((match) => match[1] === email)
       .map((match) => match[2]);
     if (codes.length > after) return codes[codes.length - 1];
