@@ -1,0 +1,25 @@
+import { requireCaller } from "../_shared/caller.ts";
+import { listNotesQuery, type NoteList } from "../_shared/contract.ts";
+import { withCallerTransaction } from "../_shared/db.ts";
+import { defineEndpoint } from "../_shared/endpoint.ts";
+import { notesSuccess } from "../_shared/envelopes.ts";
+import { listNotes } from "../_shared/queries/notes.ts";
+import { readQuery } from "../_shared/request.ts";
+
+/** `GET /notes-fetch?limit=&offset=`: one page of the caller's notes, newest first. */
+export const handler = defineEndpoint({
+  name: "notes-fetch",
+  envelope: "notes",
+  methods: ["GET"],
+  handle: async (req) => {
+    const caller = await requireCaller(req);
+    const { limit, offset } = readQuery(req, listNotesQuery);
+    const { notes, total } = await withCallerTransaction(caller, (tx) => listNotes(tx, caller.sub, { limit, offset }));
+    const data: NoteList = {
+      notes,
+      pagination: { total, limit, offset, hasMore: offset + notes.length < total },
+      userId: caller.sub,
+    };
+    return notesSuccess(200, "Notes fetched successfully", data);
+  },
+});
