@@ -1,0 +1,265 @@
+/**
+ * Builds the OpenAPI 3.1 document of the service from the contract's zod
+ * schemas (zod 4's own JSON Schema output) and the operations table of
+ * `shared/`. Nothing in it is written by hand but prose and examples.
+ *
+ * @example
+ * ```ts
+ * import { buildOpenApiDocument } from "./document.ts";
+ * const json = JSON.stringify(buildOpenApiDocument(), null, 2);
+ * ```
+ */
+import { z } from "zod";
+import {
+  authErrorEnvelope,
+  authSuccessEnvelope,
+  createNoteBody,
+  createPasswordBody,
+  deletedNote,
+  limits,
+  loginBody,
+  note,
+  noteList,
+  notesErrorEnvelope,
+  notesSuccessEnvelope,
+  pagination,
+  passwordResetRequested,
+  registerBody,
+  requestPasswordResetBody,
+  saveNoteBody,
+  session,
+  user,
+} from "../../supabase/functions/_shared/contract.ts";
+import { type EnvelopeKind, type OperationName, operations, type OperationSpec } from "../../shared/operations.ts";
+import { errorMessageExample, requestExamples, successExamples } from "./examples.ts";
+
+type JsonObject = Record<string, unknown>;
+
+/** The local stack's base URL with its default port, as `npm start` prints it. */
+export const localServerUrl = "http://127.0.0.1:54321/functions/v1";
+
+const schemaRef = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+// Component names of the contract's request bodies and response data.
+const bodyNames = new Map<z.ZodType, string>([
+  [registerBody, "RegisterBody"],
+  [loginBody, "LoginBody"],
+  [requestPasswordResetBody, "RequestPasswordResetBody"],
+  [createPasswordBody, "CreatePasswordBody"],
+  [createNoteBody, "CreateNoteBody"],
+  [saveNoteBody, "SaveNoteBody"],
+]);
+const dataNames = new Map<z.ZodType, string>([
+  [session, "Session"],
+  [passwordResetRequested, "PasswordResetRequested"],
+  [note, "Note"],
+  [noteList, "NoteList"],
+  [deletedNote, "DeletedNote"],
+]);
+const errorEnvelopeNames: Record<EnvelopeKind, string> = {
+  auth: "AuthErrorEnvelope",
+  notes: "NotesErrorEnvelope",
+};
+
+function nameOf(names: Map<z.ZodType, string>, schema: z.ZodType): string {
+  const name = names.get(schema);
+  if (!name) throw new Error("A schema of the operations table has no component name");
+  return name;
+}
+
+/** `AuthSessionEnvelope`, `NotesNoteEnvelope`, ...: the success envelope of `kind` around `data`. */
+function successEnvelopeName(kind: EnvelopeKind, data: z.ZodType): string {
+  return `${kind === "auth" ? "Auth" : "Notes"}${nameOf(dataNames, data)}Envelope`;
+}
+
+/** Runs zod's JSON Schema output over a registry and keeps the schemas, each ready to be a component. */
+function components(registry: z.core.$ZodRegistry<{ id: string }>, io: "input" | "output"): JsonObject {
+  const { schemas } = z.toJSONSchema(registry, { io, uri: (id) => `#/components/schemas/${id}` });
+  const result: JsonObject = {};
+  for (const [name, schema] of Object.entries(schemas)) {
+    // Components live inside the document, whose jsonSchemaDialect already says 2020-12.
+    const { $schema: _dialect, $id: _id, ...rest } = schema;
+    result[name] = rest;
+  }
+  return result;
+}
+
+function componentSchemas(): JsonObject {
+  // Requests are documented as clients send them (before trimming and defaults), answers as the API sends them.
+  const requests = z.registry<{ id: string }>();
+  for (const [schema, id] of bodyNames) requests.add(schema, { id });
+  const answers = z.registry<{ id: string }>();
+  answers.add(user, { id: "User" });
+  answers.add(pagination, { id: "Pagination" });
+  for (const [schema, id] of dataNames) answers.add(schema, { id });
+  answers.add(authErrorEnvelope, { id: errorEnvelopeNames.auth });
+  answers.add(notesErrorEnvelope, { id: errorEnvelopeNames.notes });
+  // Operations that answer the same data share one envelope component.
+  const envelopeIds = new Set<string>();
+  const specs: readonly OperationSpec[] = Object.values(operations);
+  for (const { envelope, success } of specs) {
+    const id = successEnvelopeName(envelope, success.data);
+    if (envelopeIds.has(id)) continue;
+    envelopeIds.add(id);
+    answers.add(envelope === "auth" ? authSuccessEnvelope(success.data) : notesSuccessEnvelope(success.data), { id });
+  }
+  return { ...components(requests, "input"), ...components(answers, "output") };
+}
+
+/** The value schema below a query parameter's string parsing, defaults and transforms. */
+function valueSchemaOf(schema: z.core.$ZodType): z.core.$ZodType {
+  if (schema instanceof z.ZodOptional || schema instanceof z.ZodDefault) return valueSchemaOf(schema.unwrap());
+  if (schema instanceof z.ZodPipe) {
+    // A pipe into a transform yields the transform's result, which JSON Schema cannot show; its input can.
+    return valueSchemaOf(schema.out instanceof z.ZodTransform ? schema.in : schema.out);
+  }
+  return schema;
+}
+
+/** The query parameters of `query`, with their types, ranges and defaults as the contract parses them. */
+function queryParameters(query: z.ZodObject): JsonObject[] {
+  return Object.entries(query.shape).map(([name, field]) => {
+    const fieldSchema = field as z.ZodType;
+    const omitted = fieldSchema.safeParse(undefined);
+    const { $schema: _dialect, ...schema } = z.toJSONSchema(valueSchemaOf(fieldSchema), { io: "output" });
+    if (omitted.success) schema.default = omitted.data;
+    return { name, in: "query", required: !omitted.success, schema };
+  });
+}
+
+const reasons: Record<number, string> = {
+  400: "Bad Request: a missing or invalid field or parameter, named in the message",
+  401: "Unauthorized",
+  403: "Forbidden: the account is suspended",
+  404: "Not Found",
+  405: "Method Not Allowed; `Allow` lists the methods served",
+  409: "Conflict: the email is already registered",
+  413: `Payload Too Large: the body is over ${limits.bodyMaxBytes} bytes`,
+  415: "Unsupported Media Type: the body must be application/json",
+  500: "Internal Server Error; the detail is in the server log only",
+  503: "Service Unavailable: the database could not be reached in time; retry after `Retry-After` seconds",
+};
+
+const errorHeaders: Record<number, JsonObject> = {
+  405: { Allow: { description: "The methods this endpoint serves", schema: { type: "string" } } },
+  503: { "Retry-After": { description: "Seconds to wait before retrying", schema: { type: "integer" } } },
+};
+
+function errorResponse(name: OperationName, spec: OperationSpec, status: number): JsonObject {
+  const message = errorMessageExample(name, status);
+  const example = spec.envelope === "auth" ? { statusCode: status, message } : { error: message, success: false };
+  return {
+    description: reasons[status] ?? "Error",
+    ...(errorHeaders[status] ? { headers: errorHeaders[status] } : {}),
+    content: { "application/json": { schema: schemaRef(errorEnvelopeNames[spec.envelope]), example } },
+  };
+}
+
+function operationObject(name: OperationName, operationId: string, extraDescription = ""): JsonObject {
+  const spec: OperationSpec = operations[name];
+  const responses: JsonObject = {
+    [spec.success.status]: {
+      description: spec.summary,
+      content: {
+        "application/json": {
+          schema: schemaRef(successEnvelopeName(spec.envelope, spec.success.data)),
+          example: successExamples[name],
+        },
+      },
+    },
+  };
+  for (const status of spec.errors) responses[status] = errorResponse(name, spec, status);
+  return {
+    operationId,
+    tags: [spec.envelope === "auth" ? "Accounts" : "Notes"],
+    summary: spec.summary,
+    description: spec.description + extraDescription,
+    security: [spec.envelope === "auth" ? { apikey: [] } : { bearer: [] }],
+    ...(spec.query ? { parameters: queryParameters(spec.query) } : {}),
+    ...(spec.body
+      ? {
+        requestBody: {
+          required: true,
+          content: {
+            "application/json": { schema: schemaRef(nameOf(bodyNames, spec.body)), example: requestExamples[name] },
+          },
+        },
+      }
+      : {}),
+    responses,
+  };
+}
+
+/** `auth-login` -> `authLogin`: operation ids of the single-purpose auth functions. */
+function camelCase(functionName: string): string {
+  return functionName.replace(/-(\w)/g, (_, letter: string) => letter.toUpperCase());
+}
+
+function paths(): JsonObject {
+  const result: Record<string, JsonObject> = {};
+  for (const name of Object.keys(operations) as OperationName[]) {
+    const spec: OperationSpec = operations[name];
+    const method = spec.method.toLowerCase();
+    if (spec.interfacePath) {
+      result[spec.interfacePath] = { [method]: operationObject(name, name) };
+      result[`/${spec.functionName}`] = {
+        [method]: operationObject(
+          name,
+          camelCase(spec.functionName),
+          ` The same operation as \`${spec.interfacePath}\`, deployed as its own function.`,
+        ),
+      };
+    } else {
+      result[`/${spec.functionName}`] = { [method]: operationObject(name, name) };
+    }
+  }
+  return result;
+}
+
+/**
+ * The OpenAPI 3.1 document. `serverUrl`, when given, is listed first, so a
+ * running stack can name itself.
+ */
+export function buildOpenApiDocument(serverUrl?: string): JsonObject {
+  const servers = [
+    { url: localServerUrl, description: "The local stack (npm start)" },
+    {
+      url: "https://{projectRef}.supabase.co/functions/v1",
+      description: "A hosted Supabase project",
+      variables: { projectRef: { default: "your-project-ref", description: "The project's reference id" } },
+    },
+  ];
+  if (serverUrl && serverUrl !== localServerUrl) servers.unshift({ url: serverUrl, description: "This stack" });
+  return {
+    openapi: "3.1.1",
+    jsonSchemaDialect: "https://json-schema.org/draft/2020-12/schema",
+    info: {
+      title: "Personal notes and accounts",
+      version: "1.0.0",
+      description: "Accounts (register, log in, reset a password) and personal notes, served as Supabase Edge " +
+        "Functions. Account operations take the project's public key in the `apikey` header and answer " +
+        "`{success, statusCode, message, data}` or `{statusCode, message}`. Notes operations take " +
+        "`Authorization: Bearer <accessToken>` and answer `{message, success, data}` or `{error, success: false}`. " +
+        `Access tokens are JWTs valid for ${limits.accessTokenSeconds / 3600} hours; \`accessToken\` already ` +
+        "carries its `Bearer ` prefix. Every caller sees only their own notes.",
+    },
+    servers,
+    tags: [
+      { name: "Accounts", description: "Registration, login and password reset" },
+      { name: "Notes", description: "The signed-in user's notes" },
+    ],
+    paths: paths(),
+    components: {
+      schemas: componentSchemas(),
+      securitySchemes: {
+        apikey: { type: "apiKey", in: "header", name: "apikey", description: "The project's public (anon) key" },
+        bearer: {
+          type: "http",
+          scheme: "bearer",
+          bearerFormat: "JWT",
+          description: "The `accessToken` of login, register or create-password",
+        },
+      },
+    },
+  };
+}
