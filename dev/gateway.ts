@@ -1,9 +1,11 @@
 /**
  * The local stand-in for Supabase's functions relay: serves every function
  * under `/functions/v1/<name>[/<subpath>]` and hands it the request with the
- * path it would see on hosted Supabase (`/<name>[/<subpath>]`).
+ * path it would see on hosted Supabase (`/<name>[/<subpath>]`). It also serves
+ * the API's documentation at `/openapi.json` and `/docs`.
  */
 import type { Handler } from "../supabase/functions/_shared/endpoint.ts";
+import { serveApiDocs } from "./api-docs.ts";
 
 const functionsDir = new URL("../supabase/functions/", import.meta.url);
 
@@ -29,6 +31,8 @@ function notFound(message: string): Response {
 export function createGateway(functions: Map<string, Handler>): Handler {
   return (req) => {
     const url = new URL(req.url);
+    const docs = serveApiDocs(req);
+    if (docs) return docs;
     const match = /^\/functions\/v1\/([^/]+)(\/.*)?$/.exec(url.pathname);
     const handler = match ? functions.get(match[1]) : undefined;
     if (!match || !handler) return Promise.resolve(notFound("Requested function was not found"));

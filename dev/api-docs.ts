@@ -1,0 +1,73 @@
+/**
+ * The API's documentation on the local stack: the OpenAPI document at
+ * `/openapi.json` (generated from the contract, naming this stack as its first
+ * server) and an interactive reference at `/docs`, Swagger UI served from the
+ * `swagger-ui-dist` package so that nothing is fetched from elsewhere.
+ *
+ * @example
+ * ```ts
+ * const docs = serveApiDocs(req);
+ * if (docs) return docs;
+ * ```
+ */
+import { buildOpenApiDocument } from "../scripts/openapi/document.ts";
+
+const swaggerUiDir = new URL("../node_modules/swagger-ui-dist/", import.meta.url);
+const swaggerUiAssets: Record<string, string> = {
+  "swagger-ui.css": "text/css; charset=utf-8",
+  "swagger-ui-bundle.js": "text/javascript; charset=utf-8",
+};
+
+// validatorUrl null: Swagger UI would otherwise send the document to an online validator for its badge.
+const docsPage = `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <title>Notes API reference</title>
+  <link rel="stylesheet" href="/docs/swagger-ui.css">
+</head>
+<body>
+  <div id="swagger-ui"></div>
+  <script src="/docs/swagger-ui-bundle.js"></script>
+  <script>
+    window.ui = SwaggerUIBundle({ url: "/openapi.json", dom_id: "#swagger-ui", deepLinking: true, validatorUrl: null });
+  </script>
+</body>
+</html>
+`;
+
+const documents = new Map<string, string>();
+
+/** The document as JSON, naming `origin`'s functions as the first server; built once per origin. */
+function documentFor(origin: string): string {
+  let text = documents.get(origin);
+  if (!text) {
+    text = JSON.stringify(buildOpenApiDocument(`${origin}/functions/v1`), null, 2);
+    documents.set(origin, text);
+  }
+  return text;
+}
+
+/** Answers `/openapi.json`, `/docs` and the reference's assets; undefined for any other path. */
+export function serveApiDocs(req: Request): Promise<Response> | undefined {
+  if (req.method !== "GET" && req.method !== "HEAD") return undefined;
+  const url = new URL(req.url);
+  if (url.pathname === "/openapi.json") {
+    return Promise.resolve(
+      new Response(documentFor(url.origin), {
+        // Any origin may read it: tools and frontends on other ports load the document too.
+        headers: { "Content-Type": "application/json; charset=utf-8", "Access-Control-Allow-Origin": "*" },
+      }),
+    );
+  }
+  if (url.pathname === "/docs" || url.pathname === "/docs/") {
+    return Promise.resolve(new Response(docsPage, { headers: { "Content-Type": "text/html; charset=utf-8" } }));
+  }
+  const asset = /^\/docs\/([^/]+)$/.exec(url.pathname)?.[1];
+  if (asset && Object.hasOwn(swaggerUiAssets, asset)) {
+    return Deno.readFile(new URL(asset, swaggerUiDir)).then((bytes) =>
+      new Response(bytes, { headers: { "Content-Type": swaggerUiAssets[asset] } })
+    );
+  }
+  return undefined;
+}
