@@ -105,6 +105,6 @@ export async function readResetCode(email: string, after = 0, logFile = inject("
 }
 
 /** How many reset mails to `email` the log shows. */
-export function countResetMails(email: string): number {
-  return [...stackLog().matchAll(/\[mail\] to=(\S+) /g)].filter((match) => match[1] === email).length;
+export function countResetMails(email: string, logFile = inject("logFile")): number {
+  return [...stackLog(logFile).matchAll(/\[mail\] to=(\S+) /g)].filter((match) => match[1] === email).length;
 }

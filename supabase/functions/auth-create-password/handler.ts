@@ -22,6 +22,8 @@ export const handler = defineEndpoint({
       if (!user) return { kind: "unknown-user" } as const;
       const check = await consumeResetCode(tx, user.id, code);
       if (check !== "valid") return { kind: "bad-code" } as const;
+      // Checked only after a valid code, as login checks it only after the password: no token for a suspended account.
+      if (user.status === "SUSPENDED") return { kind: "suspended" } as const;
       return {
         kind: "updated",
         user: await setPasswordAndVerify(tx, { userId: user.id, password, bcryptCost }),
@@ -29,6 +31,7 @@ export const handler = defineEndpoint({
     });
     if (outcome.kind === "unknown-user") throw new HttpError(404, "User not found");
     if (outcome.kind === "bad-code") throw new BadRequestError("Invalid or expired code");
+    if (outcome.kind === "suspended") throw new HttpError(403, "Account is suspended");
     return authSuccess(200, "Password set successfully", await sessionFor(outcome.user, jwtSecret));
   },
 });

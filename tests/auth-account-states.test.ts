@@ -1,0 +1,149 @@
+/**
+ * Auth behaviour that depends on state no endpoint sets: a suspended account
+ * and an expired reset code, both set with SQL as an operator (or the clock)
+ * would. Also what the database keeps: hashes only, and the bcrypt work that
+ * makes a login for an unknown email cost what a wrong password costs.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { checkCredentials } from "../supabase/functions/_shared/queries/accounts.ts";
+import { call, countResetMails, readResetCode, type RegisteredUser, registerUser, uniqueEmail } from "./support/api.ts";
+import { expectAuthError, expectSession } from "./support/auth.ts";
+import { type Sql, type StackWithSql, stackWithSql } from "./support/stack-with-sql.ts";
+
+/** The stack's bcrypt cost when BCRYPT_COST is not set (config.ts). */
+const defaultBcryptCost = 10;
+const newPassword = "a brand new passphrase";
+
+interface StoredSecrets {
+  passwordHash: string;
+  codeHash: string;
+  /** Bodies of the mails to the user in the outbox, all delivered by now. */
+  mailBodies: (string | null)[];
+}
+
+interface BcryptCalls {
+  crypt: number;
+  genSalt: number;
+}
+
+/** How often `checkCredentials` calls crypt() and gen_salt(), counted by Postgres itself. */
+async function bcryptCallsOfLogin(sql: Sql, email: string, password: string): Promise<BcryptCalls> {
+  return await sql.begin(async (tx) => {
+    await tx`set local track_functions = 'all'`;
+    await checkCredentials(tx, { email, password, bcryptCost: defaultBcryptCost });
+    const rows = await tx<{ proname: string; calls: number }[]>`
+      select p.proname, s.calls::int as calls
+      from pg_stat_xact_user_functions s join pg_proc p on p.oid = s.funcid
+      where p.proname in ('crypt', 'gen_salt')`;
+    const calls = (name: string) => rows.find((row) => row.proname === name)?.calls ?? 0;
+    return { crypt: calls("crypt"), genSalt: calls("gen_salt") };
+  }) as BcryptCalls;
+}
+
+describe("account states set in the database", () => {
+  let stack: StackWithSql;
+  let suspended: RegisteredUser;
+  let suspendedCode: string;
+  let expiring: RegisteredUser;
+  let expiredCode: string;
+  let stored: StoredSecrets;
+  let unknownEmailCalls: BcryptCalls;
+  let wrongPasswordCalls: BcryptCalls;
+
+  beforeAll(async () => {
+    stack = await stackWithSql();
+    const baseUrl = stack.baseUrl;
+    suspended = await registerUser("suspended", { baseUrl });
+    expiring = await registerUser("expiring", { baseUrl });
+    for (const user of [suspended, expiring]) {
+      const before = countResetMails(user.email, stack.logFile);
+      expect((await call("/auth/request-password-reset", { body: { email: user.email }, baseUrl })).status).toBe(200);
+      const code = await readResetCode(user.email, before, stack.logFile);
+      if (user === suspended) suspendedCode = code;
+      else expiredCode = code;
+    }
+
+    await stack.withSql(async (sql) => {
+      await sql`update app.users set status = 'SUSPENDED' where email = ${suspended.email}`;
+      // As if the 15 minutes had passed.
+      await sql`
+        update app.password_reset_codes set expires_at = now() - interval '1 second'
+        where user_id = ${expiring.id}`;
+      const [secrets] = await sql<{ password_hash: string; code_hash: string }[]>`
+        select u.password_hash, c.code_hash
+        from app.users u join app.password_reset_codes c on c.user_id = u.id
+        where u.id = ${suspended.id}`;
+      const outbox = await sql<{ body: string | null }[]>`
+        select body from app.mail_outbox where recipient = ${suspended.email}`;
+      stored = {
+        passwordHash: secrets.password_hash,
+        codeHash: secrets.code_hash,
+        mailBodies: outbox.map((mail) => mail.body),
+      };
+      unknownEmailCalls = await bcryptCallsOfLogin(sql, uniqueEmail("nobody"), "whatever password");
+      wrongPasswordCalls = await bcryptCallsOfLogin(sql, expiring.email, "not the password");
+    });
+  });
+
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it("answers 403 to a suspended account's right password", async () => {
+    const response = await call("/auth/login", {
+      body: { email: suspended.email, password: suspended.password },
+      baseUrl: stack.baseUrl,
+    });
+    expect(expectAuthError(response, 403).message).toMatch(/suspended/i);
+  });
+
+  it("answers 401 to a suspended account's wrong password, so a guess learns nothing of the status", async () => {
+    const response = await call("/auth/login", {
+      body: { email: suspended.email, password: "not the password" },
+      baseUrl: stack.baseUrl,
+    });
+    expectAuthError(response, 401);
+  });
+
+  it("gives a suspended account no token, and no new password, through a reset code either", async () => {
+    const response = await call("/auth/create-password", {
+      body: { email: suspended.email, password: newPassword, code: suspendedCode },
+      baseUrl: stack.baseUrl,
+    });
+    expect(expectAuthError(response, 403).message).toMatch(/suspended/i);
+    const withNewPassword = await call("/auth/login", {
+      body: { email: suspended.email, password: newPassword },
+      baseUrl: stack.baseUrl,
+    });
+    expectAuthError(withNewPassword, 401);
+  });
+
+  it("answers 400 to an expired code and leaves the password alone", async () => {
+    const expired = await call("/auth/create-password", {
+      body: { email: expiring.email, password: newPassword, code: expiredCode },
+      baseUrl: stack.baseUrl,
+    });
+    expect(expectAuthError(expired, 400).message).toBe("Invalid or expired code");
+    expectSession(
+      await call("/auth/login", {
+        body: { email: expiring.email, password: expiring.password },
+        baseUrl: stack.baseUrl,
+      }),
+      200,
+    );
+  });
+
+  it("stores bcrypt hashes only, at the configured cost, and clears delivered mail bodies", () => {
+    expect(stored.passwordHash).toMatch(new RegExp(`^\\$2[abxy]\\$${defaultBcryptCost}\\$.{53}$`));
+    expect(stored.passwordHash).not.toContain(suspended.password);
+    expect(stored.codeHash).toMatch(/^\$2[abxy]\$\d\d\$.{53}$/);
+    expect(stored.codeHash).not.toContain(suspendedCode);
+    expect(stored.mailBodies).toEqual([null]);
+  });
+
+  it("hashes once for an unknown email, as for a wrong password", () => {
+    expect(wrongPasswordCalls).toEqual({ crypt: 1, genSalt: 0 });
+    // The unknown email gets a fresh salt of the same cost, then the same one crypt().
+    expect(unknownEmailCalls).toEqual({ crypt: 1, genSalt: 1 });
+  });
+});
