@@ -1,0 +1,72 @@
+/**
+ * Checks answers of the running stack against the committed `openapi.json`:
+ * the status must be one the document lists for the operation, and the body
+ * must match that response's schema (ajv, JSON Schema 2020-12 as OpenAPI 3.1
+ * uses it). Records which operations answered which statuses.
+ */
+import { readFileSync } from "node:fs";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import addFormats from "ajv-formats";
+import { expect } from "vitest";
+import type { ApiResponse } from "./api.ts";
+
+interface MediaType {
+  schema: { $ref: string };
+  example?: unknown;
+}
+interface ResponseObject {
+  content?: Record<string, MediaType>;
+}
+interface OperationObject {
+  operationId: string;
+  requestBody?: { content: Record<string, MediaType> };
+  responses: Record<string, ResponseObject>;
+}
+export interface OpenApiDocument {
+  paths: Record<string, Record<string, OperationObject>>;
+  components: { schemas: Record<string, object> };
+}
+
+/** The committed document, as a client would download it. */
+export const openApiDocument: OpenApiDocument = JSON.parse(
+  readFileSync(new URL("../../openapi.json", import.meta.url), "utf8"),
+);
+
+const ajv = new Ajv2020({ allErrors: true, strict: false });
+addFormats.default(ajv);
+// The components under one id, so each `#/components/schemas/...` reference resolves as in the document.
+ajv.addSchema({ $id: "openapi", components: openApiDocument.components });
+
+/** Whether `value` matches the schema that `ref` points to, with ajv's complaints. */
+export function matchesRef(ref: string, value: unknown): { valid: boolean; errors: string } {
+  const validate = ajv.compile({ $ref: `openapi${ref}` });
+  const valid = validate(value);
+  return { valid, errors: ajv.errorsText(validate.errors) };
+}
+
+/** `"POST /auth/login"` -> statuses seen. */
+export const observed = new Map<string, Set<number>>();
+
+/**
+ * Asserts that `response` of `method path` is documented, status and body. A
+ * method the path does not serve is checked against the 405 its operation
+ * documents, and must name that operation's method in `Allow`.
+ */
+export function expectDocumented(method: string, path: string, response: ApiResponse): void {
+  const methods = openApiDocument.paths[path] ?? {};
+  let operation = methods[method.toLowerCase()];
+  if (!operation && response.status === 405) {
+    const [served] = Object.keys(methods);
+    expect(response.headers.get("allow")).toBe(served?.toUpperCase());
+    operation = methods[served];
+  }
+  expect(operation, `${method} ${path} is documented`).toBeDefined();
+  const documented = operation?.responses[String(response.status)];
+  expect(documented, `${method} ${path} documents status ${response.status}: ${response.text}`).toBeDefined();
+  const ref = documented?.content?.["application/json"]?.schema.$ref;
+  expect(ref, `${method} ${path} ${response.status} has a JSON schema`).toBeDefined();
+  const { valid, errors } = matchesRef(ref ?? "", response.body);
+  expect(valid, `${method} ${path} ${response.status} body ${response.text} against ${ref}: ${errors}`).toBe(true);
+  const key = `${method.toUpperCase()} ${path}`;
+  observed.set(key, (observed.get(key) ?? new Set()).add(response.status));
+}
