@@ -150,7 +150,7 @@ function integerParameter(parameter: string, min: number, max: number, fallback:
     .string()
     .regex(/^\d+$/, rangeMessage)
     .transform(Number)
-    .pipe(z.number().int().min(min, rangeMessage).max(max, rangeMessage))
+    .pipe(z.number().int(rangeMessage).min(min, rangeMessage).max(max, rangeMessage))
     .optional()
     .transform((value) => value ?? fallback);
 }
