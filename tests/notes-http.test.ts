@@ -1,0 +1,127 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { call, type RegisteredUser, registerUser } from "./support/api.ts";
+import { jwtOf } from "./support/auth.ts";
+import { allNotes, createNote, expectNotesError } from "./support/notes.ts";
+import { claimsOf, signToken, unsignedToken } from "./support/tokens.ts";
+
+let ada: RegisteredUser;
+let noteId: string;
+
+beforeAll(async () => {
+  ada = await registerUser("notes-http");
+  noteId = (await createNote(ada, { title: "Target" })).id;
+});
+
+/** Each notes endpoint with a request it would serve for Ada, given an Authorization header. */
+const endpoints = [
+  { name: "notes-create", method: "POST", path: () => "/notes-create", body: () => ({ title: "New" }) },
+  { name: "notes-fetch", method: "GET", path: () => "/notes-fetch", body: () => undefined },
+  { name: "notes-save", method: "POST", path: () => "/notes-save", body: () => ({ id: noteId, title: "Saved" }) },
+  { name: "notes-delete", method: "DELETE", path: () => `/notes-delete?id=${noteId}`, body: () => undefined },
+] as const;
+
+type Endpoint = (typeof endpoints)[number];
+
+function callWith(endpoint: Endpoint, authorization: string | undefined) {
+  return call(endpoint.path(), {
+    method: endpoint.method,
+    body: endpoint.body(),
+    headers: authorization === undefined ? {} : { Authorization: authorization },
+  });
+}
+
+const hour = 3600;
+
+/** Authorization headers that must each be refused, built for Ada. */
+const refusedAuthorizations: [string, (user: RegisteredUser) => Promise<string | undefined> | string | undefined][] = [
+  ["no Authorization header", () => undefined],
+  ["an empty header", () => ""],
+  ["the bare JWT without Bearer", (user) => jwtOf(user.accessToken)],
+  ["another scheme", (user) => `Basic ${jwtOf(user.accessToken)}`],
+  ["Bearer and no token", () => "Bearer "],
+  ["Bearer and text that is not a JWT", () => "Bearer not-a-token"],
+  ["Bearer three times", (user) => `Bearer Bearer ${user.accessToken}`],
+  ["a JWT with a changed payload", async (user) => {
+    const [header, , signature] = jwtOf(user.accessToken).split(".");
+    const forgedPayload = Buffer.from(JSON.stringify({ ...claimsOf(user), app_role: "ADMIN" })).toString("base64url");
+    return `Bearer ${header}.${forgedPayload}.${signature}`;
+  }],
+  [
+    "a token signed with another secret",
+    async (user) => `Bearer ${await signToken(claimsOf(user), { secret: "some-other-secret-of-at-least-32-bytes!!" })}`,
+  ],
+  ["an unsigned token (alg none)", (user) => `Bearer ${unsignedToken(claimsOf(user))}`],
+  [
+    "a token of another HMAC algorithm (HS512)",
+    async (user) => `Bearer ${await signToken(claimsOf(user), { alg: "HS512" })}`,
+  ],
+  ["an expired token", async (user) => {
+    const now = Math.floor(Date.now() / 1000);
+    return `Bearer ${await signToken({ ...claimsOf(user), iat: now - 3 * hour, exp: now - hour })}`;
+  }],
+  ["a token without exp", async (user) => `Bearer ${await signToken({ ...claimsOf(user), exp: undefined })}`],
+  ["a token of another audience", async (user) => `Bearer ${await signToken({ ...claimsOf(user), aud: "anon" })}`],
+  ["a token without audience", async (user) => `Bearer ${await signToken({ ...claimsOf(user), aud: undefined })}`],
+  ["a token with role anon", async (user) => `Bearer ${await signToken({ ...claimsOf(user), role: "anon" })}`],
+  [
+    "a token with role service_role",
+    async (user) => `Bearer ${await signToken({ ...claimsOf(user), role: "service_role" })}`,
+  ],
+  [
+    "a token whose subject is not a user id",
+    async (user) => `Bearer ${await signToken({ ...claimsOf(user), sub: "admin" })}`,
+  ],
+];
+
+describe.each(endpoints)("$name", (endpoint) => {
+  it.each(refusedAuthorizations)("answers 401 in the notes envelope for %s", async (_case, authorization) => {
+    const response = await callWith(endpoint, await authorization(ada));
+    expectNotesError(response, 401);
+    // Nothing about the token or the verifier leaks into the answer.
+    expect(response.text).not.toMatch(/jose|JWS|JWT[A-Z]|stack|at .*\.ts/);
+  });
+
+  it("accepts a token the test signs exactly as the service does, so the refusals above are about the token", async () => {
+    const response = await callWith(endpoint, `Bearer ${await signToken(claimsOf(ada))}`);
+    expect(response.status, response.text).toBeLessThan(300);
+    if (endpoint.name === "notes-delete") noteId = (await createNote(ada, { title: "Target again" })).id;
+  });
+
+  it('accepts the login\'s "Bearer <jwt>" string sent behind one more Bearer', async () => {
+    const response = await callWith(endpoint, `Bearer ${ada.accessToken}`);
+    expect(response.status, response.text).toBeLessThan(300);
+    if (endpoint.name === "notes-delete") noteId = (await createNote(ada, { title: "Target again" })).id;
+  });
+
+  it("answers a CORS preflight with 204 naming its method and allowing the Authorization header", async () => {
+    const response = await call(endpoint.path(), {
+      method: "OPTIONS",
+      headers: {
+        Origin: "https://app.example.com",
+        "Access-Control-Request-Method": endpoint.method,
+        "Access-Control-Request-Headers": "authorization, content-type",
+      },
+    });
+    expect(response.status).toBe(204);
+    expect(response.headers.get("access-control-allow-origin")).toBe("*");
+    expect(response.headers.get("access-control-allow-methods")?.split(/,\s*/)).toContain(endpoint.method);
+    expect(response.headers.get("access-control-allow-headers")?.toLowerCase()).toContain("authorization");
+  });
+
+  it("answers another method with 405, Allow naming its own, in the notes envelope", async () => {
+    const wrongMethod = endpoint.method === "GET" ? "POST" : "GET";
+    const response = await call(endpoint.path(), { method: wrongMethod, token: ada.accessToken });
+    expectNotesError(response, 405);
+    expect(response.headers.get("allow")).toBe(endpoint.method);
+    expect(response.headers.get("access-control-allow-origin")).toBe("*");
+  });
+});
+
+describe("a refused request changes nothing", () => {
+  it("stores no note for a create with a forged token", async () => {
+    const before = await allNotes(ada);
+    const forged = await signToken(claimsOf(ada), { secret: "some-other-secret-of-at-least-32-bytes!!" });
+    expectNotesError(await call("/notes-create", { token: forged, body: { title: "Forged" } }), 401);
+    expect(await allNotes(ada)).toEqual(before);
+  });
+});

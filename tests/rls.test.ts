@@ -1,0 +1,166 @@
+/**
+ * Ownership held by Postgres itself: connected straight to the database as a
+ * client of the API roles would be (PostgREST, or anyone with a token signed
+ * by the project's secret), with no application code in between.
+ */
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openTestDatabase, type Query, type TestDatabase } from "./support/database.ts";
+
+let database: TestDatabase;
+const ada = randomUUID();
+const bob = randomUUID();
+let adasNotes: string[];
+let bobsNotes: string[];
+
+/** Takes on `role` for the rest of the transaction, with `sub` as the JWT's subject when given. */
+async function actAs(query: Query, role: "authenticated" | "anon", sub?: string): Promise<void> {
+  await query(`set local role ${role}`);
+  if (sub) {
+    await query("select set_config('request.jwt.claims', $1, true)", [JSON.stringify({ sub, role })]);
+  }
+}
+
+/** Back to the connecting superuser, who bypasses row-level security, to see every row as it is. */
+async function allRows(query: Query) {
+  await query("reset role");
+  return query<{ id: string; created_by: string; title: string }>(
+    "select id, created_by, title from public.notes where created_by in ($1, $2) order by title",
+    [ada, bob],
+  );
+}
+
+beforeAll(async () => {
+  database = await openTestDatabase();
+  for (const [id, label] of [[ada, "ada"], [bob, "bob"]]) {
+    await database.query(
+      "insert into app.users (id, name, email, password_hash) values ($1, $2, $3, 'not a usable hash')",
+      [id, label, `${label}-${id.slice(0, 8)}@example.com`],
+    );
+  }
+  const insert = (owner: string, title: string) =>
+    database.query<{ id: string }>(
+      "insert into public.notes (created_by, title) values ($1, $2) returning id",
+      [owner, title],
+    );
+  adasNotes = [(await insert(ada, "a1"))[0].id, (await insert(ada, "a2"))[0].id];
+  bobsNotes = [(await insert(bob, "b1"))[0].id];
+});
+
+afterAll(async () => {
+  await database?.query("delete from app.users where id in ($1, $2)", [ada, bob]);
+  await database?.close();
+});
+
+describe("public.notes under row-level security", () => {
+  it("has row-level security enabled and forced", async () => {
+    const [table] = await database.query<{ enabled: boolean; forced: boolean }>(
+      "select relrowsecurity as enabled, relforcerowsecurity as forced from pg_class where oid = 'public.notes'::regclass",
+    );
+    expect(table).toEqual({ enabled: true, forced: true });
+  });
+
+  it("shows B only B's rows for a select without WHERE", async () => {
+    const rows = await database.rolledBack(async (query) => {
+      await actAs(query, "authenticated", bob);
+      return query<{ id: string }>("select id from public.notes");
+    });
+    expect(rows.map((row) => row.id)).toEqual(bobsNotes);
+  });
+
+  it("shows A only A's rows for a select without WHERE", async () => {
+    const rows = await database.rolledBack(async (query) => {
+      await actAs(query, "authenticated", ada);
+      return query<{ id: string }>("select id from public.notes");
+    });
+    expect(rows.map((row) => row.id).sort()).toEqual([...adasNotes].sort());
+  });
+
+  it("changes only B's rows for an update without WHERE", async () => {
+    const { updated, after } = await database.rolledBack(async (query) => {
+      await actAs(query, "authenticated", bob);
+      const updated = await query<{ id: string }>("update public.notes set title = 'changed by B' returning id");
+      return { updated, after: await allRows(query) };
+    });
+    expect(updated.map((row) => row.id)).toEqual(bobsNotes);
+    expect(after.map((row) => [row.created_by, row.title])).toEqual([
+      [ada, "a1"],
+      [ada, "a2"],
+      [bob, "changed by B"],
+    ]);
+  });
+
+  it("deletes only B's rows for a delete without WHERE", async () => {
+    const { deleted, after } = await database.rolledBack(async (query) => {
+      await actAs(query, "authenticated", bob);
+      const deleted = await query<{ id: string }>("delete from public.notes returning id");
+      return { deleted, after: await allRows(query) };
+    });
+    expect(deleted.map((row) => row.id)).toEqual(bobsNotes);
+    expect(after.map((row) => row.id).sort()).toEqual([...adasNotes].sort());
+  });
+
+  it("makes B the owner of what B inserts without naming an owner", async () => {
+    const [row] = await database.rolledBack(async (query) => {
+      await actAs(query, "authenticated", bob);
+      return query<{ created_by: string }>("insert into public.notes (title) values ('mine') returning created_by");
+    });
+    expect(row.created_by).toBe(bob);
+  });
+
+  it("refuses B inserting a note owned by A", async () => {
+    const attempt = database.rolledBack(async (query) => {
+      await actAs(query, "authenticated", bob);
+      await query("insert into public.notes (created_by, title) values ($1, 'planted')", [ada]);
+    });
+    await expect(attempt).rejects.toMatchObject({ code: "42501" });
+  });
+
+  it("refuses B handing B's note over to A", async () => {
+    const attempt = database.rolledBack(async (query) => {
+      await actAs(query, "authenticated", bob);
+      await query("update public.notes set created_by = $1", [ada]);
+    });
+    await expect(attempt).rejects.toMatchObject({ code: "42501" });
+  });
+
+  it("shows an authenticated session without claims no rows at all", async () => {
+    const rows = await database.rolledBack(async (query) => {
+      await actAs(query, "authenticated");
+      return query("select id from public.notes");
+    });
+    expect(rows).toEqual([]);
+  });
+
+  it("gives anon no privilege on the table, even with a subject in its claims", async () => {
+    const attempt = database.rolledBack(async (query) => {
+      await actAs(query, "anon", ada);
+      return query("select id from public.notes");
+    });
+    await expect(attempt).rejects.toMatchObject({ code: "42501" });
+    const [privileges] = await database.query<{ any: boolean }>(
+      `select has_table_privilege('anon', 'public.notes', 'select, insert, update, delete, truncate, references, trigger')
+         as any`,
+    );
+    expect(privileges.any).toBe(false);
+  });
+
+  it("refreshes updated_at on every update", async () => {
+    const [row] = await database.rolledBack(async (query) => {
+      await actAs(query, "authenticated", bob);
+      await query("update public.notes set updated_at = '2000-01-01T00:00:00Z'");
+      return query<{ refreshed: boolean }>(
+        "update public.notes set status = status returning updated_at > '2000-01-01T00:00:00Z'::timestamptz as refreshed",
+      );
+    });
+    expect(row.refreshed).toBe(true);
+  });
+
+  it("refuses an update that leaves both title and content empty", async () => {
+    const attempt = database.rolledBack(async (query) => {
+      await actAs(query, "authenticated", bob);
+      await query("update public.notes set title = '', content = ''");
+    });
+    await expect(attempt).rejects.toMatchObject({ code: "23514" });
+  });
+});
