@@ -29,7 +29,7 @@ function notFound(message: string): Response {
 
 /** A handler routing `/functions/v1/<name>` to the function called `name`. */
 export function createGateway(functions: Map<string, Handler>): Handler {
-  return (req) => {
+  return (req, info) => {
     const url = new URL(req.url);
     const docs = serveApiDocs(req);
     if (docs) return docs;
@@ -37,6 +37,6 @@ export function createGateway(functions: Map<string, Handler>): Handler {
     const handler = match ? functions.get(match[1]) : undefined;
     if (!match || !handler) return Promise.resolve(notFound("Requested function was not found"));
     url.pathname = `/${match[1]}${match[2] ?? ""}`;
-    return handler(new Request(url, req));
+    return handler(new Request(url, req), info);
   };
 }
