@@ -4,7 +4,7 @@
  * given in TEST_DATABASE_URL, e.g. one prepared by `npm run db:push`).
  */
 import type { TestProject } from "vitest/node";
-import { createScratchDatabase, startStack } from "./support/stack.ts";
+import { createScratchDatabase, sharedStackLimits, startStack } from "./support/stack.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -19,7 +19,7 @@ export default async function setup(project: TestProject) {
     ? await createScratchDatabase("notes_test")
     : undefined;
   const databaseUrl = process.env.TEST_DATABASE_URL ?? scratch?.url;
-  const stack = await startStack({ databaseUrl });
+  const stack = await startStack({ databaseUrl, env: sharedStackLimits });
   project.provide("baseUrl", stack.baseUrl);
   project.provide("logFile", stack.logFile);
   project.provide("databaseUrl", databaseUrl);

@@ -30,6 +30,32 @@ export interface Config {
   bcryptCost: number;
   /** Upper bound on any single statement. */
   statementTimeoutMs: number;
+  /** Brute-force limits of login and of reset mails; see `SecurityLimits`. */
+  limits: SecurityLimits;
+}
+
+/**
+ * Limits against guessing and flooding, kept in Postgres (edge isolates share
+ * no memory). Each has an environment setting; the defaults are production's.
+ */
+export interface SecurityLimits {
+  /** `LOGIN_MAX_FAILURES_PER_EMAIL`: failed logins of one email before it is locked. */
+  loginMaxFailuresPerEmail: number;
+  /** `LOGIN_EMAIL_WINDOW_SECONDS`: how long those failures count and the lock lasts. */
+  loginEmailWindowSeconds: number;
+  /** `LOGIN_MAX_ATTEMPTS_PER_ADDRESS`: login attempts of one client address in its window. */
+  loginMaxAttemptsPerAddress: number;
+  /** `LOGIN_ADDRESS_WINDOW_SECONDS`: the per-address window. */
+  loginAddressWindowSeconds: number;
+  /**
+   * `TRUST_PROXY`: true when a proxy that sets `x-forwarded-for` stands in front
+   * (hosted Supabase's relay does); only then is its first hop the client's address.
+   */
+  trustProxy: boolean;
+  /** `RESET_MAIL_MIN_INTERVAL_SECONDS`: least time between two reset mails to one account. */
+  resetMailMinIntervalSeconds: number;
+  /** `RESET_MAILS_PER_HOUR`: reset mails to one account per hour. */
+  resetMailsPerHour: number;
 }
 
 export const minJwtSecretBytes = 32;
@@ -86,6 +112,27 @@ function apiKeysFrom(env: Env): Set<string> {
   return keys;
 }
 
+function booleanSetting(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env.get(name);
+  if (raw === undefined || raw === "") return fallback;
+  if (raw === "true" || raw === "1") return true;
+  if (raw === "false" || raw === "0") return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function limitsFrom(env: Env): SecurityLimits {
+  const day = 86_400;
+  return {
+    loginMaxFailuresPerEmail: integerSetting(env, "LOGIN_MAX_FAILURES_PER_EMAIL", 5, 1, 1_000_000),
+    loginEmailWindowSeconds: integerSetting(env, "LOGIN_EMAIL_WINDOW_SECONDS", 900, 1, day),
+    loginMaxAttemptsPerAddress: integerSetting(env, "LOGIN_MAX_ATTEMPTS_PER_ADDRESS", 30, 1, 1_000_000),
+    loginAddressWindowSeconds: integerSetting(env, "LOGIN_ADDRESS_WINDOW_SECONDS", 300, 1, day),
+    trustProxy: booleanSetting(env, "TRUST_PROXY", false),
+    resetMailMinIntervalSeconds: integerSetting(env, "RESET_MAIL_MIN_INTERVAL_SECONDS", 60, 0, day),
+    resetMailsPerHour: integerSetting(env, "RESET_MAILS_PER_HOUR", 5, 1, 1_000_000),
+  };
+}
+
 /** Reads and validates every setting; throws `ConfigError` on the first bad one. */
 export function loadConfig(env: Env): Config {
   const databaseUrl = env.get("DATABASE_URL") || env.get("SUPABASE_DB_URL");
@@ -97,6 +144,7 @@ export function loadConfig(env: Env): Config {
     dbPoolMax: integerSetting(env, "DB_POOL_MAX", 5, 1, 100),
     bcryptCost: integerSetting(env, "BCRYPT_COST", 10, 4, 15),
     statementTimeoutMs: integerSetting(env, "DB_STATEMENT_TIMEOUT_MS", 5_000, 100, 600_000),
+    limits: limitsFrom(env),
   };
 }
 

@@ -10,7 +10,7 @@
  */
 import postgres from "postgres";
 import { getConfig } from "./config.ts";
-import { ServiceUnavailableError } from "./http-error.ts";
+import { ServiceUnavailableError, UnauthorizedError } from "./http-error.ts";
 
 export type Sql = postgres.Sql;
 export type TransactionSql = postgres.TransactionSql;
@@ -49,23 +49,37 @@ export interface CallerClaims {
   [claim: string]: unknown;
 }
 
+/** SQLSTATE of `app.require_active_caller()`: the token is revoked or its user inactive or gone. */
+const revokedCaller = "PT401";
+
 /**
  * Runs `work` in a transaction as role `authenticated` with the caller's JWT
  * claims set locally, in one statement as PostgREST does, so `auth.uid()` and
- * the notes policies see the caller.
+ * the notes policies see the caller. The same statement checks in Postgres
+ * that the caller still exists, is ACTIVE and holds a token of the account's
+ * current version; if not, it fails before `work` runs and this throws a 401.
  */
-export function withCallerTransaction<T>(
+export async function withCallerTransaction<T>(
   claims: CallerClaims,
   work: (tx: TransactionSql) => Promise<T>,
 ): Promise<T> {
-  return withDatabase((sql) =>
-    sql.begin(async (tx) => {
-      await tx`
-        select set_config('role', 'authenticated', true),
-               set_config('request.jwt.claims', ${JSON.stringify(claims)}, true)`;
-      return await work(tx);
-    }) as Promise<T>
-  );
+  try {
+    return await withDatabase((sql) =>
+      sql.begin(async (tx) => {
+        // The CTE holds volatile calls, so Postgres runs it (and sets the claims) before the check reads them.
+        await tx`
+          with session as (
+            select set_config('role', 'authenticated', true),
+                   set_config('request.jwt.claims', ${JSON.stringify(claims)}, true)
+          )
+          select app.require_active_caller() from session`;
+        return await work(tx);
+      }) as Promise<T>
+    );
+  } catch (error) {
+    if (pgErrorCode(error) === revokedCaller) throw new UnauthorizedError("Invalid or expired access token");
+    throw error;
+  }
 }
 
 /** Runs `work` as the connection's own role, for the account tables. */

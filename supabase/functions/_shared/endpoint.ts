@@ -18,8 +18,10 @@ import { type EnvelopeKind, errorResponse } from "./envelopes.ts";
 import { HttpError, MethodNotAllowedError } from "./http-error.ts";
 import { requireApiKey } from "./api-key.ts";
 import { logRequest } from "./log.ts";
+import type { ConnectionInfo } from "./client-address.ts";
 
-export type Handler = (req: Request) => Promise<Response>;
+/** A function's handler; `Deno.serve` passes `info`, which the per-address login limit reads. */
+export type Handler = (req: Request, info?: ConnectionInfo) => Promise<Response>;
 
 export interface EndpointDefinition {
   /** The function's name, for logs. */
@@ -32,14 +34,14 @@ export interface EndpointDefinition {
 
 const securityHeaders = { "X-Content-Type-Options": "nosniff" };
 
-async function respond(definition: EndpointDefinition, req: Request): Promise<Response> {
+async function respond(definition: EndpointDefinition, req: Request, info?: ConnectionInfo): Promise<Response> {
   const { envelope, methods, handle, name } = definition;
   try {
     if (req.method === "OPTIONS") return preflightResponse(methods);
     if (!methods.includes(req.method)) throw new MethodNotAllowedError(methods);
     // Auth endpoints are called before the client has a token, so the project key gates them.
     if (envelope === "auth") requireApiKey(req, getConfig().apiKeys);
-    return await handle(req);
+    return await handle(req, info);
   } catch (error) {
     if (error instanceof HttpError) {
       const response = errorResponse(envelope, error.status, error.message);
@@ -66,10 +68,10 @@ function requestIdOf(req: Request): string {
 
 /** Builds the handler of one endpoint. */
 export function defineEndpoint(definition: EndpointDefinition): Handler {
-  return async (req) => {
+  return async (req, info) => {
     const started = performance.now();
     const requestId = requestIdOf(req);
-    const response = await respond(definition, req);
+    const response = await respond(definition, req, info);
     const headers = response.headers;
     for (const [header, value] of Object.entries({ ...corsResponseHeaders, ...securityHeaders })) {
       // A preflight has already named this endpoint's own methods.

@@ -49,3 +49,11 @@ export class ServiceUnavailableError extends HttpError {
     this.name = "ServiceUnavailableError";
   }
 }
+
+/** 429: a brute-force limit is reached; `Retry-After` says in how many seconds it lifts. */
+export class TooManyRequestsError extends HttpError {
+  constructor(message: string, retryAfterSeconds: number) {
+    super(429, message, { "Retry-After": String(retryAfterSeconds) });
+    this.name = "TooManyRequestsError";
+  }
+}

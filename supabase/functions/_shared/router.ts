@@ -17,10 +17,10 @@ export function subpathOf(url: string, functionName: string): string | undefined
 
 /** A handler that dispatches to `routes` by subpath, with a 404 in the auth envelope otherwise. */
 export function routeBySubpath(functionName: string, routes: Record<string, Handler>): Handler {
-  return (req) => {
+  return (req, info) => {
     const subpath = subpathOf(req.url, functionName);
     const route = subpath !== undefined && Object.hasOwn(routes, subpath) ? routes[subpath] : undefined;
-    if (route) return route(req);
+    if (route) return route(req, info);
     const response = errorResponse("auth", 404, `No such endpoint: /${functionName}${subpath ?? ""}`);
     for (const [header, value] of Object.entries(corsResponseHeaders)) response.headers.set(header, value);
     return Promise.resolve(response);

@@ -6,7 +6,7 @@
  *
  * @example
  * ```ts
- * const jwt = await signAccessToken(user, secret);
+ * const jwt = await signAccessToken({ user, tokenVersion: 0 }, secret);
  * const claims = await verifyAccessToken(jwt, secret);
  * ```
  */
@@ -25,13 +25,24 @@ export interface AccessClaims {
   email: string;
   /** The account's role in this service (`STANDARD_USER` or `ADMIN`). */
   app_role: User["role"];
+  /**
+   * The account's `token_version` when the token was issued. Postgres accepts
+   * the token only while it still matches (`app.caller_is_active()`), so raising
+   * it on a password change or suspension revokes every earlier token. A
+   * token without it counts as version 0, the version every account starts at.
+   */
+  token_version: number;
   iat: number;
   exp: number;
 }
 
 /** Signs a token for the user that expires `limits.accessTokenSeconds` after issue. */
-export function signAccessToken(user: Pick<User, "id" | "email" | "role">, secret: Uint8Array): Promise<string> {
-  return new SignJWT({ role: "authenticated", email: user.email, app_role: user.role })
+export function signAccessToken(
+  account: { user: Pick<User, "id" | "email" | "role">; tokenVersion: number },
+  secret: Uint8Array,
+): Promise<string> {
+  const { user, tokenVersion } = account;
+  return new SignJWT({ role: "authenticated", email: user.email, app_role: user.role, token_version: tokenVersion })
     .setProtectedHeader({ alg: algorithm, typ: "JWT" })
     .setSubject(user.id)
     .setAudience(audience)
@@ -58,8 +69,11 @@ export async function verifyAccessToken(jwt: string, secret: Uint8Array): Promis
       audience,
       requiredClaims: ["sub", "exp", "iat", "role"],
     });
-    const { sub, email, app_role: appRole, iat, exp } = payload;
-    if (payload.role !== "authenticated" || !sub || !uuidPattern.test(sub) || !iat || !exp) {
+    const { sub, email, app_role: appRole, token_version: tokenVersion = 0, iat, exp } = payload;
+    if (
+      payload.role !== "authenticated" || !sub || !uuidPattern.test(sub) || !iat || !exp ||
+      typeof tokenVersion !== "number" || !Number.isSafeInteger(tokenVersion) || tokenVersion < 0
+    ) {
       throw new UnauthorizedError("Invalid or expired access token");
     }
     return {
@@ -68,6 +82,7 @@ export async function verifyAccessToken(jwt: string, secret: Uint8Array): Promis
       aud: "authenticated",
       email: typeof email === "string" ? email : "",
       app_role: appRole === "ADMIN" ? "ADMIN" : "STANDARD_USER",
+      token_version: tokenVersion,
       iat,
       exp,
     };

@@ -26,12 +26,12 @@ export const handler = defineEndpoint({
       if (user.status === "SUSPENDED") return { kind: "suspended" } as const;
       return {
         kind: "updated",
-        user: await setPasswordAndVerify(tx, { userId: user.id, password, bcryptCost }),
+        account: await setPasswordAndVerify(tx, { userId: user.id, password, bcryptCost }),
       } as const;
     });
     if (outcome.kind === "unknown-user") throw new HttpError(404, "User not found");
     if (outcome.kind === "bad-code") throw new BadRequestError("Invalid or expired code");
     if (outcome.kind === "suspended") throw new HttpError(403, "Account is suspended");
-    return authSuccess(200, "Password set successfully", await sessionFor(outcome.user, jwtSecret));
+    return authSuccess(200, "Password set successfully", await sessionFor(outcome.account, jwtSecret));
   },
 });

@@ -19,12 +19,12 @@ export const handler = defineEndpoint({
     const body = await readJsonBody(req, registerBody);
     const { bcryptCost, jwtSecret } = getConfig();
     // The unique index decides, so two concurrent registers of one email cannot both win.
-    const user = await withDatabase((sql) => insertUser(sql, { ...body, bcryptCost })).catch((error) => {
+    const account = await withDatabase((sql) => insertUser(sql, { ...body, bcryptCost })).catch((error) => {
       if (pgErrorCode(error) === uniqueViolation) {
         throw new HttpError(409, "An account with this email already exists");
       }
       throw error;
     });
-    return authSuccess(201, "User registered successfully", await sessionFor(user, jwtSecret));
+    return authSuccess(201, "User registered successfully", await sessionFor(account, jwtSecret));
   },
 });

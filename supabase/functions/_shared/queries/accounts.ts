@@ -23,6 +23,20 @@ interface UserRow {
 
 const userColumns = "id, name, phone_number, email, role, status, is_verified, created_at, updated_at";
 
+/** A user and the token version its access tokens must carry (see `app.users.token_version`). */
+export interface Account {
+  user: User;
+  tokenVersion: number;
+}
+
+type AccountRow = UserRow & { token_version: number };
+
+const accountColumns = `${userColumns}, token_version`;
+
+function toAccount(row: AccountRow): Account {
+  return { user: toUser(row), tokenVersion: row.token_version };
+}
+
 /** The API's User from a row of `app.users`. */
 export function toUser(row: UserRow): User {
   return {
@@ -42,13 +56,13 @@ export function toUser(row: UserRow): User {
 export async function insertUser(
   sql: Queryable,
   input: { name: string; email: string; password: string; bcryptCost: number },
-): Promise<User> {
-  const [row] = await sql<UserRow[]>`
+): Promise<Account> {
+  const [row] = await sql<AccountRow[]>`
     insert into app.users (name, email, password_hash)
     values (${input.name}, ${input.email},
             extensions.crypt(${input.password}, extensions.gen_salt('bf', ${input.bcryptCost})))
-    returning ${sql.unsafe(userColumns)}`;
-  return toUser(row);
+    returning ${sql.unsafe(accountColumns)}`;
+  return toAccount(row);
 }
 
 /**
@@ -59,10 +73,10 @@ export async function insertUser(
 export async function checkCredentials(
   sql: Queryable,
   input: { email: string; password: string; bcryptCost: number },
-): Promise<{ user: User; passwordMatches: boolean } | undefined> {
-  const [row] = await sql<(Partial<UserRow> & { password_matches: boolean })[]>`
+): Promise<{ account: Account; passwordMatches: boolean } | undefined> {
+  const [row] = await sql<(Partial<AccountRow> & { password_matches: boolean })[]>`
     select u.id, u.name, u.phone_number, u.email, u.role, u.status, u.is_verified,
-           u.created_at, u.updated_at,
+           u.created_at, u.updated_at, u.token_version,
            coalesce(u.password_hash = extensions.crypt(${input.password}, probe.salt), false)
              as password_matches
     from (select coalesce(
@@ -70,7 +84,7 @@ export async function checkCredentials(
             extensions.gen_salt('bf', ${input.bcryptCost})) as salt) as probe
     left join app.users u on u.email = ${input.email}`;
   if (!row?.id) return undefined;
-  return { user: toUser(row as UserRow), passwordMatches: row.password_matches };
+  return { account: toAccount(row as AccountRow), passwordMatches: row.password_matches };
 }
 
 /** Locks and returns the user with `email`, or undefined. */
@@ -115,18 +129,22 @@ export async function consumeResetCode(sql: TransactionSql, userId: string, code
   return "wrong";
 }
 
-/** Sets a new password hash and marks the account verified (its email proved reachable). */
+/**
+ * Sets a new password hash and marks the account verified (its email proved
+ * reachable). Every access token issued before is revoked.
+ */
 export async function setPasswordAndVerify(
   sql: TransactionSql,
   input: { userId: string; password: string; bcryptCost: number },
-): Promise<User> {
-  const [row] = await sql<UserRow[]>`
+): Promise<Account> {
+  // The users_revoke_tokens trigger raises token_version here, so the returned one is the new one.
+  const [row] = await sql<AccountRow[]>`
     update app.users
     set password_hash = extensions.crypt(${input.password}, extensions.gen_salt('bf', ${input.bcryptCost})),
         is_verified = true
     where id = ${input.userId}
-    returning ${sql.unsafe(userColumns)}`;
-  return toUser(row);
+    returning ${sql.unsafe(accountColumns)}`;
+  return toAccount(row);
 }
 
 /** Queues a mail for delivery by whatever drains the outbox. */
