@@ -89,19 +89,38 @@ export function stackLog(logFile = inject("logFile")): string {
 }
 
 /**
+ * Waits until `find` finds something in the stack's log and returns it. The
+ * stack writes to stdout and stderr, whose lines arrive in no fixed order.
+ */
+export async function waitForLog<T>(
+  find: (log: string) => T | undefined,
+  what: string,
+  logFile = inject("logFile"),
+): Promise<T> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const found = find(stackLog(logFile));
+    if (found !== undefined) return found;
+    if (Date.now() > deadline) throw new Error(`no ${what} in the stack log`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/**
  * Waits for the newest reset-code mail to `email` in the stack's log, ignoring
  * the first `after` mails to it, and returns the code.
  */
-export async function readResetCode(email: string, after = 0, logFile = inject("logFile")): Promise<string> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const codes = [...stackLog(logFile).matchAll(/\[mail\] to=(\S+) .*?code is (\d{6})/g)]
-      .filter((match) => match[1] === email)
-      .map((match) => match[2]);
-    if (codes.length > after) return codes[codes.length - 1];
-    if (Date.now() > deadline) throw new Error(`no reset mail to ${email} in the stack log`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+export function readResetCode(email: string, after = 0, logFile = inject("logFile")): Promise<string> {
+  return waitForLog(
+    (log) => {
+      const codes = [...log.matchAll(/\[mail\] to=(\S+) .*?code is (\d{6})/g)]
+        .filter((match) => match[1] === email)
+        .map((match) => match[2]);
+      return codes.length > after ? codes[codes.length - 1] : undefined;
+    },
+    `reset mail to ${email}`,
+    logFile,
+  );
 }
 
 /** How many reset mails to `email` the log shows. */

@@ -1,0 +1,82 @@
+/**
+ * What `npm start` says about its configuration: it refuses a JWT secret that
+ * would sign weak tokens, and it warns loudly when it runs on the public
+ * development defaults.
+ */
+import { describe, expect, it } from "vitest";
+import { call, stackLog, waitForLog } from "./support/api.ts";
+import { expectAuthError } from "./support/auth.ts";
+import { startStack } from "./support/stack.ts";
+
+/** The documented development `apikey` (dev/settings.ts). */
+const devAnonKey = "local-dev-anon-key-not-for-production";
+const publishableKey = "sb_publishable_startup_test_key";
+
+describe("starting the stack", () => {
+  it("refuses a JWT_SECRET shorter than 32 bytes, saying why", async () => {
+    await expect(startStack({ env: { JWT_SECRET: "short" } })).rejects.toThrow(
+      /The stack did not start: JWT_SECRET is 5 bytes; HS256 needs at least 32/,
+    );
+  });
+
+  it("counts bytes, not characters: 31 bytes of multi-byte characters are refused", async () => {
+    await expect(startStack({ env: { JWT_SECRET: "é".repeat(15) + "x" } })).rejects.toThrow(
+      /JWT_SECRET is 31 bytes/,
+    );
+  });
+
+  it("refuses a JWT_SECRET with surrounding whitespace", async () => {
+    await expect(startStack({ env: { JWT_SECRET: ` ${"s".repeat(40)}\n` } })).rejects.toThrow(
+      /JWT_SECRET has leading or trailing whitespace/,
+    );
+  });
+
+  it("refuses SUPABASE_PUBLISHABLE_KEYS that is not a JSON object", async () => {
+    await expect(startStack({ env: { SUPABASE_PUBLISHABLE_KEYS: "sb_publishable_abc" } })).rejects.toThrow(
+      /SUPABASE_PUBLISHABLE_KEYS must be a JSON object of keys/,
+    );
+  });
+
+  it("warns loudly on default secrets, prints its apikey, and accepts it and the publishable keys", async () => {
+    const stack = await startStack({
+      env: {
+        JWT_SECRET: "",
+        SUPABASE_ANON_KEY: "",
+        SUPABASE_PUBLISHABLE_KEYS: JSON.stringify({ default: publishableKey }),
+      },
+    });
+    try {
+      const warnings = /WARNING: (JWT_SECRET|SUPABASE_ANON_KEY) is not set; using the public development default/g;
+      const warned = await waitForLog(
+        (text) => {
+          const names = [...text.matchAll(warnings)].map((match) => match[1]);
+          return names.length === 2 ? names.sort() : undefined;
+        },
+        "warnings about both defaults",
+        stack.logFile,
+      );
+      expect(warned).toEqual(["JWT_SECRET", "SUPABASE_ANON_KEY"]);
+      const log = stackLog(stack.logFile);
+      expect(log).toContain("Never deploy with it.");
+      expect(log).toContain(`apikey:    ${devAnonKey}`);
+      expect(log).toContain(`Base URL:  ${stack.baseUrl}`);
+
+      const body = { email: "nobody@example.com", password: "whatever password" };
+      for (const apiKey of [devAnonKey, publishableKey]) {
+        // Past the apikey gate: the credentials, not the key, are refused.
+        const response = await call("/auth/login", { body, apiKey, baseUrl: stack.baseUrl });
+        expect(expectAuthError(response, 401).message).toBe("Invalid email or password");
+      }
+      const wrongKey = await call("/auth/login", { body, apiKey: "test-anon-key", baseUrl: stack.baseUrl });
+      expect(expectAuthError(wrongKey, 401).message).toBe("Invalid apikey");
+    } finally {
+      await stack.stop();
+    }
+  });
+
+  it("does not warn when the secrets are set", () => {
+    // The run's shared stack is started with its own JWT_SECRET and SUPABASE_ANON_KEY.
+    expect(stackLog()).toContain("Ready on ");
+    expect(stackLog()).not.toMatch(/WARNING: (JWT_SECRET|SUPABASE_ANON_KEY) is not set/);
+  });
+});

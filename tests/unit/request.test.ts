@@ -1,0 +1,118 @@
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { limits, listNotesQuery, registerBody } from "../../supabase/functions/_shared/contract.ts";
+import { BadRequestError, HttpError } from "../../supabase/functions/_shared/http-error.ts";
+import { readJsonBody, readQuery, validate } from "../../supabase/functions/_shared/request.ts";
+
+const anyObject = z.object({}).passthrough();
+
+function post(body: BodyInit | null, headers: Record<string, string> = { "Content-Type": "application/json" }) {
+  return new Request("http://localhost/auth/login", { method: "POST", body, headers, duplex: "half" } as RequestInit);
+}
+
+async function failure(promise: Promise<unknown>): Promise<HttpError> {
+  const error = await promise.then(() => undefined, (caught: unknown) => caught);
+  if (!(error instanceof HttpError)) throw new Error(`expected an HttpError, got ${String(error)}`);
+  return error;
+}
+
+describe("readJsonBody", () => {
+  it("returns the body parsed and validated by the schema", async () => {
+    const body = await readJsonBody(
+      post(JSON.stringify({ name: " Ada ", email: " Ada@Example.COM ", password: "long enough" })),
+      registerBody,
+    );
+    expect(body).toEqual({ name: "Ada", email: "ada@example.com", password: "long enough" });
+  });
+
+  it("requires Content-Type application/json, with or without parameters, in any case", async () => {
+    for (
+      const contentType of ["application/json; charset=utf-8", "Application/JSON", "application/json ;charset=UTF-8"]
+    ) {
+      await expect(readJsonBody(post("{}", { "Content-Type": contentType }), anyObject)).resolves.toEqual({});
+    }
+    for (const headers of [{}, { "Content-Type": "text/plain" }, { "Content-Type": "application/jsonx" }]) {
+      const error = await failure(readJsonBody(post("{}", headers), anyObject));
+      expect(error.status).toBe(415);
+      expect(error.message).toBe("Content-Type must be application/json");
+    }
+  });
+
+  it("refuses a declared Content-Length over 1 MiB before reading anything", async () => {
+    const request = post("{}", {
+      "Content-Type": "application/json",
+      "Content-Length": String(limits.bodyMaxBytes + 1),
+    });
+    const error = await failure(readJsonBody(request, anyObject));
+    expect(error.status).toBe(413);
+    expect(request.bodyUsed).toBe(false);
+  });
+
+  it("counts the bytes that arrive when no length is declared", async () => {
+    const chunk = new Uint8Array(256 * 1024).fill(0x20);
+    let chunks = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (chunks++ === 5) return controller.close();
+        controller.enqueue(chunk);
+      },
+    });
+    const error = await failure(readJsonBody(post(stream), anyObject));
+    expect(error.status).toBe(413);
+    expect(error.message).toBe(`Request body must be at most ${limits.bodyMaxBytes} bytes`);
+  });
+
+  it("accepts exactly 1 MiB", async () => {
+    const json = JSON.stringify({ pad: "" });
+    const padded = json.replace('""', `"${"x".repeat(limits.bodyMaxBytes - json.length)}"`);
+    expect(new TextEncoder().encode(padded).length).toBe(limits.bodyMaxBytes);
+    const body = await readJsonBody(post(padded), z.object({ pad: z.string() }));
+    expect(body.pad.length).toBe(limits.bodyMaxBytes - json.length);
+  });
+
+  it("answers 400 to bytes that are not UTF-8", async () => {
+    const error = await failure(readJsonBody(post(new Uint8Array([0x7b, 0xff, 0x7d])), anyObject));
+    expect(error).toBeInstanceOf(BadRequestError);
+    expect(error.message).toBe("Request body must be UTF-8 encoded JSON");
+  });
+
+  it("answers 400 to malformed JSON and to JSON that is not an object", async () => {
+    for (const text of ["", "{", "{a:1}"]) {
+      expect((await failure(readJsonBody(post(text), anyObject))).message).toBe("Request body must be valid JSON");
+    }
+    for (const text of ["[]", "null", "1", '"x"']) {
+      expect((await failure(readJsonBody(post(text), anyObject))).message).toBe("Request body must be a JSON object");
+    }
+  });
+
+  it("answers 400 naming the first invalid field", async () => {
+    const error = await failure(
+      readJsonBody(post(JSON.stringify({ name: "Ada", email: "ada@example.com" })), registerBody),
+    );
+    expect(error.status).toBe(400);
+    expect(error.message).toBe("password is required");
+  });
+});
+
+describe("readQuery", () => {
+  const query = (search: string) => new Request(`http://localhost/notes-fetch${search}`);
+
+  it("applies defaults and converts numbers", () => {
+    expect(readQuery(query(""), listNotesQuery)).toEqual({ limit: 10, offset: 0 });
+    expect(readQuery(query("?limit=100&offset=7"), listNotesQuery)).toEqual({ limit: 100, offset: 7 });
+  });
+
+  it("refuses a parameter given twice", () => {
+    expect(() => readQuery(query("?limit=5&limit=6"), listNotesQuery)).toThrow("limit must be given once");
+  });
+});
+
+describe("validate", () => {
+  it("puts the field in front of zod's own messages", () => {
+    expect(() => validate(z.object({ count: z.number() }), { count: "x" })).toThrow(/^count: /);
+  });
+
+  it("keeps the contract's messages, which already start with the field", () => {
+    expect(() => validate(registerBody, { name: 1 })).toThrow(new BadRequestError("name must be a string"));
+  });
+});

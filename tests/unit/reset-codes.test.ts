@@ -1,0 +1,24 @@
+import { describe, expect, it } from "vitest";
+import { generateResetCode, resetCodeMail, resetCodePolicy } from "../../supabase/functions/_shared/reset-codes.ts";
+
+describe("reset codes", () => {
+  it("are six digits, zero-padded, and practically never repeat", () => {
+    const codes = Array.from({ length: 2_000 }, generateResetCode);
+    for (const code of codes) expect(code).toMatch(/^\d{6}$/);
+    // About 2 collisions are expected among 2,000 draws from a million.
+    expect(new Set(codes).size).toBeGreaterThan(1_980);
+    // One code in ten starts with 0; a generator that dropped the padding would give none.
+    expect(codes.some((code) => code.startsWith("0"))).toBe(true);
+  });
+
+  it("live 15 minutes and allow 5 attempts", () => {
+    expect(resetCodePolicy).toEqual({ ttlMinutes: 15, attempts: 5 });
+  });
+
+  it("travel in a mail to their recipient that states the code and its lifetime", () => {
+    const mail = resetCodeMail("ada@example.com", "012345");
+    expect(mail.recipient).toBe("ada@example.com");
+    expect(mail.subject).toBe("Your password reset code");
+    expect(mail.body).toBe("Your password reset code is 012345. It expires in 15 minutes.");
+  });
+});

@@ -1,0 +1,144 @@
+import { type JWTPayload, SignJWT } from "jose";
+import { describe, expect, it } from "vitest";
+import { UnauthorizedError } from "../../supabase/functions/_shared/http-error.ts";
+import { bearer, jwtFromAuthorization, verifyAccessToken } from "../../supabase/functions/_shared/tokens.ts";
+
+const secret = new TextEncoder().encode("unit-test-secret-of-at-least-32-bytes!!");
+const userId = "7b3c1b8e-58f6-4d6e-9d64-1f7e3f0f8a11";
+const now = () => Math.floor(Date.now() / 1000);
+
+/** The claims the service issues (Supabase's conventions), valid for two hours from now. */
+function serviceClaims(): JWTPayload {
+  const iat = now();
+  return {
+    sub: userId,
+    role: "authenticated",
+    aud: "authenticated",
+    email: "ada@example.com",
+    app_role: "STANDARD_USER",
+    iat,
+    exp: iat + 7_200,
+  };
+}
+
+function sign(claims: JWTPayload, options: { alg?: string; key?: Uint8Array } = {}): Promise<string> {
+  return new SignJWT(claims)
+    .setProtectedHeader({ alg: options.alg ?? "HS256", typ: "JWT" })
+    .sign(options.key ?? secret);
+}
+
+function without(claims: JWTPayload, name: string): JWTPayload {
+  const copy = { ...claims };
+  delete copy[name];
+  return copy;
+}
+
+const base64url = (value: object) => Buffer.from(JSON.stringify(value)).toString("base64url");
+
+async function rejection(jwt: string): Promise<unknown> {
+  return await verifyAccessToken(jwt, secret).then(() => undefined, (error: unknown) => error);
+}
+
+async function expectRejected(jwt: string) {
+  const error = await rejection(jwt);
+  expect(error).toBeInstanceOf(UnauthorizedError);
+  // One message for every failure, so a client learns nothing about which check failed.
+  expect(error).toMatchObject({ status: 401, message: "Invalid or expired access token" });
+}
+
+describe("verifyAccessToken", () => {
+  it("returns the claims of a token the service would issue", async () => {
+    const claims = serviceClaims();
+    expect(await verifyAccessToken(await sign(claims), secret)).toMatchObject({
+      sub: userId,
+      role: "authenticated",
+      aud: "authenticated",
+      email: "ada@example.com",
+      app_role: "STANDARD_USER",
+      iat: claims.iat,
+      exp: claims.exp,
+    });
+  });
+
+  it("rejects an expired token", async () => {
+    const iat = now() - 7_300;
+    await expectRejected(await sign({ ...serviceClaims(), iat, exp: iat + 7_200 }));
+  });
+
+  it("rejects a token signed with another secret", async () => {
+    await expectRejected(await sign(serviceClaims(), { key: new TextEncoder().encode("x".repeat(40)) }));
+  });
+
+  it("rejects a token whose payload was changed after signing", async () => {
+    const [header, , signature] = (await sign(serviceClaims())).split(".");
+    const payload = base64url({ ...serviceClaims(), sub: "00000000-0000-4000-8000-000000000000" });
+    await expectRejected(`${header}.${payload}.${signature}`);
+  });
+
+  it("rejects alg none, with or without a signature part", async () => {
+    const unsigned = `${base64url({ alg: "none", typ: "JWT" })}.${base64url(serviceClaims())}`;
+    await expectRejected(`${unsigned}.`);
+    const [, , signature] = (await sign(serviceClaims())).split(".");
+    await expectRejected(`${unsigned}.${signature}`);
+  });
+
+  it("rejects another HMAC algorithm even with the right secret", async () => {
+    await expectRejected(await sign(serviceClaims(), { alg: "HS512" }));
+  });
+
+  it("rejects a wrong or missing audience", async () => {
+    await expectRejected(await sign({ ...serviceClaims(), aud: "anon" }));
+    await expectRejected(await sign(without(serviceClaims(), "aud")));
+  });
+
+  it.each(["sub", "exp", "iat", "role"])("rejects a token without %s", async (claim) => {
+    await expectRejected(await sign(without(serviceClaims(), claim)));
+  });
+
+  it("rejects the other Supabase roles", async () => {
+    for (const role of ["anon", "service_role", "postgres"]) {
+      await expectRejected(await sign({ ...serviceClaims(), role }));
+    }
+  });
+
+  it("rejects a subject that is not a user id", async () => {
+    await expectRejected(await sign({ ...serviceClaims(), sub: "not-a-uuid" }));
+    await expectRejected(await sign({ ...serviceClaims(), sub: `${userId}' or '1'='1` }));
+  });
+
+  it("rejects strings that are not JWTs", async () => {
+    for (const jwt of ["", "abc", "a.b.c", "Bearer x.y.z"]) await expectRejected(jwt);
+  });
+});
+
+describe("jwtFromAuthorization", () => {
+  const jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl";
+
+  it("takes the JWT out of Bearer <jwt>, the scheme in any case", () => {
+    expect(jwtFromAuthorization(`Bearer ${jwt}`)).toBe(jwt);
+    expect(jwtFromAuthorization(`bearer ${jwt}`)).toBe(jwt);
+  });
+
+  it("tolerates the login response's accessToken sent behind another Bearer", () => {
+    expect(jwtFromAuthorization(`Bearer ${bearer(jwt)}`)).toBe(jwt);
+  });
+
+  it("answers 401 without a header", () => {
+    expect(() => jwtFromAuthorization(null)).toThrow(new UnauthorizedError("Missing access token"));
+    expect(() => jwtFromAuthorization("")).toThrow(new UnauthorizedError("Missing access token"));
+  });
+
+  it("answers 401 to anything else", () => {
+    for (const header of [jwt, `Basic ${jwt}`, "Bearer ", `Bearer Bearer Bearer ${jwt}`, `Bearer ${jwt} extra`]) {
+      expect(() => jwtFromAuthorization(header), header).toThrow(
+        new UnauthorizedError("Invalid or expired access token"),
+      );
+    }
+  });
+});
+
+describe("bearer", () => {
+  it("is the accessToken form of interface.md", () => {
+    expect(bearer("a.b.c")).toBe("Bearer a.b.c");
+  });
+});
