@@ -1,0 +1,59 @@
+/**
+ * Turns the seeded database into scenario fixtures: an access token for every
+ * seeded user, signed by the functions' own `signAccessToken` with the stack's
+ * secret, and the notes that the save and delete scenarios work on.
+ *
+ * @example
+ * ```ts
+ * const fixtures = await loadFixtures(sql, { seeded, jwtSecret, anonKey, notesToSave: 10_000, notesToDelete: 150_000 });
+ * ```
+ */
+import type postgres from "postgres";
+import type { User } from "../supabase/functions/_shared/contract.ts";
+import { bearer, signAccessToken } from "../supabase/functions/_shared/tokens.ts";
+import type { BenchUser, OwnedNote, ScenarioFixtures } from "./scenarios.ts";
+import type { SeededData } from "./seed.ts";
+
+interface AccountRow {
+  id: string;
+  email: string;
+  role: User["role"];
+  token_version: number;
+}
+
+/** Reads the seeded accounts and note supplies and signs the tokens. */
+export async function loadFixtures(
+  sql: postgres.Sql,
+  input: { seeded: SeededData; jwtSecret: Uint8Array; anonKey: string; notesToSave: number; notesToDelete: number },
+): Promise<ScenarioFixtures> {
+  const { seeded } = input;
+  const accounts = await sql<AccountRow[]>`
+    select id, email, role, token_version from app.users where email like 'bench-user-%'`;
+  const users = new Map<string, BenchUser>();
+  for (const account of accounts) {
+    const jwt = await signAccessToken(
+      { user: { id: account.id, email: account.email, role: account.role }, tokenVersion: account.token_version },
+      input.jwtSecret,
+    );
+    users.set(account.id, { id: account.id, email: account.email, authorization: bearer(jwt) });
+  }
+  const userOf = (id: string): BenchUser => {
+    const user = users.get(id);
+    if (!user) throw new Error(`no seeded account ${id}`);
+    return user;
+  };
+  // In physical order, which the seed interleaved over the light users, so writes spread over accounts.
+  const notes = await sql<{ id: string; created_by: string }[]>`
+    select id, created_by from public.notes
+    where created_by <> ${seeded.heavyUser.id}
+    limit ${input.notesToSave + input.notesToDelete}`;
+  const owned: OwnedNote[] = notes.map((note) => ({ id: note.id, owner: userOf(note.created_by) }));
+  return {
+    heavyUser: userOf(seeded.heavyUser.id),
+    users: seeded.users.map((user) => userOf(user.id)),
+    password: seeded.password,
+    anonKey: input.anonKey,
+    notesToSave: owned.slice(0, input.notesToSave),
+    notesToDelete: owned.slice(input.notesToSave),
+  };
+}

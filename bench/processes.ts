@@ -1,0 +1,77 @@
+/**
+ * Child Deno processes of the benchmark (the floor server, the functions for
+ * their cold start): spawned with the running Deno binary, ready once their
+ * output says so, and drained afterwards so a chatty child never blocks on a
+ * full pipe.
+ *
+ * @example
+ * ```ts
+ * const child = await startDeno("bench/baseline/server.ts", env, /Ready on (\S+)/);
+ * await child.stop();
+ * ```
+ */
+
+/** A running child and what its ready line matched. */
+export interface DenoChild {
+  ready: RegExpExecArray;
+  /** The last part of what it printed, for error messages. */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+const keptOutputChars = 16_384;
+
+/** Runs `deno run -A <script>` with `env` added and waits until its output matches `ready`. */
+export async function startDeno(
+  script: string,
+  env: Record<string, string>,
+  ready: RegExp,
+  timeoutMs = 60_000,
+): Promise<DenoChild> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-all", script],
+    env,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let output = "";
+  let onOutput = () => {};
+  const drain = async (stream: ReadableStream<Uint8Array>) => {
+    for await (const text of stream.pipeThrough(new TextDecoderStream())) {
+      output = (output + text).slice(-keptOutputChars);
+      onOutput();
+    }
+  };
+  const drained = Promise.all([drain(child.stdout), drain(child.stderr)]);
+  const stop = async () => {
+    try {
+      child.kill("SIGTERM");
+    } catch {
+      // It has exited already.
+    }
+    await child.status;
+    await drained;
+  };
+  try {
+    const match = await new Promise<RegExpExecArray>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`${script} was not ready in time:\n${output}`)), timeoutMs);
+      onOutput = () => {
+        const found = ready.exec(output);
+        if (found) {
+          clearTimeout(timer);
+          resolve(found);
+        }
+      };
+      child.status.then((status) => {
+        clearTimeout(timer);
+        reject(new Error(`${script} exited with ${status.code}:\n${output}`));
+      });
+    });
+    onOutput = () => {};
+    return { ready: match, output: () => output, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}

@@ -1,0 +1,119 @@
+/**
+ * The benchmark's verdicts and output: each scenario's ratios to the floor
+ * and whether they meet the targets, a Markdown table for the terminal and
+ * the README, and the JSON record in bench/results/.
+ *
+ * @example
+ * ```ts
+ * const row = compare(scenario, stackResult, baselineResult);
+ * console.log(loadTable([row]));
+ * ```
+ */
+import type { LoadResult } from "./load.ts";
+import type { Scenario } from "./scenarios.ts";
+
+/** The issue's targets, as ratios to the floor measured in the same run. */
+export const targets = {
+  notes: { minRequestsRatio: 0.75, maxP99Ratio: 1.5 },
+  login: { minRequestsRatio: 0.9, maxP99Ratio: Number.POSITIVE_INFINITY },
+} as const;
+
+/** One scenario on the functions and on the floor. */
+export interface Comparison {
+  name: string;
+  kind: Scenario["kind"];
+  stack: LoadResult;
+  baseline: LoadResult;
+  requestsRatio: number;
+  p99Ratio: number;
+  /** Both ratios within target and no failed request on either side. */
+  met: boolean;
+}
+
+/** Compares the functions' run of a scenario with the floor's. */
+export function compare(scenario: Scenario, stack: LoadResult, baseline: LoadResult): Comparison {
+  const target = targets[scenario.kind];
+  const requestsRatio = stack.requestsPerSecond / baseline.requestsPerSecond;
+  const p99Ratio = stack.p99Ms / baseline.p99Ms;
+  return {
+    name: scenario.name,
+    kind: scenario.kind,
+    stack,
+    baseline,
+    requestsRatio,
+    p99Ratio,
+    met: stack.failed === 0 && baseline.failed === 0 && requestsRatio >= target.minRequestsRatio &&
+      p99Ratio <= target.maxP99Ratio,
+  };
+}
+
+const fixed = (value: number, digits: number) => Number.isFinite(value) ? value.toFixed(digits) : "n/a";
+
+function table(header: string[], rows: string[][]): string {
+  const line = (cells: string[]) => `| ${cells.join(" | ")} |`;
+  return [line(header), line(header.map(() => "---")), ...rows.map(line)].join("\n");
+}
+
+function failures(result: LoadResult): string {
+  return result.failed === 0 ? "" : ` (${result.failed} failed: ${JSON.stringify(result.statuses)})`;
+}
+
+/** The load results as a Markdown table: the functions, the floor and their ratios. */
+export function loadTable(comparisons: readonly Comparison[]): string {
+  return table(
+    [
+      "Scenario",
+      "req/s",
+      "p50 ms",
+      "p99 ms",
+      "floor req/s",
+      "floor p50",
+      "floor p99",
+      "req/s ratio",
+      "p99 ratio",
+      "Target",
+    ],
+    comparisons.map((row) => {
+      const target = targets[row.kind];
+      const goal = row.kind === "login"
+        ? `≥ ${target.minRequestsRatio}x`
+        : `≥ ${target.minRequestsRatio}x, p99 ≤ ${target.maxP99Ratio}x`;
+      return [
+        row.name,
+        fixed(row.stack.requestsPerSecond, 0) + failures(row.stack),
+        fixed(row.stack.p50Ms, 1),
+        fixed(row.stack.p99Ms, 1),
+        fixed(row.baseline.requestsPerSecond, 0) + failures(row.baseline),
+        fixed(row.baseline.p50Ms, 1),
+        fixed(row.baseline.p99Ms, 1),
+        fixed(row.requestsRatio, 2),
+        fixed(row.p99Ratio, 2),
+        `${row.met ? "met" : "NOT met"} (${goal})`,
+      ];
+    }),
+  );
+}
+
+/** Results of the functions alone (the PGlite run has no floor and no target). */
+export function plainTable(results: readonly { name: string; result: LoadResult }[]): string {
+  return table(
+    ["Scenario", "req/s", "p50 ms", "p99 ms"],
+    results.map(({ name, result }) => [
+      name,
+      fixed(result.requestsPerSecond, 0) + failures(result),
+      fixed(result.p50Ms, 1),
+      fixed(result.p99Ms, 1),
+    ]),
+  );
+}
+
+/** A Markdown table of any rows whose cells are already text. */
+export { table as markdownTable };
+
+/** Writes `record` to bench/results/<timestamp>.json and returns the file's path. */
+export async function writeResults(record: unknown, startedAt: Date): Promise<string> {
+  const stamp = startedAt.toISOString().replaceAll(":", "-").replace(/\.\d+Z$/, "Z");
+  const file = new URL(`./results/${stamp}.json`, import.meta.url);
+  await Deno.writeTextFile(file, `${JSON.stringify(record, null, 2)}\n`);
+  return file.pathname;
+}
