@@ -77,7 +77,7 @@ function components(registry: z.core.$ZodRegistry<{ id: string }>, io: "input" |
   const { schemas } = z.toJSONSchema(registry, { io, uri: (id) => `#/components/schemas/${id}` });
   const result: JsonObject = {};
   for (const [name, schema] of Object.entries(schemas)) {
-    // Components live inside the document, whose jsonSchemaDialect already says 2020-12.
+    // Components use OpenAPI 3.1's default dialect, JSON Schema 2020-12 as zod writes it; no ids of their own.
     const { $schema: _dialect, $id: _id, ...rest } = schema;
     result[name] = rest;
   }
@@ -232,7 +232,6 @@ export function buildOpenApiDocument(serverUrl?: string): JsonObject {
   if (serverUrl && serverUrl !== localServerUrl) servers.unshift({ url: serverUrl, description: "This stack" });
   return {
     openapi: "3.1.1",
-    jsonSchemaDialect: "https://json-schema.org/draft/2020-12/schema",
     info: {
       title: "Personal notes and accounts",
       version: "1.0.0",

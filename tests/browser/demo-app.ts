@@ -1,0 +1,40 @@
+/**
+ * Serves the demo app (examples/web) with Vite on a free port, pointed at this
+ * run's stack, for the browser tests.
+ *
+ * @example
+ * ```ts
+ * const app = await serveDemoApp(inject("baseUrl"), anonKey);
+ * await page.goto(app.url);
+ * ```
+ */
+import { createServer as createNetServer } from "node:net";
+import { fileURLToPath } from "node:url";
+import { createServer } from "vite";
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createNetServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const address = probe.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts the app's dev server against the functions at `functionsUrl`. */
+export async function serveDemoApp(functionsUrl: string, anonKey: string) {
+  // The plugin of vite.config.ts reads these and starts no stack of its own.
+  process.env.NOTES_URL = functionsUrl;
+  process.env.NOTES_ANON_KEY = anonKey;
+  const port = await freePort();
+  const server = await createServer({
+    configFile: fileURLToPath(new URL("../../examples/web/vite.config.ts", import.meta.url)),
+    server: { port, strictPort: true },
+    logLevel: "warn",
+  });
+  await server.listen();
+  return { url: `http://127.0.0.1:${port}/`, close: () => server.close() };
+}
