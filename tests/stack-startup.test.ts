@@ -72,7 +72,8 @@ describe("starting the stack", () => {
     } finally {
       await stack.stop();
     }
-  });
+    // Starting a stack on a fresh PGlite takes a while on a busy machine.
+  }, 120_000);
 
   it("does not warn when the secrets are set", () => {
     // The run's shared stack is started with its own JWT_SECRET and SUPABASE_ANON_KEY.

@@ -31,7 +31,10 @@ describe("readJsonBody", () => {
     ) {
       await expect(readJsonBody(post("{}", { "Content-Type": contentType }), anyObject)).resolves.toEqual({});
     }
-    for (const headers of [{}, { "Content-Type": "text/plain" }, { "Content-Type": "application/jsonx" }]) {
+    const refused: Record<string, string>[] = [{}, { "Content-Type": "text/plain" }, {
+      "Content-Type": "application/jsonx",
+    }];
+    for (const headers of refused) {
       const error = await failure(readJsonBody(post("{}", headers), anyObject));
       expect(error.status).toBe(415);
       expect(error.message).toBe("Content-Type must be application/json");
