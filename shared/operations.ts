@@ -70,10 +70,11 @@ export const operations = {
     envelope: "auth",
     summary: "Log in",
     description: "Checks the password and answers with the user and an access token valid for 2 hours. " +
-      "A wrong password and an unknown email get the same 401; a suspended account gets 403.",
+      "A wrong password and an unknown email get the same 401; a suspended account gets 403; too many " +
+      "failed attempts for an email or from an address get 429 with Retry-After.",
     body: loginBody,
     success: { status: 200, data: session },
-    errors: [...bodyErrors, 401, 403, ...always],
+    errors: [...bodyErrors, 401, 403, 429, ...always],
   },
   requestPasswordReset: {
     method: "POST",

@@ -136,12 +136,14 @@ const reasons: Record<number, string> = {
   409: "Conflict: the email is already registered",
   413: `Payload Too Large: the body is over ${limits.bodyMaxBytes} bytes`,
   415: "Unsupported Media Type: the body must be application/json",
+  429: "Too Many Requests: too many failed logins; retry after `Retry-After` seconds",
   500: "Internal Server Error; the detail is in the server log only",
   503: "Service Unavailable: the database could not be reached in time; retry after `Retry-After` seconds",
 };
 
 const errorHeaders: Record<number, JsonObject> = {
   405: { Allow: { description: "The methods this endpoint serves", schema: { type: "string" } } },
+  429: { "Retry-After": { description: "Seconds until the limit lifts", schema: { type: "integer" } } },
   503: { "Retry-After": { description: "Seconds to wait before retrying", schema: { type: "integer" } } },
 };
 

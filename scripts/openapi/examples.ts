@@ -95,7 +95,11 @@ const specificErrors: Partial<Record<OperationName, Record<number, string>>> = {
     400: `password must be at least ${limits.passwordMinChars} characters`,
     409: "An account with this email already exists",
   },
-  login: { 401: "Invalid email or password", 403: "Account is suspended" },
+  login: {
+    401: "Invalid email or password",
+    403: "Account is suspended",
+    429: "Too many login attempts; try again later",
+  },
   requestPasswordReset: { 400: "email must be a valid email address" },
   createPassword: { 400: "Invalid or expired code", 404: "User not found" },
   createNote: { 400: titleOrContentRequired, 401: "Missing access token" },
