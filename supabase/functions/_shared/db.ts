@@ -67,13 +67,17 @@ export async function withCallerTransaction<T>(
     return await withDatabase((sql) =>
       sql.begin(async (tx) => {
         // The CTE holds volatile calls, so Postgres runs it (and sets the claims) before the check reads them.
-        await tx`
+        // Executed now but not awaited: postgres.js sends the statements of one tick together, so this and
+        // the first statement of `work` travel in one round trip, and Postgres runs them in that order. If
+        // the check fails, `work`'s statement fails too (25P02) and sql.begin rethrows the check's error.
+        const session = tx`
           with session as (
             select set_config('role', 'authenticated', true),
                    set_config('request.jwt.claims', ${JSON.stringify(claims)}, true)
           )
-          select app.require_active_caller() from session`;
-        return await work(tx);
+          select app.require_active_caller() from session`.execute();
+        const [, result] = await Promise.all([session, work(tx)]);
+        return result;
       }) as Promise<T>
     );
   } catch (error) {
