@@ -30,6 +30,8 @@ export interface RunningStack {
   logFile: string;
   /** Set when the stack runs on PostgreSQL: the database it uses. */
   databaseUrl?: string;
+  /** The stack's process id, to read its memory use. */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -96,6 +98,7 @@ export async function startStack(
     baseUrl,
     logFile,
     databaseUrl: options.databaseUrl,
+    pid: child.pid ?? 0,
     async stop() {
       if (child.exitCode === null) {
         const exited = new Promise((resolve) => child.once("exit", resolve));
