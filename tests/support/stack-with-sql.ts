@@ -15,7 +15,7 @@ import { pgcrypto } from "@electric-sql/pglite/contrib/pgcrypto";
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
 import postgres from "postgres";
 import { inject } from "vitest";
-import { type RunningStack, startStack } from "./stack.ts";
+import { type RunningStack, sharedStackLimits, startStack } from "./stack.ts";
 
 export type Sql = postgres.Sql;
 
@@ -50,7 +50,8 @@ export async function stackWithSql(): Promise<StackWithSql> {
     };
   }
   const dataDir = mkdtempSync(join(tmpdir(), "notes-pglite-"));
-  const env = { PGLITE_DATA_DIR: dataDir };
+  // The shared stack's limits too, so this one differs from it only in owning its database.
+  const env = { ...sharedStackLimits, PGLITE_DATA_DIR: dataDir };
   let stack: RunningStack = await startStack({ env });
   return {
     get baseUrl() {
