@@ -5,7 +5,7 @@
  * created for the run; otherwise on a fresh embedded PGlite.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
@@ -61,7 +61,9 @@ export async function startStack(
 ): Promise<RunningStack> {
   const workDir = mkdtempSync(join(tmpdir(), "notes-stack-"));
   const logFile = join(workDir, "stack.log");
-  writeFileSync(logFile, "");
+  // The stack writes its log straight to the file, so a test or benchmark process never spends
+  // its own time relaying the stack's output.
+  const logFd = openSync(logFile, "a");
   const child: ChildProcess = spawn("deno", ["run", "--allow-all", "dev/stack.ts"], {
     env: {
       ...process.env,
@@ -72,28 +74,10 @@ export async function startStack(
       ...(options.databaseUrl ? { DATABASE_URL: options.databaseUrl } : {}),
       ...options.env,
     },
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: ["ignore", logFd, logFd],
   });
-  let output = "";
-  const baseUrl = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`stack did not start in time:\n${output}`)), 90_000);
-    const onData = (chunk: Buffer) => {
-      const text = chunk.toString();
-      output += text;
-      appendFileSync(logFile, text);
-      const ready = /Ready on (http:\/\/\S+)/.exec(output);
-      if (ready) {
-        clearTimeout(timer);
-        resolve(ready[1]);
-      }
-    };
-    child.stdout?.on("data", onData);
-    child.stderr?.on("data", onData);
-    child.on("exit", (code) => {
-      clearTimeout(timer);
-      reject(new Error(`stack exited with ${code}:\n${output}`));
-    });
-  });
+  closeSync(logFd);
+  const baseUrl = await waitUntilReady(child, logFile);
   return {
     baseUrl,
     logFile,
@@ -108,4 +92,29 @@ export async function startStack(
       rmSync(workDir, { recursive: true, force: true });
     },
   };
+}
+
+/** Resolves with the base URL once the stack's log says it is ready; rejects if it exits or takes too long. */
+function waitUntilReady(child: ChildProcess, logFile: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const deadline = Date.now() + 90_000;
+    const onExit = (code: number | null) => {
+      clearInterval(poll);
+      reject(new Error(`stack exited with ${code}:\n${readFileSync(logFile, "utf8")}`));
+    };
+    const poll = setInterval(() => {
+      const log = readFileSync(logFile, "utf8");
+      const ready = /Ready on (http:\/\/\S+)/.exec(log);
+      if (ready) {
+        clearInterval(poll);
+        child.off("exit", onExit);
+        resolve(ready[1]);
+      } else if (Date.now() > deadline) {
+        clearInterval(poll);
+        child.off("exit", onExit);
+        reject(new Error(`stack did not start in time:\n${log}`));
+      }
+    }, 50);
+    child.once("exit", onExit);
+  });
 }
