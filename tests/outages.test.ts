@@ -170,3 +170,34 @@ describe("a transaction interrupted half-way", () => {
     expect(await state()).toEqual(before);
   });
 });
+
+describe("a connection cut in the middle of a transaction", () => {
+  it("answers 503, keeps the stack alive and leaves nothing half-written", async () => {
+    const before = await stack.sql`select title, content, updated_at from public.notes where id = ${noteId}`;
+    // The save's transaction waits on this lock, so the cut lands while it is open.
+    let release = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let holding = () => {};
+    const held = new Promise<void>((resolve) => (holding = resolve));
+    const holder = stack.sql.begin(async (tx) => {
+      await tx`select id from public.notes where id = ${noteId} for update`;
+      holding();
+      await released;
+    });
+    await held;
+    try {
+      const save = stack.call("/notes-save", { token: user.accessToken, body: { id: noteId, content: "half" } });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      proxy.cut();
+      expectUnavailable(await save, "notes");
+    } finally {
+      proxy.restore();
+      release();
+      await holder;
+    }
+    // The same process answers again: the driver's late write on the closed socket did not end it.
+    const fetched = await stack.call("/notes-fetch", { token: user.accessToken });
+    expect(fetched.status, fetched.text).toBe(200);
+    expect(await stack.sql`select title, content, updated_at from public.notes where id = ${noteId}`).toEqual(before);
+  });
+});

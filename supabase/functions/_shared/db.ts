@@ -17,9 +17,29 @@ export type TransactionSql = postgres.TransactionSql;
 
 let pool: Sql | undefined;
 
+/**
+ * postgres.js 3.4 can throw from a timer when a connection closes while a
+ * small write is queued (porsager/postgres#1154 and #1208; the fixes, #1168
+ * and #1209, are not released). By then the statement has already been
+ * rejected with CONNECTION_CLOSED, which the caller handles, so the write is
+ * moot, but an exception thrown from a timer would end the whole isolate.
+ * This contains exactly that error; any other uncaught error still ends it.
+ */
+function containWriteAfterClose(event: ErrorEvent): void {
+  const { error } = event;
+  if (
+    error instanceof TypeError && error.message.includes("reading 'write'") &&
+    String(error.stack).includes("nextWrite")
+  ) {
+    event.preventDefault();
+    console.error(JSON.stringify({ level: "warn", event: "database connection closed during a write" }));
+  }
+}
+
 /** The shared pool, created on first use. */
 export function db(): Sql {
   if (!pool) {
+    globalThis.addEventListener("error", containWriteAfterClose);
     const { databaseUrl, dbPoolMax, statementTimeoutMs } = getConfig();
     pool = postgres(databaseUrl, {
       // Supabase's transaction pooler cannot keep named prepared statements.
@@ -39,6 +59,7 @@ export function db(): Sql {
 export async function closeDb(): Promise<void> {
   const current = pool;
   pool = undefined;
+  globalThis.removeEventListener("error", containWriteAfterClose);
   await current?.end({ timeout: 5 });
 }
 
