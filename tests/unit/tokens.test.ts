@@ -111,6 +111,23 @@ describe("verifyAccessToken", () => {
   });
 });
 
+describe("verifyAccessToken remembering verified tokens", () => {
+  it("still refuses a token it verified once, after the token expires", async () => {
+    const iat = now();
+    const jwt = await sign({ ...serviceClaims(), iat, exp: iat + 1 });
+    await expect(verifyAccessToken(jwt, secret)).resolves.toMatchObject({ sub: userId });
+    await new Promise((resolve) => setTimeout(resolve, (iat + 1 - Date.now() / 1000) * 1000 + 100));
+    await expectRejected(jwt);
+  });
+
+  it("does not accept under another secret a token it verified under this one", async () => {
+    const jwt = await sign(serviceClaims());
+    await expect(verifyAccessToken(jwt, secret)).resolves.toMatchObject({ sub: userId });
+    const otherSecret = new TextEncoder().encode("another-unit-test-secret-of-32-bytes!!!");
+    await expect(verifyAccessToken(jwt, otherSecret)).rejects.toBeInstanceOf(UnauthorizedError);
+  });
+});
+
 describe("jwtFromAuthorization", () => {
   const jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl";
 

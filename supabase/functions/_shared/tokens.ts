@@ -58,11 +58,33 @@ export function bearer(jwt: string): string {
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** How many verified tokens an isolate remembers per secret. */
+const verifiedTokensMax = 10_000;
+const verifiedTokens = new WeakMap<Uint8Array, Map<string, AccessClaims>>();
+
 /**
  * Verifies a compact JWT and returns its claims. Every failure, whatever jose
  * names it, becomes one `UnauthorizedError` so clients learn nothing more.
+ *
+ * A client sends the same token for up to two hours, so, as PostgREST does,
+ * a token that verified once is remembered (per secret, never past its `exp`)
+ * instead of running HMAC and the claim checks again on every request.
+ * Revocation does not depend on this: Postgres checks it on every request.
  */
 export async function verifyAccessToken(jwt: string, secret: Uint8Array): Promise<AccessClaims> {
+  let remembered = verifiedTokens.get(secret);
+  if (!remembered) verifiedTokens.set(secret, remembered = new Map());
+  const known = remembered.get(jwt);
+  if (known && known.exp > Date.now() / 1000) return known;
+  remembered.delete(jwt);
+  const claims = await verifyWithJose(jwt, secret);
+  // A Map iterates in insertion order, so the first key is the oldest entry.
+  if (remembered.size >= verifiedTokensMax) remembered.delete(remembered.keys().next().value ?? "");
+  remembered.set(jwt, claims);
+  return claims;
+}
+
+async function verifyWithJose(jwt: string, secret: Uint8Array): Promise<AccessClaims> {
   try {
     const { payload } = await jwtVerify(jwt, secret, {
       algorithms: [algorithm],
