@@ -1,8 +1,9 @@
 /**
  * The local stand-in for Supabase's functions relay: serves every function
- * under `/functions/v1/<name>[/<subpath>]` and hands it the request with the
- * path it would see on hosted Supabase (`/<name>[/<subpath>]`). It also serves
- * the API's documentation at `/openapi.json` and `/docs`.
+ * under `/functions/v1/<name>[/<subpath>]`. The request is handed over as it
+ * came: functions read only the path below their own name and the query, so
+ * they need no rewritten copy (which costs a body stream per request). It also
+ * serves the API's documentation at `/openapi.json` and `/docs`.
  */
 import type { Handler } from "../supabase/functions/_shared/endpoint.ts";
 import { serveApiDocs } from "./api-docs.ts";
@@ -30,13 +31,11 @@ function notFound(message: string): Response {
 /** A handler routing `/functions/v1/<name>` to the function called `name`. */
 export function createGateway(functions: Map<string, Handler>): Handler {
   return (req, info) => {
-    const url = new URL(req.url);
     const docs = serveApiDocs(req);
     if (docs) return docs;
-    const match = /^\/functions\/v1\/([^/]+)(\/.*)?$/.exec(url.pathname);
+    const match = /^\/functions\/v1\/([^/]+)(?:\/.*)?$/.exec(new URL(req.url).pathname);
     const handler = match ? functions.get(match[1]) : undefined;
-    if (!match || !handler) return Promise.resolve(notFound("Requested function was not found"));
-    url.pathname = `/${match[1]}${match[2] ?? ""}`;
-    return handler(new Request(url, req), info);
+    if (!handler) return Promise.resolve(notFound("Requested function was not found"));
+    return handler(req, info);
   };
 }
