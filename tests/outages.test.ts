@@ -5,6 +5,7 @@
  * 5 seconds. The bound is the issue's; the service's own budget under it is
  * postgres.js's connect_timeout of 3 seconds.
  */
+import type { TransactionSql } from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { authErrorEnvelope, notesErrorEnvelope } from "../supabase/functions/_shared/contract.ts";
 import { type ApiRequest, type ApiResponse, type RegisteredUser, registerUser, uniqueEmail } from "./support/api.ts";
@@ -102,31 +103,44 @@ describe("the database becoming unreachable", () => {
   });
 });
 
+/**
+ * Takes row locks in a transaction of its own and holds them: resolves once they are held, with a
+ * function that releases them and waits for that transaction to end.
+ */
+async function holdLocks(lock: (tx: TransactionSql) => Promise<unknown>): Promise<() => Promise<void>> {
+  let release = () => {};
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let holding = () => {};
+  const held = new Promise<void>((resolve) => (holding = resolve));
+  const holder = stack.sql.begin(async (tx) => {
+    await lock(tx);
+    holding();
+    await released;
+  });
+  await held;
+  return async () => {
+    release();
+    await holder;
+  };
+}
+
 function ok(path: string): number {
   return path === "/auth/register" || path === "/notes-create" ? 201 : 200;
 }
 
 describe("a statement timeout", () => {
   it("bounds a query that waits on a lock: the request answers 503 instead of hanging", async () => {
-    let release = () => {};
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let holding = () => {};
-    const held = new Promise<void>((resolve) => (holding = resolve));
-    const holder = stack.sql.begin(async (tx) => {
+    const release = await holdLocks(async (tx) => {
       await tx`select id from public.notes where id = ${noteId} for update`;
       await tx`select id from app.users where id = ${user.id} for update`;
-      holding();
-      await released;
     });
-    await held;
     try {
       const save = await stack.call("/notes-save", { token: user.accessToken, body: { id: noteId, content: "y" } });
       expectUnavailable(save, "notes");
       const reset = await stack.call("/auth/request-password-reset", { body: { email: user.email } });
       expectUnavailable(reset, "auth");
     } finally {
-      release();
-      await holder;
+      await release();
     }
     const save = await stack.call("/notes-save", { token: user.accessToken, body: { id: noteId, content: "y" } });
     expect(save.status, save.text).toBe(200);
@@ -150,22 +164,14 @@ describe("a transaction interrupted half-way", () => {
 
     // The request locks the user, takes a mail slot, then waits on the code row this test holds,
     // until its statement timeout aborts the transaction half-way.
-    let release = () => {};
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let holding = () => {};
-    const held = new Promise<void>((resolve) => (holding = resolve));
-    const holder = stack.sql.begin(async (tx) => {
+    const release = await holdLocks(async (tx) => {
       await tx`select 1 from app.password_reset_codes where user_id = ${victim.id} for update`;
-      holding();
-      await released;
     });
-    await held;
     try {
       const interrupted = await stack.call("/auth/request-password-reset", { body: { email: victim.email } });
       expectUnavailable(interrupted, "auth");
     } finally {
-      release();
-      await holder;
+      await release();
     }
     expect(await state()).toEqual(before);
   });
@@ -175,16 +181,9 @@ describe("a connection cut in the middle of a transaction", () => {
   it("answers 503, keeps the stack alive and leaves nothing half-written", async () => {
     const before = await stack.sql`select title, content, updated_at from public.notes where id = ${noteId}`;
     // The save's transaction waits on this lock, so the cut lands while it is open.
-    let release = () => {};
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let holding = () => {};
-    const held = new Promise<void>((resolve) => (holding = resolve));
-    const holder = stack.sql.begin(async (tx) => {
+    const release = await holdLocks(async (tx) => {
       await tx`select id from public.notes where id = ${noteId} for update`;
-      holding();
-      await released;
     });
-    await held;
     try {
       const save = stack.call("/notes-save", { token: user.accessToken, body: { id: noteId, content: "half" } });
       await new Promise((resolve) => setTimeout(resolve, 300));
@@ -192,8 +191,7 @@ describe("a connection cut in the middle of a transaction", () => {
       expectUnavailable(await save, "notes");
     } finally {
       proxy.restore();
-      release();
-      await holder;
+      await release();
     }
     // The same process answers again: the driver's late write on the closed socket did not end it.
     const fetched = await stack.call("/notes-fetch", { token: user.accessToken });
