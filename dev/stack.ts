@@ -1,14 +1,14 @@
 /**
  * `npm start`: the whole service on one machine. Starts the database (a
  * PostgreSQL from DATABASE_URL, or the embedded PGlite), applies the
- * migrations, serves every function on Supabase's URL layout and prints the
- * mail outbox.
+ * migrations, serves every function on Supabase's URL layout and drains the
+ * mail outbox (printing each mail, and sending it when a provider is configured).
  */
 import { ConfigError, loadConfig } from "../supabase/functions/_shared/config.ts";
-import { closeDb, db } from "../supabase/functions/_shared/db.ts";
+import { closeDb } from "../supabase/functions/_shared/db.ts";
 import { startEmbeddedPostgres } from "./embedded-postgres.ts";
 import { createGateway, loadFunctions } from "./gateway.ts";
-import { startMailPrinter } from "./mail-printer.ts";
+import { startLocalMail } from "./local-mail.ts";
 import { migrate, MigrationError } from "./migrate.ts";
 import { readStackSettings } from "./settings.ts";
 
@@ -54,7 +54,7 @@ async function main() {
   }
 
   const gateway = createGateway(await loadFunctions());
-  const stopMailPrinter = startMailPrinter(db());
+  const stopLocalMail = startLocalMail();
 
   const server = Deno.serve({
     hostname: "127.0.0.1",
@@ -74,7 +74,7 @@ async function main() {
 
   const shutdown = async () => {
     await server.shutdown();
-    await stopMailPrinter();
+    await stopLocalMail();
     await closeDb();
     await embedded?.stop();
     Deno.exit(0);

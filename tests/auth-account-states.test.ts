@@ -40,7 +40,8 @@ async function bcryptCallsOfLogin(sql: Sql, email: string, password: string): Pr
       return { crypt: calls("crypt"), genSalt: calls("gen_salt") };
     };
     const before = await counts();
-    await checkCredentials(tx, { email, password, bcryptCost: defaultBcryptCost });
+    const check = checkCredentials({ email, password, bcryptCost: defaultBcryptCost });
+    await tx.unsafe(check.text, check.values as string[]);
     const after = await counts();
     return { crypt: after.crypt - before.crypt, genSalt: after.genSalt - before.genSalt };
   }) as BcryptCalls;

@@ -7,7 +7,7 @@
  * @example
  * ```ts
  * const caller = await requireCaller(req);
- * const page = await withCallerTransaction(caller, (tx) => listNotes(tx, caller.sub, { limit: 10, offset: 0 }));
+ * const page = await withCallerTransaction(caller, listNotes(caller.sub, { limit: 10, offset: 0 }));
  * ```
  */
 import { getConfig } from "./config.ts";

@@ -32,6 +32,32 @@ export interface Config {
   statementTimeoutMs: number;
   /** Brute-force limits of login and of reset mails; see `SecurityLimits`. */
   limits: SecurityLimits;
+  /** The mail provider, or undefined when none is configured (the local stack only prints mails then). */
+  mail: MailProvider | undefined;
+}
+
+/** Resend's HTTPS API, the provider Supabase documents for sending mail from Edge Functions. */
+export interface MailProvider {
+  /** `RESEND_API_KEY`. */
+  apiKey: string;
+  /** `MAIL_FROM`: the sender, an address of a domain verified with Resend, e.g. `Notes <no-reply@example.com>`. */
+  from: string;
+  /** `RESEND_API_URL`: the API's base URL; tests point it at a local server. */
+  apiUrl: string;
+}
+
+export const defaultResendApiUrl = "https://api.resend.com";
+
+function mailProviderFrom(env: Env): MailProvider | undefined {
+  const apiKey = env.get("RESEND_API_KEY");
+  if (!apiKey) return undefined;
+  const from = env.get("MAIL_FROM");
+  if (!from) throw new ConfigError("RESEND_API_KEY is set but MAIL_FROM is not: mails need a sender address");
+  const apiUrl = env.get("RESEND_API_URL") || defaultResendApiUrl;
+  if (!URL.canParse(apiUrl) || !/^https?:$/.test(new URL(apiUrl).protocol)) {
+    throw new ConfigError(`RESEND_API_URL must be an http(s) URL, got "${apiUrl}"`);
+  }
+  return { apiKey, from, apiUrl: apiUrl.replace(/\/+$/, "") };
 }
 
 /**
@@ -145,6 +171,7 @@ export function loadConfig(env: Env): Config {
     bcryptCost: integerSetting(env, "BCRYPT_COST", 10, 4, 15),
     statementTimeoutMs: integerSetting(env, "DB_STATEMENT_TIMEOUT_MS", 5_000, 100, 600_000),
     limits: limitsFrom(env),
+    mail: mailProviderFrom(env),
   };
 }
 

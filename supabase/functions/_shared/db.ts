@@ -1,57 +1,71 @@
 /**
- * Database access through one postgres.js pool per isolate. Notes queries run
- * in `withCallerTransaction`, which takes on the caller's identity the way
- * PostgREST does, so row-level security decides what the caller can touch.
+ * Database access: one node-postgres pool per isolate in pipeline mode, and
+ * transactions whose statements are all written before any answer is read,
+ * so a whole transaction costs one round trip to Postgres however far away it
+ * is. Notes statements run in `withCallerTransaction`, which takes on the
+ * caller's identity the way PostgREST does, so row-level security decides what
+ * the caller can touch.
+ *
+ * Pooler-safe by construction: only unnamed statements (Parse, Bind, Execute
+ * and Sync travel together), no startup parameter beyond user, database and
+ * `application_name`, and the statement timeout is set inside each
+ * transaction. Supavisor and PgBouncer in transaction mode accept all of it.
  *
  * @example
  * ```ts
- * const rows = await withCallerTransaction(claims, (tx) => tx`select * from public.notes`);
+ * const note = await withCallerTransaction(caller, insertNote(caller.sub, body));
  * ```
  */
-import postgres from "postgres";
+// @ts-types="@types/pg"
+import pg from "pg";
 import { getConfig } from "./config.ts";
 import { ServiceUnavailableError, UnauthorizedError } from "./http-error.ts";
 
-export type Sql = postgres.Sql;
-export type TransactionSql = postgres.TransactionSql;
+/** One SQL statement with `$1`-style parameters. */
+export interface Statement {
+  readonly text: string;
+  readonly values?: readonly unknown[];
+}
 
-let pool: Sql | undefined;
+/** A statement and how its rows become the caller's result. */
+export interface Query<Row, Result> extends Statement {
+  read(rows: Row[]): Result;
+}
 
-/**
- * postgres.js 3.4 can throw from a timer when a connection closes while a
- * small write is queued (porsager/postgres#1154 and #1208; the fixes, #1168
- * and #1209, are not released). By then the statement has already been
- * rejected with CONNECTION_CLOSED, which the caller handles, so the write is
- * moot, but an exception thrown from a timer would end the whole isolate.
- * This contains exactly that error; any other uncaught error still ends it.
- */
-function containWriteAfterClose(event: ErrorEvent): void {
-  const { error } = event;
-  if (
-    error instanceof TypeError && error.message.includes("reading 'write'") &&
-    String(error.stack).includes("nextWrite")
-  ) {
-    event.preventDefault();
-    console.error(JSON.stringify({ level: "warn", event: "database connection closed during a write" }));
-  }
+let pool: pg.Pool | undefined;
+
+function createPool(): pg.Pool {
+  const { databaseUrl, dbPoolMax, statementTimeoutMs } = getConfig();
+  const created = new pg.Pool({
+    connectionString: databaseUrl,
+    application_name: "notes-service",
+    max: dbPoolMax,
+    idleTimeoutMillis: 30_000,
+    // Fail fast when the database is unreachable rather than letting requests hang.
+    connectionTimeoutMillis: 3_000,
+    // Each statement is sent without waiting for the answer to the one before.
+    pipeline: true,
+    // A backstop for a server that stops answering without closing the socket; the
+    // statement timeout, set in each transaction, normally fires first.
+    query_timeout: statementTimeoutMs + 1_000,
+    keepAlive: true,
+  });
+  // An idle connection that the server or a pooler closes is dropped and replaced on demand.
+  created.on("error", (error) => logDatabaseEvent("idle connection closed", error));
+  return created;
+}
+
+function logDatabaseEvent(event: string, error: unknown): void {
+  console.error(JSON.stringify({ level: "warn", event, error: errorName(error) }));
+}
+
+function errorName(error: unknown): string {
+  return pgErrorCode(error) ?? (error instanceof Error ? error.message : String(error));
 }
 
 /** The shared pool, created on first use. */
-export function db(): Sql {
-  if (!pool) {
-    globalThis.addEventListener("error", containWriteAfterClose);
-    const { databaseUrl, dbPoolMax, statementTimeoutMs } = getConfig();
-    pool = postgres(databaseUrl, {
-      // Supabase's transaction pooler cannot keep named prepared statements.
-      prepare: false,
-      max: dbPoolMax,
-      idle_timeout: 30,
-      // Fail fast when the database is unreachable rather than letting requests hang.
-      connect_timeout: 3,
-      connection: { application_name: "notes-service", statement_timeout: statementTimeoutMs },
-      onnotice: () => {},
-    });
-  }
+export function db(): pg.Pool {
+  pool ??= createPool();
   return pool;
 }
 
@@ -59,8 +73,57 @@ export function db(): Sql {
 export async function closeDb(): Promise<void> {
   const current = pool;
   pool = undefined;
-  globalThis.removeEventListener("error", containWriteAfterClose);
-  await current?.end({ timeout: 5 });
+  await current?.end();
+}
+
+/**
+ * Runs `statements` as one transaction and returns each one's rows. BEGIN,
+ * the statement timeout, the statements and COMMIT are written at once and
+ * Postgres runs them in order, so the transaction costs one round trip. When
+ * a statement fails, the ones after it fail with 25P02 and COMMIT rolls back;
+ * the first failure is the one thrown, so nothing is half-written.
+ */
+export async function runTransaction(statements: readonly Statement[]): Promise<unknown[][]> {
+  const { statementTimeoutMs } = getConfig();
+  const client = await connect();
+  // While checked out, a connection error reaches the pending statements; this keeps it from also
+  // being thrown as an unhandled 'error' event.
+  const onError = (error: unknown) => logDatabaseEvent("connection closed during a transaction", error);
+  client.on("error", onError);
+  let connectionBroken = false;
+  try {
+    const sent = [
+      client.query("begin"),
+      client.query("select set_config('statement_timeout', $1, true)", [String(statementTimeoutMs)]),
+      ...statements.map((statement) => client.query(statement.text, statement.values as unknown[])),
+      client.query("commit"),
+    ];
+    const settled = await Promise.allSettled(sent);
+    const failure = settled.find((result) => result.status === "rejected");
+    if (failure) {
+      connectionBroken = !isServerError(failure.reason);
+      throw unavailableOr(failure.reason);
+    }
+    return settled.slice(2, -1).map((result) => (result as PromiseFulfilledResult<pg.QueryResult>).value.rows);
+  } finally {
+    client.off("error", onError);
+    // A broken connection is destroyed rather than handed to the next request.
+    client.release(connectionBroken);
+  }
+}
+
+async function connect(): Promise<pg.PoolClient> {
+  try {
+    return await db().connect();
+  } catch (error) {
+    throw unavailableOr(error);
+  }
+}
+
+/** Runs one query in its own transaction, as the connection's own role (for the account tables). */
+export async function withServiceTransaction<Row, Result>(query: Query<Row, Result>): Promise<Result> {
+  const [rows] = await runTransaction([query]);
+  return query.read(rows as Row[]);
 }
 
 /** Claims as PostgREST hands them to Postgres in `request.jwt.claims`. */
@@ -74,72 +137,80 @@ export interface CallerClaims {
 const revokedCaller = "PT401";
 
 /**
- * Runs `work` in a transaction as role `authenticated` with the caller's JWT
+ * Runs `query` in a transaction as role `authenticated` with the caller's JWT
  * claims set locally, in one statement as PostgREST does, so `auth.uid()` and
  * the notes policies see the caller. The same statement checks in Postgres
  * that the caller still exists, is ACTIVE and holds a token of the account's
- * current version; if not, it fails before `work` runs and this throws a 401.
+ * current version; if not, `query` never takes effect and this throws a 401.
+ * All of it is one round trip.
  */
-export async function withCallerTransaction<T>(
+export async function withCallerTransaction<Row, Result>(
   claims: CallerClaims,
-  work: (tx: TransactionSql) => Promise<T>,
-): Promise<T> {
+  query: Query<Row, Result>,
+): Promise<Result> {
+  // The CTE holds volatile calls, so Postgres runs it (and sets the claims) before the check reads them.
+  const takeOnCaller: Statement = {
+    text: `with session as (
+             select set_config('role', 'authenticated', true),
+                    set_config('request.jwt.claims', $1, true)
+           )
+           select app.require_active_caller() from session`,
+    values: [JSON.stringify(claims)],
+  };
   try {
-    return await withDatabase((sql) =>
-      sql.begin(async (tx) => {
-        // The CTE holds volatile calls, so Postgres runs it (and sets the claims) before the check reads them.
-        // Executed now but not awaited: postgres.js sends the statements of one tick together, so this and
-        // the first statement of `work` travel in one round trip, and Postgres runs them in that order. If
-        // the check fails, `work`'s statement fails too (25P02) and sql.begin rethrows the check's error.
-        const session = tx`
-          with session as (
-            select set_config('role', 'authenticated', true),
-                   set_config('request.jwt.claims', ${JSON.stringify(claims)}, true)
-          )
-          select app.require_active_caller() from session`.execute();
-        const [, result] = await Promise.all([session, work(tx)]);
-        return result;
-      }) as Promise<T>
-    );
+    const [, rows] = await runTransaction([takeOnCaller, query]);
+    return query.read(rows as Row[]);
   } catch (error) {
     if (pgErrorCode(error) === revokedCaller) throw new UnauthorizedError("Invalid or expired access token");
     throw error;
   }
 }
 
-/** Runs `work` as the connection's own role, for the account tables. */
-export function withServiceTransaction<T>(work: (tx: TransactionSql) => Promise<T>): Promise<T> {
-  return withDatabase((sql) => sql.begin(work) as Promise<T>);
-}
-
-const unreachableCodes = new Set([
-  "CONNECT_TIMEOUT",
-  "CONNECTION_CLOSED",
-  "CONNECTION_ENDED",
-  "CONNECTION_DESTROYED",
-  "ECONNREFUSED",
-  "ECONNRESET",
-  "ETIMEDOUT",
-  "EPIPE",
+/** SQLSTATEs that mean the database is overloaded or going away, not that the statement is wrong. */
+const unavailableStates = new Set([
   "57014", // query_canceled: the statement timeout fired
   "57P01", // admin_shutdown
+  "57P03", // cannot_connect_now: the server is starting or stopping
   "53300", // too_many_connections
+  "08000", // connection_exception, and the pooler's own refusals below
+  "08003",
+  "08006",
 ]);
 
-/** True for errors that mean the database is unreachable or overloaded, not that the query is wrong. */
-export function isUnavailable(error: unknown): boolean {
-  const code = pgErrorCode(error);
-  return code !== undefined && unreachableCodes.has(code);
+/** An error that Postgres itself sent: the connection that carried it is still usable. */
+function isServerError(error: unknown): boolean {
+  return error instanceof pg.DatabaseError;
 }
 
-/** Runs `work` with the pool, turning an unreachable database into a 503. */
-export async function withDatabase<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
-  try {
-    return await work(db());
-  } catch (error) {
-    if (isUnavailable(error)) throw new ServiceUnavailableError();
-    throw error;
-  }
+/** How Node and node-postgres report a connection that failed, closed or stopped answering. */
+const connectionFailureCodes = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "EHOSTUNREACH"]);
+const connectionFailureMessages = [
+  "Connection terminated", // closed by the server, a pooler or the network, or the connect timeout
+  "timeout exceeded when trying to connect", // the pool found no connection within its timeout
+  "Query read timeout", // the query_timeout backstop
+  "not queryable", // a connection that already failed
+];
+
+/** True for errors that mean the database is unreachable or overloaded, not that the statement is wrong. */
+export function isUnavailable(error: unknown): boolean {
+  if (isServerError(error)) return unavailableStates.has(pgErrorCode(error) ?? "");
+  if (!(error instanceof Error)) return false;
+  return connectionFailureCodes.has(pgErrorCode(error) ?? "") ||
+    connectionFailureMessages.some((message) => error.message.includes(message));
+}
+
+function unavailableOr(error: unknown): unknown {
+  return isUnavailable(error) ? new ServiceUnavailableError({ cause: error }) : error;
+}
+
+/** True when `error` is Postgres refusing a duplicate key (unique_violation). */
+export function isUniqueViolation(error: unknown): boolean {
+  return pgErrorCode(error) === "23505";
+}
+
+/** True when `error` is Postgres refusing a row because check constraint `constraint` fails. */
+export function violatesCheck(error: unknown, constraint: string): boolean {
+  return pgErrorCode(error) === "23514" && error instanceof pg.DatabaseError && error.constraint === constraint;
 }
 
 /** The Postgres error code of a driver error, if it has one. */

@@ -12,8 +12,9 @@ export class HttpError extends Error {
     readonly status: number,
     message: string,
     readonly headers: Record<string, string> = {},
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
     this.name = "HttpError";
   }
 }
@@ -44,8 +45,8 @@ export class MethodNotAllowedError extends HttpError {
 
 /** 503: the database could not be reached in time; the client may retry. */
 export class ServiceUnavailableError extends HttpError {
-  constructor() {
-    super(503, "Service temporarily unavailable", { "Retry-After": "5" });
+  constructor(options?: ErrorOptions) {
+    super(503, "Service temporarily unavailable", { "Retry-After": "5" }, options);
     this.name = "ServiceUnavailableError";
   }
 }

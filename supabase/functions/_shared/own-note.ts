@@ -6,28 +6,29 @@
  *
  * @example
  * ```ts
- * const id = await withOwnNote(caller, query.id, (tx, noteId) => deleteNote(tx, caller.sub, noteId));
+ * const id = await withOwnNote(caller, query.id, (noteId) => deleteNote(caller.sub, noteId));
  * ```
  */
 import { z } from "zod";
 import type { Caller } from "./caller.ts";
-import { type TransactionSql, withCallerTransaction } from "./db.ts";
+import { type Query, withCallerTransaction } from "./db.ts";
 import { HttpError } from "./http-error.ts";
 
 // Any 8-4-4-4-12 hex string, as Postgres's uuid type reads it in its usual form.
 const noteId = z.guid();
 
 /**
- * Runs `work` for note `id` in the caller's transaction and returns its result.
- * Throws a 404 when `work` finds nothing, or at once when `id` is not a uuid:
- * such an id names no note, and sending it would only make Postgres fail the cast.
+ * Runs the query that `queryFor` builds for note `id` in the caller's
+ * transaction and returns its result. Throws a 404 when it finds nothing, or
+ * at once when `id` is not a uuid: such an id names no note, and sending it
+ * would only make Postgres fail the cast.
  */
-export async function withOwnNote<T>(
+export async function withOwnNote<Row, T>(
   caller: Caller,
   id: string,
-  work: (tx: TransactionSql, id: string) => Promise<T | undefined>,
+  queryFor: (id: string) => Query<Row, T | undefined>,
 ): Promise<T> {
-  const found = noteId.safeParse(id).success ? await withCallerTransaction(caller, (tx) => work(tx, id)) : undefined;
+  const found = noteId.safeParse(id).success ? await withCallerTransaction(caller, queryFor(id)) : undefined;
   if (found === undefined) throw new HttpError(404, "Note not found");
   return found;
 }

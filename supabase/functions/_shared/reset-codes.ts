@@ -18,9 +18,8 @@ export function generateResetCode(): string {
 }
 
 /** The mail that carries a code to its user. */
-export function resetCodeMail(recipient: string, code: string) {
+export function resetCodeMail(code: string) {
   return {
-    recipient,
     subject: "Your password reset code",
     body: `Your password reset code is ${code}. It expires in ${resetCodePolicy.ttlMinutes} minutes.`,
   };

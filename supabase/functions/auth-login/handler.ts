@@ -1,12 +1,12 @@
 import { clientAddress } from "../_shared/client-address.ts";
 import { getConfig } from "../_shared/config.ts";
 import { loginBody } from "../_shared/contract.ts";
-import { withDatabase } from "../_shared/db.ts";
+import { withServiceTransaction } from "../_shared/db.ts";
 import { defineEndpoint } from "../_shared/endpoint.ts";
 import { authSuccess } from "../_shared/envelopes.ts";
 import { HttpError, TooManyRequestsError, UnauthorizedError } from "../_shared/http-error.ts";
 import { checkCredentials } from "../_shared/queries/accounts.ts";
-import { clearLoginFailures, reserveLoginAttempt } from "../_shared/queries/login-throttle.ts";
+import { reserveLoginAttempt } from "../_shared/queries/login-throttle.ts";
 import { readJsonBody } from "../_shared/request.ts";
 import { sessionFor } from "../_shared/session.ts";
 
@@ -25,14 +25,14 @@ export const handler = defineEndpoint({
     const { email, password } = await readJsonBody(req, loginBody);
     const { bcryptCost, jwtSecret, limits } = getConfig();
     const address = clientAddress(req, info, limits.trustProxy);
-    // Counted before the password is checked, so a locked email stays locked even for the right password.
-    const retryAfter = await withDatabase((sql) => reserveLoginAttempt(sql, { email, address, limits }));
+    // Counted and committed before the password is checked, so concurrent guesses each see the others.
+    const retryAfter = await withServiceTransaction(reserveLoginAttempt({ email, address, limits }));
     if (retryAfter > 0) throw new TooManyRequestsError(tooManyAttempts, retryAfter);
-    const match = await withDatabase((sql) => checkCredentials(sql, { email, password, bcryptCost }));
+    // A match on an ACTIVE account also clears the email's failures, in the same statement.
+    const match = await withServiceTransaction(checkCredentials({ email, password, bcryptCost }));
     if (!match?.passwordMatches) throw new UnauthorizedError(invalidCredentials);
     // Checked only after the password, so a wrong guess cannot learn the account's status.
     if (match.account.user.status === "SUSPENDED") throw new HttpError(403, "Account is suspended");
-    await withDatabase((sql) => clearLoginFailures(sql, email));
     return authSuccess(200, "Login successful", await sessionFor(match.account, jwtSecret));
   },
 });

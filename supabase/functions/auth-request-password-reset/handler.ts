@@ -2,9 +2,9 @@ import { getConfig } from "../_shared/config.ts";
 import { requestPasswordResetBody } from "../_shared/contract.ts";
 import { withServiceTransaction } from "../_shared/db.ts";
 import { defineEndpoint } from "../_shared/endpoint.ts";
+import { dispatchAfterResponse } from "../_shared/mail/dispatch.ts";
 import { authSuccess } from "../_shared/envelopes.ts";
-import { lockUserByEmail, queueMail, replaceResetCode } from "../_shared/queries/accounts.ts";
-import { takeResetMailSlot } from "../_shared/queries/reset-mail-quota.ts";
+import { requestPasswordReset } from "../_shared/queries/accounts.ts";
 import { readJsonBody } from "../_shared/request.ts";
 import { generateResetCode, resetCodeMail, resetCodePolicy } from "../_shared/reset-codes.ts";
 
@@ -23,16 +23,19 @@ export const handler = defineEndpoint({
   handle: async (req) => {
     const { email } = await readJsonBody(req, requestPasswordResetBody);
     const { limits } = getConfig();
-    await withServiceTransaction(async (tx) => {
-      const user = await lockUserByEmail(tx, email);
-      if (!user) return;
-      // Over quota the old code stays: a code nobody was sent would only lock its owner out.
-      if (!(await takeResetMailSlot(tx, { userId: user.id, limits }))) return;
-      const code = generateResetCode();
-      // Code and mail commit together: no mail for a code that was not stored, and no code without its mail.
-      await replaceResetCode(tx, { userId: user.id, code, ...resetCodePolicy });
-      await queueMail(tx, resetCodeMail(user.email, code));
-    });
+    const code = generateResetCode();
+    // One statement, for a known email or not: the code is stored and mailed only for an account
+    // whose reset-mail quota allows it.
+    await withServiceTransaction(requestPasswordReset({
+      email,
+      code,
+      ...resetCodePolicy,
+      minIntervalSeconds: limits.resetMailMinIntervalSeconds,
+      mailsPerHour: limits.resetMailsPerHour,
+      mail: resetCodeMail(code),
+    }));
+    // Called for known and unknown emails alike, and it runs after the answer is sent.
+    dispatchAfterResponse();
     return authSuccess(200, resetRequestedMessage, {});
   },
 });

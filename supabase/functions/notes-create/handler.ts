@@ -14,7 +14,7 @@ export const handler = defineEndpoint({
   handle: async (req) => {
     const caller = await requireCaller(req);
     const body = await readJsonBody(req, createNoteBody);
-    const note = await withCallerTransaction(caller, (tx) => insertNote(tx, caller.sub, body));
+    const note = await withCallerTransaction(caller, insertNote(caller.sub, body));
     return notesSuccess(201, "Note created successfully", note);
   },
 });

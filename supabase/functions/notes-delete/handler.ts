@@ -14,7 +14,7 @@ export const handler = defineEndpoint({
   handle: async (req) => {
     const caller = await requireCaller(req);
     const query = readQuery(req, deleteNoteQuery);
-    const id = await withOwnNote(caller, query.id, (tx, noteId) => deleteNote(tx, caller.sub, noteId));
+    const id = await withOwnNote(caller, query.id, (noteId) => deleteNote(caller.sub, noteId));
     const data: DeletedNote = { id };
     return notesSuccess(200, "Note deleted successfully", data);
   },

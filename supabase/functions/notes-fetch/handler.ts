@@ -14,7 +14,7 @@ export const handler = defineEndpoint({
   handle: async (req) => {
     const caller = await requireCaller(req);
     const { limit, offset } = readQuery(req, listNotesQuery);
-    const { notes, total } = await withCallerTransaction(caller, (tx) => listNotes(tx, caller.sub, { limit, offset }));
+    const { notes, total } = await withCallerTransaction(caller, listNotes(caller.sub, { limit, offset }));
     const data: NoteList = {
       notes,
       pagination: { total, limit, offset, hasMore: offset + notes.length < total },

@@ -1,20 +1,12 @@
 import { requireCaller } from "../_shared/caller.ts";
 import { saveNoteBody, titleOrContentRequired } from "../_shared/contract.ts";
-import { pgErrorCode } from "../_shared/db.ts";
+import { violatesCheck } from "../_shared/db.ts";
 import { defineEndpoint } from "../_shared/endpoint.ts";
 import { notesSuccess } from "../_shared/envelopes.ts";
 import { BadRequestError } from "../_shared/http-error.ts";
 import { withOwnNote } from "../_shared/own-note.ts";
 import { updateNote } from "../_shared/queries/notes.ts";
 import { readJsonBody } from "../_shared/request.ts";
-
-const checkViolation = "23514";
-
-/** True when the update would leave the note with neither title nor content. */
-function emptiesNote(error: unknown): boolean {
-  return pgErrorCode(error) === checkViolation &&
-    (error as { constraint_name?: unknown }).constraint_name === "notes_title_or_content";
-}
 
 /** `POST /notes-save`: changes the given fields of one of the caller's notes. */
 export const handler = defineEndpoint({
@@ -25,9 +17,9 @@ export const handler = defineEndpoint({
     const caller = await requireCaller(req);
     const { id, ...changes } = await readJsonBody(req, saveNoteBody);
     // Only the stored note knows whether the result would be empty, so its check constraint decides.
-    const note = await withOwnNote(caller, id, (tx, noteId) => updateNote(tx, caller.sub, noteId, changes))
+    const note = await withOwnNote(caller, id, (noteId) => updateNote(caller.sub, noteId, changes))
       .catch((error) => {
-        if (emptiesNote(error)) throw new BadRequestError(titleOrContentRequired);
+        if (violatesCheck(error, "notes_title_or_content")) throw new BadRequestError(titleOrContentRequired);
         throw error;
       });
     return notesSuccess(200, "Note saved successfully", note);

@@ -7,28 +7,30 @@
  * locked only for that one short statement, not for the bcrypt check.
  */
 import type { SecurityLimits } from "../config.ts";
-import type { Sql } from "../db.ts";
+import type { Query } from "../db.ts";
 
 /**
- * Counts one login attempt against `email` and `address` and returns how many
+ * Counts one login attempt against `email` and `address` and reads how many
  * seconds until every exceeded limit has lifted, or 0 when the attempt may go on.
+ * Run it in a transaction of its own, so the attempt commits before bcrypt runs.
  */
-export async function reserveLoginAttempt(
-  sql: Sql,
+export function reserveLoginAttempt(
   input: { email: string; address: string; limits: SecurityLimits },
-): Promise<number> {
+): Query<{ retry_after: number }, number> {
   const { email, address, limits } = input;
-  // Both limits count every attempt, so each is called in the FROM clause rather than short-circuited.
-  const [row] = await sql<{ retry_after: number }[]>`
-    select greatest(by_email, by_address) as retry_after
-    from app.count_login_attempt('email', ${email}, ${limits.loginEmailWindowSeconds},
-                                 ${limits.loginMaxFailuresPerEmail}) as by_email,
-         app.count_login_attempt('address', ${address}, ${limits.loginAddressWindowSeconds},
-                                 ${limits.loginMaxAttemptsPerAddress}) as by_address`;
-  return row.retry_after;
-}
-
-/** A successful login wipes the email's count, so its owner starts afresh. */
-export async function clearLoginFailures(sql: Sql, email: string): Promise<void> {
-  await sql`delete from app.login_throttle where scope = 'email' and key = ${email}`;
+  return {
+    // Both limits count every attempt, so each is called in the FROM clause rather than short-circuited.
+    text: `select greatest(by_email, by_address) as retry_after
+           from app.count_login_attempt('email', $1, $3, $4) as by_email,
+                app.count_login_attempt('address', $2, $5, $6) as by_address`,
+    values: [
+      email,
+      address,
+      limits.loginEmailWindowSeconds,
+      limits.loginMaxFailuresPerEmail,
+      limits.loginAddressWindowSeconds,
+      limits.loginMaxAttemptsPerAddress,
+    ],
+    read: ([row]) => row.retry_after,
+  };
 }

@@ -1,17 +1,17 @@
 /**
- * SQL of `public.notes`. Every function here runs inside
- * `withCallerTransaction`, so row-level security limits each statement to the
- * caller's rows. The statements also name the owner, which lets the planner
- * use the owner index directly; the policies, not these filters, are what
- * keep one user out of another's notes.
+ * SQL of `public.notes`, one statement per operation. Each runs inside
+ * `withCallerTransaction`, so row-level security limits it to the caller's
+ * rows. The statements also name the owner, which lets the planner use the
+ * owner index directly; the policies, not these filters, are what keep one
+ * user out of another's notes.
  *
  * @example
  * ```ts
- * const note = await withCallerTransaction(caller, (tx) => insertNote(tx, caller.sub, body));
+ * const note = await withCallerTransaction(caller, insertNote(caller.sub, body));
  * ```
  */
 import type { CreateNoteBody, Note, SaveNoteBody } from "../contract.ts";
-import type { TransactionSql } from "../db.ts";
+import type { Query } from "../db.ts";
 
 interface NoteRow {
   id: string;
@@ -39,12 +39,14 @@ export function toNote(row: NoteRow): Note {
 }
 
 /** Inserts a note owned by `owner`; an omitted title or content is stored as "". */
-export async function insertNote(tx: TransactionSql, owner: string, input: CreateNoteBody): Promise<Note> {
-  const [row] = await tx<NoteRow[]>`
-    insert into public.notes (created_by, title, content, status)
-    values (${owner}, ${input.title ?? ""}, ${input.content ?? ""}, ${input.status})
-    returning ${tx.unsafe(noteColumns)}`;
-  return toNote(row);
+export function insertNote(owner: string, input: CreateNoteBody): Query<NoteRow, Note> {
+  return {
+    text: `insert into public.notes (created_by, title, content, status)
+           values ($1, $2, $3, $4)
+           returning ${noteColumns}`,
+    values: [owner, input.title ?? "", input.content ?? "", input.status],
+    read: ([row]) => toNote(row),
+  };
 }
 
 /** One page of a listing and the count of all the owner's notes. */
@@ -60,62 +62,61 @@ const pageColumns = noteColumns.split(", ").map((column) => `note.${column}`).jo
  * The owner's notes newest first (`created_at` desc, then `id` desc), `limit`
  * of them after skipping `offset`, with the total in the same statement.
  *
- * The plan this shape gets (checked by `npm run bench` on a million notes):
- * the page's keys come from an index-only scan of `notes_owner_recent_idx`, so
- * the rows skipped by a deep offset cost no heap reads; each of the at most
- * `limit` notes is then fetched by primary key in a nested loop that keeps the
- * index's order, so nothing is sorted. The total is an index-only count over
- * the same index: cost grows with the owner's notes (about 2 to 10 ms for
- * 20,000), never with the table.
+ * The total is the owner's counter (`app.caller_note_count()`, kept exact by
+ * triggers), so it costs the same at 10 notes or a million. The page's keys
+ * come from an index-only scan of `notes_owner_recent_idx`, so the rows
+ * skipped by a deep offset cost no heap reads; each of the at most `limit`
+ * notes is then fetched by primary key in a nested loop that keeps the index's
+ * order, so nothing is sorted (`npm run bench` checks this plan). The left
+ * join keeps one row for the total when the page is empty.
  */
-export async function listNotes(
-  tx: TransactionSql,
-  owner: string,
-  page: { limit: number; offset: number },
-): Promise<NotePage> {
-  const rows = await tx<(NoteRow & { total: number })[]>`
-    select (select count(*)::int from public.notes where created_by = ${owner}) as total,
-           ${tx.unsafe(pageColumns)}
-    from (
-      select id, created_at
-      from public.notes
-      where created_by = ${owner}
-      order by created_at desc, id desc
-      limit ${page.limit} offset ${page.offset}
-    ) as page
-    join public.notes as note on note.id = page.id
-    order by page.created_at desc, page.id desc`;
-  if (rows.length > 0 || page.offset === 0) return { total: rows[0]?.total ?? 0, notes: rows.map(toNote) };
-  // A page beyond the end has no row to carry the total, so only then is it counted on its own.
-  const [counted] = await tx<{ total: number }[]>`
-    select count(*)::int as total from public.notes where created_by = ${owner}`;
-  return { total: counted.total, notes: [] };
+export function listNotes(owner: string, page: { limit: number; offset: number }): Query<
+  Partial<NoteRow> & { total: number },
+  NotePage
+> {
+  return {
+    text: `select counted.total, ${pageColumns}
+           from (select app.caller_note_count() as total) as counted
+           left join (
+             select id, created_at
+             from public.notes
+             where created_by = $1
+             order by created_at desc, id desc
+             limit $2 offset $3
+           ) as page on true
+           left join public.notes as note on note.id = page.id
+           order by page.created_at desc, page.id desc`,
+    values: [owner, page.limit, page.offset],
+    read: (rows) => ({
+      total: rows[0].total,
+      notes: rows.filter((row) => row.id !== null).map((row) => toNote(row as NoteRow)),
+    }),
+  };
 }
 
 /** The changes of `POST /notes-save`: each field given replaces the stored one. */
 export type NoteChanges = Omit<SaveNoteBody, "id">;
 
 /** Applies `changes` to the owner's note `id`; undefined when the caller has no such note. */
-export async function updateNote(
-  tx: TransactionSql,
-  owner: string,
-  id: string,
-  changes: NoteChanges,
-): Promise<Note | undefined> {
-  // postgres.js refuses undefined parameters; null keeps the stored value.
-  const [row] = await tx<NoteRow[]>`
-    update public.notes
-    set title = coalesce(${changes.title ?? null}, title),
-        content = coalesce(${changes.content ?? null}, content),
-        status = coalesce(${changes.status ?? null}, status)
-    where id = ${id} and created_by = ${owner}
-    returning ${tx.unsafe(noteColumns)}`;
-  return row ? toNote(row) : undefined;
+export function updateNote(owner: string, id: string, changes: NoteChanges): Query<NoteRow, Note | undefined> {
+  return {
+    // null keeps the stored value.
+    text: `update public.notes
+           set title = coalesce($3, title),
+               content = coalesce($4, content),
+               status = coalesce($5, status)
+           where id = $1 and created_by = $2
+           returning ${noteColumns}`,
+    values: [id, owner, changes.title ?? null, changes.content ?? null, changes.status ?? null],
+    read: ([row]) => row ? toNote(row) : undefined,
+  };
 }
 
 /** Deletes the owner's note `id` and returns its id; undefined when the caller has no such note. */
-export async function deleteNote(tx: TransactionSql, owner: string, id: string): Promise<string | undefined> {
-  const [row] = await tx<{ id: string }[]>`
-    delete from public.notes where id = ${id} and created_by = ${owner} returning id`;
-  return row?.id;
+export function deleteNote(owner: string, id: string): Query<{ id: string }, string | undefined> {
+  return {
+    text: "delete from public.notes where id = $1 and created_by = $2 returning id",
+    values: [id, owner],
+    read: ([row]) => row?.id,
+  };
 }

@@ -1,0 +1,88 @@
+/**
+ * Drains the mail outbox: claims the due mails, delivers each, and records
+ * what happened, so a mail is sent once, retried with backoff while its
+ * delivery fails, and given up after `maxDeliveryAttempts`. Run by the
+ * `mail-dispatch` function (called by Supabase Cron every minute), in the
+ * background after a reset request, and by the local stack's mail loop.
+ *
+ * @example
+ * ```ts
+ * const outcome = await dispatchDueMail((mail) => sendWithResend(provider, mail));
+ * ```
+ */
+import { getConfig } from "../config.ts";
+import { runTransaction, type Statement, withServiceTransaction } from "../db.ts";
+import { claimDueMails, markSent, maxDeliveryAttempts, type OutboxMail, recordFailure } from "./outbox.ts";
+import { sendWithResend } from "./resend.ts";
+
+/** Delivers one mail, or throws. */
+export type DeliverMail = (mail: OutboxMail) => Promise<void>;
+
+/** What one drain did. */
+export interface DispatchOutcome {
+  sent: number;
+  /** Failed this time; due again after the backoff. */
+  retrying: number;
+  /** Failed for the last allowed time; given up. */
+  failed: number;
+}
+
+/** Claims up to `batchSize` due mails, delivers them concurrently and records each outcome. */
+export async function dispatchDueMail(deliver: DeliverMail, batchSize = 20): Promise<DispatchOutcome> {
+  const mails = await withServiceTransaction(claimDueMails(batchSize));
+  const outcome: DispatchOutcome = { sent: 0, retrying: 0, failed: 0 };
+  if (mails.length === 0) return outcome;
+  const results = await Promise.allSettled(mails.map((mail) => deliver(mail)));
+  const sentIds: string[] = [];
+  const failures: Statement[] = [];
+  results.forEach((result, index) => {
+    const mail = mails[index];
+    if (result.status === "fulfilled") {
+      sentIds.push(mail.id);
+      outcome.sent++;
+      return;
+    }
+    const error = result.reason instanceof Error ? result.reason.message : String(result.reason);
+    const givenUp = mail.attempts >= maxDeliveryAttempts;
+    if (givenUp) outcome.failed++;
+    else outcome.retrying++;
+    failures.push(recordFailure(mail.id, error));
+    // The mail's id and attempt say which one; its recipient and body, which carry a code, stay out of logs.
+    console.error(JSON.stringify({
+      level: givenUp ? "error" : "warn",
+      event: givenUp ? "mail given up" : "mail delivery failed; will retry",
+      mailId: mail.id,
+      attempt: mail.attempts,
+      error,
+    }));
+  });
+  await runTransaction([...(sentIds.length > 0 ? [markSent(sentIds)] : []), ...failures]);
+  return outcome;
+}
+
+/** The hosted delivery: through the configured provider, or undefined when none is configured. */
+export function providerDelivery(): DeliverMail | undefined {
+  const provider = getConfig().mail;
+  return provider && ((mail) => sendWithResend(provider, mail));
+}
+
+interface EdgeRuntimeGlobal {
+  EdgeRuntime?: { waitUntil(promise: Promise<unknown>): void };
+}
+
+/**
+ * On Supabase's edge runtime, drains the outbox after the response has been
+ * sent (`EdgeRuntime.waitUntil`), so a mail goes out within moments without
+ * delaying the answer. Elsewhere (the local stack, whose mail loop drains the
+ * outbox) and without a provider it does nothing.
+ */
+export function dispatchAfterResponse(): void {
+  const edgeRuntime = (globalThis as EdgeRuntimeGlobal).EdgeRuntime;
+  const deliver = providerDelivery();
+  if (!edgeRuntime || !deliver) return;
+  edgeRuntime.waitUntil(
+    dispatchDueMail(deliver).catch((error) =>
+      console.error(JSON.stringify({ level: "warn", event: "mail dispatch failed", error: String(error) }))
+    ),
+  );
+}
