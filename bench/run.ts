@@ -33,11 +33,12 @@ import {
 import { loadFixtures } from "./fixtures.ts";
 import { drive, summarize } from "./load.ts";
 import { checkListPlan, type PlanCheck } from "./plans.ts";
-import { startDeno } from "./processes.ts";
+import { startDeno } from "../dev/processes.ts";
 import { compare, type Comparison, loadTable, markdownTable, plainTable, writeResults } from "./report.ts";
 import { buildScenarios, type Scenario, type ScenarioFixtures } from "./scenarios.ts";
 import { seedNotes, seedPlan } from "./seed.ts";
-import { bundleSize, coldStart, functionNames, probeFor } from "./startup.ts";
+import { functionNames } from "../dev/functions.ts";
+import { bundleSize, coldStart, probeFor } from "./startup.ts";
 
 const seconds = Number(Deno.env.get("BENCH_SECONDS") || 10);
 const settings = {

@@ -10,18 +10,8 @@
  * const startup = await coldStart("notes-fetch", env, probeFor("notes-fetch", fixtures));
  * ```
  */
-import { startDeno } from "./processes.ts";
-
-const functionsDir = new URL("../supabase/functions/", import.meta.url);
-
-/** The deployable functions: every folder of supabase/functions not starting with `_`. */
-export async function functionNames(): Promise<string[]> {
-  const names: string[] = [];
-  for await (const entry of Deno.readDir(functionsDir)) {
-    if (entry.isDirectory && !entry.name.startsWith("_")) names.push(entry.name);
-  }
-  return names.sort();
-}
+import { functionsDir } from "../dev/functions.ts";
+import { startDeno } from "../dev/processes.ts";
 
 /** The first request a cold function answers: its own method, path and credentials. */
 export interface Probe {

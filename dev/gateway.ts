@@ -7,17 +7,12 @@
  */
 import type { Handler } from "../supabase/functions/_shared/endpoint.ts";
 import { serveApiDocs } from "./api-docs.ts";
+import { functionNames, functionsDir } from "./functions.ts";
 
-const functionsDir = new URL("../supabase/functions/", import.meta.url);
-
-/** Imports the handler of every function folder (those not starting with `_`). */
+/** Imports the handler of every function. */
 export async function loadFunctions(): Promise<Map<string, Handler>> {
-  const names: string[] = [];
-  for await (const entry of Deno.readDir(functionsDir)) {
-    if (entry.isDirectory && !entry.name.startsWith("_")) names.push(entry.name);
-  }
   const handlers = new Map<string, Handler>();
-  for (const name of names.sort()) {
+  for (const name of await functionNames()) {
     const module: { handler: Handler } = await import(new URL(`${name}/handler.ts`, functionsDir).href);
     handlers.set(name, module.handler);
   }

@@ -1,8 +1,8 @@
 /**
- * Child Deno processes of the benchmark (the floor server, the functions for
- * their cold start): spawned with the running Deno binary, ready once their
- * output says so, and drained afterwards so a chatty child never blocks on a
- * full pipe.
+ * Child Deno processes (the bench's floor server, functions booted alone for
+ * their cold start or the deploy check): spawned with the running Deno
+ * binary, ready once their output says so, and drained afterwards so a chatty
+ * child never blocks on a full pipe.
  *
  * @example
  * ```ts
@@ -21,15 +21,24 @@ export interface DenoChild {
 
 const keptOutputChars = 16_384;
 
-/** Runs `deno run -A <script>` with `env` added and waits until its output matches `ready`. */
+/** How a child is run besides its script and environment. */
+export interface DenoRunOptions {
+  /** Flags of `deno run` before the script; all permissions by default. */
+  flags?: string[];
+  cwd?: string;
+  timeoutMs?: number;
+}
+
+/** Runs `deno run <flags> <script>` with `env` added and waits until its output matches `ready`. */
 export async function startDeno(
   script: string,
   env: Record<string, string>,
   ready: RegExp,
-  timeoutMs = 60_000,
+  { flags = ["--allow-all"], cwd, timeoutMs = 60_000 }: DenoRunOptions = {},
 ): Promise<DenoChild> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-all", script],
+    args: ["run", ...flags, script],
+    cwd,
     env,
     stdin: "null",
     stdout: "piped",

@@ -1,0 +1,368 @@
+/**
+ * Checks every Edge Function the way `supabase functions deploy --use-api`
+ * ships it, and then runs it there:
+ *
+ * 1. supabase/config.toml has a `[functions.<name>]` block for each function
+ *    folder (and none for a missing one), with `verify_jwt = false`, the
+ *    folder's `index.ts` as entrypoint and the functions' own import map,
+ *    `supabase/functions/deno.json`, which holds `imports` only (no
+ *    `nodeModulesDir`: the upload never includes `node_modules`).
+ * 2. Each function's import graph stays inside `supabase/functions/`: relative
+ *    `.ts` imports, `node:` built-ins, and bare names the map sends to `npm:`.
+ * 3. Exactly what the CLI uploads (the import map and the files the
+ *    entrypoints reach; supabase/cli `pkg/function/deploy.go`, `writeForm` and
+ *    `WalkImportPaths`) is copied to an empty folder. There, with an empty Deno
+ *    cache and no `node_modules`, every entrypoint is type-checked and bundled,
+ *    then booted with plain `deno run` (network and environment only, as the
+ *    edge runtime grants) and made to answer a request that reaches the
+ *    database: PostgreSQL from DATABASE_URL, else a fresh embedded PGlite.
+ *
+ * Usage: `npm run check:deploy`; exits 1 and lists every problem found.
+ */
+import { parse } from "smol-toml";
+import { startEmbeddedPostgres } from "../dev/embedded-postgres.ts";
+import { functionNames, functionsDir } from "../dev/functions.ts";
+import { migrate } from "../dev/migrate.ts";
+import { startDeno } from "../dev/processes.ts";
+
+const repoRoot = new URL("../", import.meta.url);
+const supabaseDir = new URL("supabase/", repoRoot);
+const expectedImportMap = new URL("supabase/functions/deno.json", repoRoot);
+
+interface FunctionBlock {
+  verify_jwt?: unknown;
+  entrypoint?: unknown;
+  import_map?: unknown;
+}
+
+interface ModuleInfo {
+  specifier: string;
+  kind?: string;
+  error?: string;
+  dependencies?: { specifier: string; code?: { specifier?: string }; type?: { specifier?: string } }[];
+}
+
+/** Problems with the config.toml blocks; config paths are relative to supabase/, as the CLI reads them. */
+function checkConfig(names: string[], blocks: Record<string, FunctionBlock>): string[] {
+  const problems: string[] = [];
+  for (const name of names) {
+    const block = blocks[name];
+    if (!block) {
+      problems.push(`${name}: no [functions.${name}] block in supabase/config.toml`);
+      continue;
+    }
+    if (block.verify_jwt !== false) {
+      problems.push(`${name}: verify_jwt must be false (the function checks its own tokens)`);
+    }
+    const entrypoint = typeof block.entrypoint === "string" ? new URL(block.entrypoint, supabaseDir).href : undefined;
+    if (entrypoint !== new URL(`${name}/index.ts`, functionsDir).href) {
+      problems.push(`${name}: entrypoint must be ./functions/${name}/index.ts`);
+    }
+    if (importMapOf(block) !== expectedImportMap.href) {
+      problems.push(`${name}: import_map must be the functions' own "./functions/deno.json"`);
+    }
+  }
+  for (const name of Object.keys(blocks)) {
+    if (!names.includes(name)) {
+      problems.push(`${name}: config.toml has a block but supabase/functions/${name} is missing`);
+    }
+  }
+  return problems;
+}
+
+function importMapOf(block: FunctionBlock | undefined): string | undefined {
+  return typeof block?.import_map === "string" ? new URL(block.import_map, supabaseDir).href : undefined;
+}
+
+/** Problems with the import map itself: what the upload carries must resolve without node_modules. */
+function checkImportMap(path: string, map: Record<string, unknown>): string[] {
+  const extra = Object.keys(map).filter((key) => key !== "imports");
+  return extra.length > 0 ? [`${path} must hold only "imports"; it also has ${extra.join(", ")}`] : [];
+}
+
+/** The target of a bare specifier under the import map: an exact key, or the longest "prefix/" key. */
+function mapBareSpecifier(specifier: string, imports: Record<string, string>): string | undefined {
+  if (specifier in imports) return imports[specifier];
+  const prefix = Object.keys(imports)
+    .filter((key) => key.endsWith("/") && specifier.startsWith(key))
+    .sort((a, b) => b.length - a.length)[0];
+  return prefix === undefined ? undefined : imports[prefix] + specifier.slice(prefix.length);
+}
+
+function relative(url: string): string {
+  return url.startsWith(repoRoot.href) ? url.slice(repoRoot.href.length) : url;
+}
+
+/** Problems in one function's import graph, and the repository files it reaches (what the CLI uploads). */
+function checkGraph(name: string, modules: ModuleInfo[], imports: Record<string, string>) {
+  const problems: string[] = [];
+  const files: string[] = [];
+  for (const module of modules) {
+    if (module.error) problems.push(`${name}: ${relative(module.specifier)} does not resolve: ${module.error}`);
+    // Files of npm packages are the bundler's business; only this repository's own modules are checked.
+    if (module.kind !== "esm" || !module.specifier.startsWith(functionsDir.href)) continue;
+    files.push(relative(module.specifier));
+    for (const dependency of module.dependencies ?? []) {
+      const from = `${name}: ${relative(module.specifier)} imports "${dependency.specifier}"`;
+      const { specifier } = dependency;
+      if (specifier.startsWith("node:")) continue;
+      if (specifier.startsWith("./") || specifier.startsWith("../")) {
+        const resolved = dependency.code?.specifier ?? dependency.type?.specifier ?? "";
+        if (!resolved.startsWith(functionsDir.href)) {
+          problems.push(`${from}, outside supabase/functions/, which the deploy does not upload`);
+        } else if (!/\.(ts|tsx|js|mjs|jsx)$/.test(resolved)) {
+          // The CLI's upload follows only relative imports that carry a file extension.
+          problems.push(`${from} without a file extension, which the deploy would not upload`);
+        }
+        continue;
+      }
+      const target = mapBareSpecifier(specifier, imports);
+      if (target === undefined) {
+        problems.push(`${from}, which the import map does not map (inline npm:, jsr: or URL imports are not allowed)`);
+      } else if (!target.startsWith("npm:")) {
+        problems.push(`${from}, mapped to "${target}" rather than an npm: package`);
+      }
+    }
+  }
+  return { problems, files };
+}
+
+async function deno(args: string[], options: { cwd: string | URL; env?: Record<string, string> }) {
+  const output = await new Deno.Command(Deno.execPath(), { args, ...options, stdin: "null" }).output();
+  const decoder = new TextDecoder();
+  return { ok: output.success, stdout: decoder.decode(output.stdout), stderr: decoder.decode(output.stderr) };
+}
+
+/** Copies the upload (import map and reached files) into a new folder, laid out as in the repository. */
+async function stageUpload(files: Iterable<string>): Promise<string> {
+  const stage = await Deno.makeTempDir({ prefix: "notes-deploy-" });
+  for (const file of files) {
+    const target = `${stage}/${file}`;
+    await Deno.mkdir(target.slice(0, target.lastIndexOf("/")), { recursive: true });
+    await Deno.copyFile(new URL(file, repoRoot), target);
+  }
+  return stage;
+}
+
+/** One request a booted function must answer, and what it stores for the requests after it. */
+interface Probe {
+  name: string;
+  path: string;
+  method: string;
+  body?: Record<string, unknown>;
+  /** Send the signed-up user's token instead of the apikey. */
+  authorized?: boolean;
+  status: number;
+}
+
+/**
+ * A request per function, in an order where each can rely on the ones before:
+ * sign up, sign in, reset, then the notes round trip on one note. Each one
+ * reaches the database, so the driver and the SQL run in the staged copy.
+ */
+function probes(email: string, password: string, noteId: () => string): Probe[] {
+  return [
+    {
+      name: "auth-register",
+      path: "/auth-register",
+      method: "POST",
+      body: { name: "Deploy", email, password },
+      status: 201,
+    },
+    { name: "auth", path: "/auth/login", method: "POST", body: { email, password }, status: 200 },
+    { name: "auth-login", path: "/auth-login", method: "POST", body: { email, password }, status: 200 },
+    {
+      name: "auth-request-password-reset",
+      path: "/auth-request-password-reset",
+      method: "POST",
+      body: { email },
+      status: 200,
+    },
+    {
+      name: "auth-create-password",
+      path: "/auth-create-password",
+      method: "POST",
+      body: { email, password, code: "000000" },
+      status: 400,
+    },
+    {
+      name: "notes-create",
+      path: "/notes-create",
+      method: "POST",
+      body: { title: "Deployed" },
+      authorized: true,
+      status: 201,
+    },
+    { name: "notes-fetch", path: "/notes-fetch?limit=5", method: "GET", authorized: true, status: 200 },
+    {
+      name: "notes-save",
+      path: "/notes-save",
+      method: "POST",
+      get body() {
+        return { id: noteId(), status: "PUBLISHED" };
+      },
+      authorized: true,
+      status: 200,
+    },
+    {
+      name: "notes-delete",
+      get path() {
+        return `/notes-delete?id=${noteId()}`;
+      },
+      method: "DELETE",
+      authorized: true,
+      status: 200,
+    },
+    // The provider is a closed local port, so the queued reset mail's delivery fails and is retried later.
+    { name: "mail-dispatch", path: "/mail-dispatch", method: "POST", body: {}, status: 200 },
+  ];
+}
+
+/** Boots each function alone in the staged folder and checks its answer to its probe. */
+async function bootEach(
+  stage: string,
+  importMapPath: string,
+  names: string[],
+  databaseUrl: string,
+  denoDir: string,
+): Promise<string[]> {
+  const problems: string[] = [];
+  const apiKey = "deploy-check-anon-key";
+  const env = {
+    DENO_DIR: denoDir,
+    DENO_SERVE_ADDRESS: "tcp:127.0.0.1:0",
+    DATABASE_URL: databaseUrl,
+    DB_POOL_MAX: "1",
+    JWT_SECRET: crypto.randomUUID() + crypto.randomUUID(),
+    SUPABASE_ANON_KEY: apiKey,
+    RESEND_API_KEY: "re_deploy_check",
+    MAIL_FROM: "Notes <no-reply@example.com>",
+    RESEND_API_URL: "http://127.0.0.1:9",
+  };
+  let token = "";
+  let noteId = "";
+  const planned = probes(`deploy-${Date.now()}@example.com`, "deploy check password", () => noteId);
+  for (const name of names) {
+    if (!planned.some((probe) => probe.name === name)) {
+      problems.push(`${name}: scripts/check-deploy.ts has no probe for it`);
+    }
+  }
+  for (const probe of planned.filter((probe) => names.includes(probe.name))) {
+    const child = await startDeno(
+      `supabase/functions/${probe.name}/index.ts`,
+      env,
+      /Listening on (http:\/\/\S+?)\/?\s/,
+      {
+        // What the edge runtime grants a function: the network and its environment; its own files to read.
+        flags: ["--config", importMapPath, "--no-lock", "--allow-net", "--allow-env", "--allow-read=."],
+        cwd: stage,
+      },
+    );
+    try {
+      const response = await fetch(`${child.ready[1]}${probe.path}`, {
+        method: probe.method,
+        headers: {
+          "content-type": "application/json",
+          ...(probe.authorized ? { authorization: token } : { apikey: apiKey }),
+        },
+        body: probe.body && JSON.stringify(probe.body),
+      });
+      const body = await response.json();
+      if (response.status !== probe.status) {
+        problems.push(
+          `${probe.name}: ${probe.method} ${probe.path} answered ${response.status}, expected ${probe.status}: ${
+            JSON.stringify(body)
+          }\n${child.output()}`,
+        );
+      }
+      token = body?.data?.accessToken ?? token;
+      if (probe.name === "notes-create") noteId = body?.data?.id ?? "";
+      console.log(`  ${probe.name}: ${probe.method} ${probe.path} -> ${response.status}`);
+    } finally {
+      await child.stop();
+    }
+  }
+  return problems;
+}
+
+async function main(): Promise<string[]> {
+  const names = await functionNames();
+  const config = parse(await Deno.readTextFile(new URL("config.toml", supabaseDir))) as {
+    functions?: Record<string, FunctionBlock>;
+  };
+  const blocks = config.functions ?? {};
+  const problems = checkConfig(names, blocks);
+  // Staged as the config names it, so a wrong map fails below the way the deploy's build would.
+  const importMapPath = relative(importMapOf(blocks[names[0]]) ?? expectedImportMap.href);
+  let map: { imports?: Record<string, string> };
+  try {
+    map = JSON.parse(await Deno.readTextFile(new URL(importMapPath, repoRoot)));
+  } catch (error) {
+    return [...problems, `${importMapPath} cannot be read as an import map: ${error}`];
+  }
+  problems.push(...checkImportMap(importMapPath, map));
+  const imports = map.imports ?? {};
+
+  const uploaded = new Set<string>([importMapPath]);
+  for (const name of names) {
+    const info = await deno(["info", "--json", `supabase/functions/${name}/index.ts`], { cwd: repoRoot });
+    if (!info.ok) {
+      problems.push(`${name}: deno info failed:\n${info.stderr}`);
+      continue;
+    }
+    const graph = checkGraph(name, (JSON.parse(info.stdout) as { modules: ModuleInfo[] }).modules, imports);
+    problems.push(...graph.problems);
+    for (const file of graph.files) uploaded.add(file);
+  }
+
+  const stage = await stageUpload(uploaded);
+  const denoDir = await Deno.makeTempDir({ prefix: "notes-deploy-cache-" });
+  const embedded = Deno.env.get("DATABASE_URL")
+    ? undefined
+    : await startEmbeddedPostgres(await Deno.makeTempDir({ prefix: "notes-deploy-db-" }));
+  try {
+    console.log(
+      `Staged ${uploaded.size} files as the deploy uploads them (${importMapPath} as import map); empty Deno cache`,
+    );
+    const entrypoints = names.map((name) => `supabase/functions/${name}/index.ts`);
+    const isolated = { cwd: stage, env: { DENO_DIR: denoDir } };
+    const check = await deno(["check", "--quiet", "--config", importMapPath, "--no-lock", ...entrypoints], isolated);
+    if (!check.ok) return [...problems, `deno check of the uploaded files failed:\n${check.stderr}`];
+    console.log(`  deno check: ${names.length} entrypoints`);
+    for (const entrypoint of entrypoints) {
+      const bundle = await deno(
+        [
+          "bundle",
+          "--quiet",
+          "--config",
+          importMapPath,
+          "--no-lock",
+          "--platform",
+          "deno",
+          "-o",
+          "bundle.js",
+          entrypoint,
+        ],
+        isolated,
+      );
+      if (!bundle.ok) problems.push(`${entrypoint}: deno bundle of the uploaded files failed:\n${bundle.stderr}`);
+    }
+    if (problems.length > 0) return problems;
+    console.log(`  deno bundle: ${names.length} entrypoints`);
+    const databaseUrl = embedded?.url ?? Deno.env.get("DATABASE_URL") ?? "";
+    await migrate(databaseUrl, () => {});
+    return await bootEach(stage, importMapPath, names, databaseUrl, denoDir);
+  } finally {
+    await embedded?.stop();
+    await Deno.remove(stage, { recursive: true });
+    await Deno.remove(denoDir, { recursive: true });
+  }
+}
+
+const problems = await main();
+if (problems.length > 0) {
+  console.error(problems.join("\n"));
+  Deno.exitCode = 1;
+} else {
+  console.log("Every function type-checks, bundles, boots and answers from exactly what the deploy uploads.");
+}
