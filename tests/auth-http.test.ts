@@ -41,7 +41,8 @@ describe.each(everyAuthPath)("$path", ({ action, path }) => {
       headers: {
         Origin: "https://app.example.com",
         "Access-Control-Request-Method": "POST",
-        "Access-Control-Request-Headers": "apikey, content-type, authorization, x-client-info",
+        // x-region pins the function to the database's region (supabase-js `functions.invoke({ region })`).
+        "Access-Control-Request-Headers": "apikey, content-type, authorization, x-client-info, x-region",
       },
     });
     expect(response.status).toBe(204);
@@ -50,7 +51,7 @@ describe.each(everyAuthPath)("$path", ({ action, path }) => {
     expect(response.headers.get("access-control-allow-methods")?.split(/,\s*/)).toEqual(["POST", "OPTIONS"]);
     const allowedHeaders = response.headers.get("access-control-allow-headers")?.toLowerCase().split(/,\s*/);
     expect(allowedHeaders).toEqual(
-      expect.arrayContaining(["apikey", "content-type", "authorization", "x-client-info"]),
+      expect.arrayContaining(["apikey", "content-type", "authorization", "x-client-info", "x-region"]),
     );
   });
 

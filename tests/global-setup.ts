@@ -1,9 +1,12 @@
 /**
  * One stack for the whole run: on a fresh embedded PGlite by default, or on a
  * fresh PostgreSQL database with TEST_DATABASE=postgres (or on a database
- * given in TEST_DATABASE_URL, e.g. one prepared by `npm run db:push`).
+ * given in TEST_DATABASE_URL, e.g. one prepared by `npm run db:push`). With
+ * TEST_POOLER=pgbouncer the stack reaches that database through PgBouncer in
+ * transaction mode; the tests' own SQL still connects directly.
  */
 import type { TestProject } from "vitest/node";
+import { startPgBouncer } from "./support/pgbouncer.ts";
 import { createScratchDatabase, sharedStackLimits, startStack } from "./support/stack.ts";
 
 declare module "vitest" {
@@ -19,12 +22,17 @@ export default async function setup(project: TestProject) {
     ? await createScratchDatabase("notes_test")
     : undefined;
   const databaseUrl = process.env.TEST_DATABASE_URL ?? scratch?.url;
-  const stack = await startStack({ databaseUrl, env: sharedStackLimits });
+  if (process.env.TEST_POOLER === "pgbouncer" && !databaseUrl) {
+    throw new Error("TEST_POOLER=pgbouncer needs PostgreSQL: set TEST_DATABASE=postgres or TEST_DATABASE_URL");
+  }
+  const pooler = process.env.TEST_POOLER === "pgbouncer" && databaseUrl ? await startPgBouncer(databaseUrl) : undefined;
+  const stack = await startStack({ databaseUrl: pooler?.url ?? databaseUrl, env: sharedStackLimits });
   project.provide("baseUrl", stack.baseUrl);
   project.provide("logFile", stack.logFile);
   project.provide("databaseUrl", databaseUrl);
   return async () => {
     await stack.stop();
+    await pooler?.stop();
     await scratch?.drop();
   };
 }
