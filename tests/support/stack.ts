@@ -55,6 +55,18 @@ export async function createScratchDatabase(prefix: string) {
   };
 }
 
+/**
+ * The database for a suite that starts a stack of its own: on a PostgreSQL run
+ * (TEST_DATABASE=postgres or TEST_DATABASE_URL) a scratch PostgreSQL database,
+ * otherwise none, so the stack starts on a fresh embedded PGlite of its own.
+ */
+export async function databaseForSuite(prefix: string): Promise<{ url?: string; drop(): Promise<void> }> {
+  if (process.env.TEST_DATABASE !== "postgres" && !process.env.TEST_DATABASE_URL) {
+    return { url: undefined, drop: () => Promise.resolve() };
+  }
+  return await createScratchDatabase(prefix);
+}
+
 /** Starts `deno run dev/stack.ts` on a free port and waits until it is ready. */
 export async function startStack(
   options: { env?: Record<string, string>; databaseUrl?: string } = {},

@@ -1,0 +1,163 @@
+/**
+ * Reset mails delivered by the service itself through the provider's API, on a
+ * stack of this suite's own pointed at a local peer that speaks Resend's API:
+ * one delivery per mail carrying a code that works, retries while the provider
+ * is down, concurrent drainers that still send each mail once, and logs that
+ * never carry a code outside the local stack's own `[mail]` print lines.
+ */
+import { readFileSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { call, registerUser } from "./support/api.ts";
+import { expectSession } from "./support/auth.ts";
+import { type FakeResend, startFakeResend } from "./support/fake-resend.ts";
+import { databaseForSuite, type RunningStack, sharedStackLimits, startStack } from "./support/stack.ts";
+
+const mailFrom = "Notes <no-reply@notes.example>";
+
+let provider: FakeResend;
+let stack: RunningStack;
+let dropDatabase: () => Promise<void>;
+
+beforeAll(async () => {
+  provider = await startFakeResend();
+  const database = await databaseForSuite("notes_mail");
+  dropDatabase = database.drop;
+  stack = await startStack({
+    databaseUrl: database.url,
+    env: {
+      ...sharedStackLimits,
+      RESEND_API_KEY: provider.apiKey,
+      MAIL_FROM: mailFrom,
+      RESEND_API_URL: provider.url,
+    },
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await stack?.stop();
+  await dropDatabase?.();
+  await provider?.close();
+});
+
+async function until<T>(find: () => T | undefined, what: string, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const found = find();
+    if (found !== undefined) return found;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+const codeIn = (text: string) => /code is (\d{6})/.exec(text)?.[1];
+const mailsTo = (list: { to: string[] }[], email: string) => list.filter((mail) => mail.to.includes(email));
+
+async function requestReset(email: string) {
+  const response = await call("/auth/request-password-reset", { body: { email }, baseUrl: stack.baseUrl });
+  expect(response.status, response.text).toBe(200);
+}
+
+describe("reset mails through the provider", () => {
+  it("delivers exactly one mail with a code that create-password accepts", async () => {
+    const user = await registerUser("mailed", { baseUrl: stack.baseUrl });
+    await requestReset(user.email);
+    const [mail] = await until(() => {
+      const found = mailsTo(provider.accepted, user.email);
+      return found.length > 0 ? found : undefined;
+    }, "the mail at the provider");
+    expect(mail).toMatchObject({ from: mailFrom, to: [user.email], subject: "Your password reset code" });
+    expect(mail.idempotencyKey).toMatch(/^notes-outbox-\d+$/);
+    const code = codeIn(mail.text);
+    expect(code).toMatch(/^\d{6}$/);
+    expectSession(
+      await call("/auth/create-password", {
+        body: { email: user.email, password: "a brand new passphrase", code },
+        baseUrl: stack.baseUrl,
+      }),
+      200,
+    );
+    // Several more drains later, still one delivery.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(mailsTo(provider.accepted, user.email)).toHaveLength(1);
+  });
+
+  it("keeps a mail queued while the provider is down and delivers it once it is back", async () => {
+    const user = await registerUser("outage", { baseUrl: stack.baseUrl });
+    provider.failWith(503);
+    try {
+      await requestReset(user.email);
+      await until(() => mailsTo(provider.refused, user.email).at(0), "a refused attempt");
+      // Not retried at once: the backoff holds the mail for 15 s after a failed attempt.
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      expect(mailsTo(provider.refused, user.email)).toHaveLength(1);
+      expect(mailsTo(provider.accepted, user.email)).toHaveLength(0);
+    } finally {
+      provider.recover();
+    }
+    const [delivered] = await until(
+      () => {
+        const found = mailsTo(provider.accepted, user.email);
+        return found.length > 0 ? found : undefined;
+      },
+      "the retried mail",
+      30_000,
+    );
+    expect(delivered.idempotencyKey).toBe(mailsTo(provider.refused, user.email)[0].idempotencyKey);
+    expectSession(
+      await call("/auth/create-password", {
+        body: { email: user.email, password: "a brand new passphrase", code: codeIn(delivered.text) },
+        baseUrl: stack.baseUrl,
+      }),
+      200,
+    );
+    expect(readFileSync(stack.logFile, "utf8")).toMatch(/"event":"mail delivery failed; will retry"/);
+  }, 45_000);
+
+  it("sends each mail once while several drainers run at the same time", async () => {
+    provider.delayMs = 200;
+    try {
+      const emails = await Promise.all(
+        Array.from(
+          { length: 12 },
+          async (_, index) => (await registerUser(`drained-${index}`, { baseUrl: stack.baseUrl })).email,
+        ),
+      );
+      await Promise.all(emails.map(requestReset));
+      // Eight callers of mail-dispatch race the stack's own mail loop for the same due mails.
+      const dispatches = await Promise.all(
+        Array.from({ length: 8 }, () => call("/mail-dispatch", { body: {}, baseUrl: stack.baseUrl })),
+      );
+      for (const response of dispatches) expect(response.status, response.text).toBe(200);
+      await until(
+        () => emails.every((email) => mailsTo(provider.accepted, email).length > 0) || undefined,
+        "every mail at the provider",
+      );
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      for (const email of emails) expect(mailsTo(provider.accepted, email), email).toHaveLength(1);
+      const keys = provider.accepted.map((mail) => mail.idempotencyKey);
+      expect(new Set(keys).size).toBe(keys.length);
+    } finally {
+      provider.delayMs = 0;
+    }
+  });
+
+  it("answers mail-dispatch only with the apikey", async () => {
+    const response = await call("/mail-dispatch", { body: {}, apiKey: null, baseUrl: stack.baseUrl });
+    expect(response.status).toBe(401);
+  });
+
+  it("writes no code to any log line but the local stack's own [mail] lines", async () => {
+    const { email } = await registerUser("quiet", { baseUrl: stack.baseUrl });
+    await requestReset(email);
+    const mail = await until(() => mailsTo(provider.accepted, email).at(0), "the mail");
+    const code = codeIn(mail.text) ?? "";
+    const log = await until(() => {
+      const text = readFileSync(stack.logFile, "utf8");
+      return text.includes(`[mail] to=${email}`) ? text : undefined;
+    }, "the printed mail");
+    const otherLines = log.split("\n").filter((line) => !line.startsWith("[mail] "));
+    // The code as a whole number: the same six digits inside a request id are not a leak.
+    const codePattern = new RegExp(`(?<![0-9A-Za-z])${code}(?![0-9A-Za-z])`);
+    expect(otherLines.filter((line) => codePattern.test(line) || line.includes(email))).toEqual([]);
+  });
+});
