@@ -10,8 +10,11 @@
  * 4. Each scenario on the functions (the local stack) and on the floor
  *    (bench/baseline/server.ts), warmed up, then at fixed concurrency for a
  *    fixed time.
- * 5. Cold start and bundle size of each function.
- * 6. The same scenarios on the embedded PGlite, for information.
+ * 5. Round trips per endpoint: the stack behind a TCP proxy that adds a
+ *    round-trip time (BENCH_RTT_MS, default 40 ms), against no delay; and
+ *    the first page of a 10-note user against the 20,000-note user.
+ * 6. Cold start and bundle size of each function.
+ * 7. The same scenarios on the embedded PGlite, for information.
  *
  * Prints Markdown tables and writes bench/results/<timestamp>.json. Exits 1
  * when a plan check fails or a request failed; missed ratio targets are
@@ -37,11 +40,16 @@ import { startDeno } from "../dev/processes.ts";
 import { compare, type Comparison, loadTable, markdownTable, plainTable, writeResults } from "./report.ts";
 import { buildScenarios, type Scenario, type ScenarioFixtures } from "./scenarios.ts";
 import { seedNotes, seedPlan } from "./seed.ts";
+import { measureFirstPages, measureRoundTrips } from "./round-trips.ts";
+import { startTcpProxy } from "../tests/support/tcp-proxy.ts";
 import { functionNames } from "../dev/functions.ts";
 import { bundleSize, coldStart, probeFor } from "./startup.ts";
 
 const seconds = Number(Deno.env.get("BENCH_SECONDS") || 10);
 const settings = {
+  /** The round-trip time the delaying proxy adds, and sequential samples per median. */
+  rttMs: Number(Deno.env.get("BENCH_RTT_MS") || 40),
+  roundTripSamples: 15,
   /** Concurrent connections of the load generator: twice the pool, so requests queue for it. */
   connections: 10,
   /** bcrypt keeps both cores busy with fewer; more would only lengthen the queue. */
@@ -147,7 +155,7 @@ async function onPostgres(databaseUrl: string) {
   const heavyClaims = { sub: fixtures.heavyUser.id, role: "authenticated" as const, token_version: 0 };
   const plans: PlanCheck[] = [];
   for (const page of [{ limit: 10, offset: 0 }, { limit: 100, offset: 0 }, { limit: 10, offset: 10_000 }]) {
-    plans.push(await checkListPlan(databaseUrl, heavyClaims, page));
+    plans.push(await checkListPlan(heavyClaims, page));
   }
   await closeDb();
 
@@ -161,6 +169,9 @@ async function onPostgres(databaseUrl: string) {
     await stack.stop();
     stack = undefined;
     await floor.stop();
+
+    log(`Round trips: the stack behind a proxy adding ${settings.rttMs} ms per round trip`);
+    const { roundTrips, firstPages } = await measureLatencies(databaseUrl, env, fixtures.heavyUser.authorization);
 
     log("Cold starts and bundles");
     const credentials = { authorization: fixtures.heavyUser.authorization, apiKey: testAnonKey };
@@ -178,10 +189,45 @@ async function onPostgres(databaseUrl: string) {
     } finally {
       await Deno.remove(bundleDir, { recursive: true });
     }
-    return { comparisons, plans, coldStarts, bundles, bcryptCost: config.bcryptCost, poolMax: config.dbPoolMax };
+    return {
+      comparisons,
+      plans,
+      roundTrips,
+      firstPages,
+      coldStarts,
+      bundles,
+      bcryptCost: config.bcryptCost,
+      poolMax: config.dbPoolMax,
+    };
   } finally {
     await stack?.stop();
     await floor.stop();
+  }
+}
+
+/** Round trips per endpoint and the heavy/light first page, on a stack that reaches Postgres through a proxy. */
+async function measureLatencies(databaseUrl: string, env: Record<string, string>, heavyAuthorization: string) {
+  const database = new URL(databaseUrl);
+  const proxy = await startTcpProxy({ host: database.hostname, port: Number(database.port || 5432) });
+  const stack = await startStack({ databaseUrl: proxy.route(databaseUrl), env });
+  try {
+    const samples = settings.roundTripSamples;
+    const roundTrips = await measureRoundTrips(stack.baseUrl, proxy, {
+      apiKey: testAnonKey,
+      rttMs: settings.rttMs,
+      samples,
+    });
+    for (const row of roundTrips) log(`  ${row.endpoint}: ${row.roundTrips.toFixed(1)} round trips`);
+    const firstPages = await measureFirstPages(stack.baseUrl, {
+      apiKey: testAnonKey,
+      samples,
+      heavy: { authorization: heavyAuthorization, notes: seedPlan.heavyUserNotes },
+    });
+    log(`  first page, ${firstPages.heavyNotes} notes vs ${firstPages.lightNotes}: ${firstPages.ratio.toFixed(2)}x`);
+    return { roundTrips, firstPages };
+  } finally {
+    await stack.stop();
+    await proxy.close();
   }
 }
 
@@ -237,7 +283,7 @@ async function main() {
   log("The same scenarios on the embedded PGlite (for information)");
   const pglite = await onPglite();
 
-  const { comparisons, plans, coldStarts, bundles } = postgresRun;
+  const { comparisons, plans, roundTrips, firstPages, coldStarts, bundles } = postgresRun;
   const record = {
     startedAt: startedAt.toISOString(),
     command: "npm run bench",
@@ -251,6 +297,8 @@ async function main() {
     settings: { ...settings, bcryptCost: postgresRun.bcryptCost, dbPoolMax: postgresRun.poolMax, seed: seedPlan },
     scenarios: comparisons,
     plans,
+    roundTrips,
+    firstPages,
     coldStarts,
     bundles,
     pglite,
@@ -262,20 +310,34 @@ async function main() {
   console.log(loadTable(comparisons));
   console.log("\n## Query plans of the heavy user's listing (20,000 notes)\n");
   console.log(markdownTable(
-    ["Page", "Plan check", "Nodes", "Count", "Execution ms"],
+    ["Page", "Plan check", "Nodes", "Execution ms"],
     plans.map((plan) => [
       `limit ${plan.page.limit} offset ${plan.page.offset}`,
       plan.passed ? "passed" : `FAILED: ${plan.problems.join(", ")}`,
       plan.nodes.join(" > "),
-      plan.count
-        ? `${plan.count.node}, ${plan.count.rows} rows, ${plan.count.heapFetches} heap fetches, ${
-          plan.count.ms.toFixed(1)
-        } ms`
-        : "none",
       plan.executionMs.toFixed(1),
     ]),
   ));
-  console.log("\n## Start-up and size per function (targets: < 300 ms, < 1 MB)\n");
+  console.log(`\n## Round trips to Postgres per request (${settings.rttMs} ms added per round trip)\n`);
+  const roundTripTarget = (endpoint: string) => endpoint.startsWith("notes-") || endpoint === "auth/register" ? 1 : 2;
+  console.log(markdownTable(
+    ["Endpoint", "p50 ms, no delay", `p50 ms, +${settings.rttMs} ms RTT`, "Round trips", "Target"],
+    roundTrips.map((row) => [
+      row.endpoint,
+      row.directMs.toFixed(1),
+      row.delayedMs.toFixed(1),
+      row.roundTrips.toFixed(1),
+      `${Math.round(row.roundTrips) <= roundTripTarget(row.endpoint) ? "met" : "MISSED"} (≤ ${
+        roundTripTarget(row.endpoint)
+      })`,
+    ]),
+  ));
+  console.log(
+    `\nFirst page (limit 10): ${firstPages.heavyNotes} notes ${firstPages.heavyMs.toFixed(2)} ms, ` +
+      `${firstPages.lightNotes} notes ${firstPages.lightMs.toFixed(2)} ms: ${firstPages.ratio.toFixed(2)}x ` +
+      `(target ≤ 1.25x: ${firstPages.ratio <= 1.25 ? "met" : "MISSED"})`,
+  );
+  console.log("\n## Start-up and size per function (targets: < 150 ms, < 1 MB)\n");
   console.log(markdownTable(
     ["Function", "Cold start ms (median)", "Runs ms", "First answer", "Bundle MB", "Minified MB"],
     coldStarts.map((start, index) => [

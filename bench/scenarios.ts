@@ -41,7 +41,7 @@ export interface ScenarioFixtures {
 /** One scenario: what it measures and how to make its next request. */
 export interface Scenario {
   name: string;
-  /** Which target ratio applies: notes (0.75x req/s, 1.5x p99) or login (0.9x req/s). */
+  /** Which target ratio applies: notes (0.9x req/s, 1.2x p99) or login (0.9x req/s). */
   kind: "notes" | "login";
   next: () => LoadRequest;
 }

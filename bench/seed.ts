@@ -77,6 +77,11 @@ export async function seedNotes(
              now() - make_interval(secs => g), now() - make_interval(secs => g)
       from light, generate_series(1, ${lightNotes}::int) as g`;
     for (const statement of restore) await tx.unsafe(statement);
+    // The replica role also kept the counting triggers from firing, so the counters are set from the rows.
+    await tx`
+      insert into app.note_counts (user_id, notes)
+      select created_by, count(*) from public.notes group by created_by
+      on conflict (user_id) do update set notes = excluded.notes`;
   });
   // Fresh statistics for the planner, and a visibility map so counts can be index-only.
   await sql`vacuum (analyze) public.notes`;

@@ -9,7 +9,11 @@
  */
 import { getConfig } from "../../supabase/functions/_shared/config.ts";
 import type { CreateNoteBody, SaveNoteBody } from "../../supabase/functions/_shared/contract.ts";
-import { type CallerClaims, withCallerTransaction, withDatabase } from "../../supabase/functions/_shared/db.ts";
+import {
+  type CallerClaims,
+  withCallerTransaction,
+  withServiceTransaction,
+} from "../../supabase/functions/_shared/db.ts";
 import { checkCredentials } from "../../supabase/functions/_shared/queries/accounts.ts";
 import { deleteNote, insertNote, listNotes, updateNote } from "../../supabase/functions/_shared/queries/notes.ts";
 
@@ -33,31 +37,28 @@ const routes: Record<string, Route> = {
     const claims = claimsOf(req);
     const limit = Number(url.searchParams.get("limit") ?? 10);
     const offset = Number(url.searchParams.get("offset") ?? 0);
-    return withCallerTransaction(claims, (tx) => listNotes(tx, claims.sub, { limit, offset }));
+    return withCallerTransaction(claims, listNotes(claims.sub, { limit, offset }));
   },
   "/functions/v1/notes-create": async (req) => {
     const claims = claimsOf(req);
     const body = await bodyOf<CreateNoteBody>(req);
-    return withCallerTransaction(
-      claims,
-      (tx) => insertNote(tx, claims.sub, { ...body, status: body.status ?? "DRAFT" }),
-    );
+    return withCallerTransaction(claims, insertNote(claims.sub, { ...body, status: body.status ?? "DRAFT" }));
   },
   "/functions/v1/notes-save": async (req) => {
     const claims = claimsOf(req);
     const { id, ...changes } = await bodyOf<SaveNoteBody>(req);
-    return withCallerTransaction(claims, (tx) => updateNote(tx, claims.sub, id, changes));
+    return withCallerTransaction(claims, updateNote(claims.sub, id, changes));
   },
   "/functions/v1/notes-delete": (req, url) => {
     const claims = claimsOf(req);
     const id = url.searchParams.get("id") ?? "";
-    return withCallerTransaction(claims, (tx) => deleteNote(tx, claims.sub, id));
+    return withCallerTransaction(claims, deleteNote(claims.sub, id));
   },
   // Login's floor is the bcrypt check itself: the same crypt() statement through the same pool.
   "/functions/v1/auth/login": async (req) => {
     const { email, password } = await bodyOf<{ email: string; password: string }>(req);
     const { bcryptCost } = getConfig();
-    const match = await withDatabase((sql) => checkCredentials(sql, { email, password, bcryptCost }));
+    const match = await withServiceTransaction(checkCredentials({ email, password, bcryptCost }));
     return { passwordMatches: match?.passwordMatches ?? false };
   },
 };

@@ -2,7 +2,9 @@
  * A TCP proxy that a test puts between a stack and its PostgreSQL and then
  * breaks on purpose: `cut()` drops every open connection and swallows new ones
  * (accepts them and never answers, the worst kind of unreachable: no refusal
- * to fail fast on); `restore()` lets traffic through again.
+ * to fail fast on); `restore()` lets traffic through again. `delay(ms)` holds
+ * every chunk that long in each direction, so a round trip costs twice that:
+ * a database far away, as the bench's round-trip count needs.
  */
 import { createConnection, createServer, type Server, type Socket } from "node:net";
 
@@ -11,21 +13,32 @@ export interface TcpProxy {
   route(databaseUrl: string): string;
   cut(): void;
   restore(): void;
+  /** From now on, each chunk waits `ms` in either direction (0: passed on at once). */
+  delay(ms: number): void;
   close(): Promise<void>;
 }
 
 /** Starts a proxy on a free loopback port in front of `upstream` (host and port of PostgreSQL). */
 export async function startTcpProxy(upstream: { host: string; port: number }): Promise<TcpProxy> {
   let isCut = false;
+  let delayMs = 0;
   const open = new Set<Socket>();
+  // Same delay for every chunk of a direction, so timers fire, and chunks arrive, in order.
+  const forward = (from: Socket, to: Socket) =>
+    from.on("data", (chunk) => {
+      if (delayMs === 0) to.write(chunk);
+      else setTimeout(() => to.writable && to.write(chunk), delayMs);
+    });
 
-  const server: Server = createServer((client) => {
+  // No Nagle delay on either leg: a pipelined transaction is several small writes in a row, which
+  // Nagle's algorithm would hold until the peer's delayed ACK (40 ms on Linux).
+  const server: Server = createServer({ noDelay: true }, (client) => {
     open.add(client);
     client.on("close", () => open.delete(client));
     client.on("error", () => client.destroy());
     // Swallowed: accepted, never forwarded, never answered.
     if (isCut) return;
-    const database = createConnection(upstream);
+    const database = createConnection({ ...upstream, noDelay: true });
     open.add(database);
     database.on("close", () => {
       open.delete(database);
@@ -33,8 +46,8 @@ export async function startTcpProxy(upstream: { host: string; port: number }): P
     });
     database.on("error", () => database.destroy());
     client.on("close", () => database.destroy());
-    client.pipe(database);
-    database.pipe(client);
+    forward(client, database);
+    forward(database, client);
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const address = server.address();
@@ -55,6 +68,9 @@ export async function startTcpProxy(upstream: { host: string; port: number }): P
     cut() {
       isCut = true;
       dropAll();
+    },
+    delay(ms) {
+      delayMs = ms;
     },
     restore() {
       isCut = false;
