@@ -209,7 +209,8 @@ async function onPostgres(databaseUrl: string) {
 async function measureLatencies(databaseUrl: string, env: Record<string, string>, heavyAuthorization: string) {
   const database = new URL(databaseUrl);
   const proxy = await startTcpProxy({ host: database.hostname, port: Number(database.port || 5432) });
-  const stack = await startStack({ databaseUrl: proxy.route(databaseUrl), env });
+  // The proxy's URL goes in env too: the stack's env would otherwise name the database directly.
+  const stack = await startStack({ env: { ...env, DATABASE_URL: proxy.route(databaseUrl) } });
   try {
     const samples = settings.roundTripSamples;
     const roundTrips = await measureRoundTrips(stack.baseUrl, proxy, {

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, registerUser } from "./support/api.ts";
 import { expectSession } from "./support/auth.ts";
 import { type FakeResend, startFakeResend } from "./support/fake-resend.ts";
-import { databaseForSuite, type RunningStack, sharedStackLimits, startStack } from "./support/stack.ts";
+import { createSuiteDatabase, type RunningStack, sharedStackLimits, startStack } from "./support/stack.ts";
 
 const mailFrom = "Notes <no-reply@notes.example>";
 
@@ -20,7 +20,7 @@ let dropDatabase: () => Promise<void>;
 
 beforeAll(async () => {
   provider = await startFakeResend();
-  const database = await databaseForSuite("notes_mail");
+  const database = await createSuiteDatabase("notes_mail");
   dropDatabase = database.drop;
   stack = await startStack({
     databaseUrl: database.url,

@@ -1,21 +1,26 @@
 /**
- * A stack of a suite's own, with its own settings, on a fresh PostgreSQL
- * database that the suite can also read and change with SQL: to shift a
- * limit's window into the past instead of waiting for it, to suspend or delete
- * an account as an operator would, or to compare the tables before and after a
- * request. The database is dropped when the stack stops.
+ * A stack of a suite's own, with its own settings, on a fresh database that
+ * the suite can also read and change with SQL: to shift a limit's window into
+ * the past instead of waiting for it, to suspend or delete an account as an
+ * operator would, or to compare the tables before and after a request. The
+ * database is a scratch PostgreSQL database on a PostgreSQL run and an
+ * embedded PGlite otherwise (tests/support/embedded-database.ts), so these
+ * suites need no PostgreSQL. It is dropped when the stack stops.
  */
 import postgres from "postgres";
 import { type ApiRequest, type ApiResponse, call } from "./api.ts";
-import { createScratchDatabase, type RunningStack, startStack } from "./stack.ts";
+import { createSuiteDatabase, type RunningStack, startStack } from "./stack.ts";
+import { startTcpProxy, type TcpProxy } from "./tcp-proxy.ts";
 
 export interface ScratchStack {
   baseUrl: string;
   logFile: string;
-  /** The database's URL, as the stack would reach it without any proxy. */
-  databaseUrl: string;
   /** A direct connection to the stack's database, as its owner. */
   sql: postgres.Sql;
+  /** With `proxied`, the TCP proxy between the stack and its database, for the test to break. */
+  proxy?: TcpProxy;
+  /** Whether the database is an embedded PGlite (no statement timeout of its own, one session). */
+  embedded: boolean;
   /** `call` against this stack. */
   call(path: string, request?: ApiRequest): Promise<ApiResponse>;
   stop(): Promise<void>;
@@ -23,30 +28,37 @@ export interface ScratchStack {
 
 /**
  * Starts a stack with `env` on a new database named after `prefix`. With
- * `route`, the stack reaches the database through the URL it returns (a proxy).
+ * `proxied`, the stack reaches the database through a TCP proxy the test controls.
  */
 export async function startScratchStack(
   prefix: string,
-  options: { env?: Record<string, string>; route?: (databaseUrl: string) => string } = {},
+  options: { env?: Record<string, string>; proxied?: boolean } = {},
 ): Promise<ScratchStack> {
-  const database = await createScratchDatabase(prefix);
+  const database = await createSuiteDatabase(prefix);
+  let proxy: TcpProxy | undefined;
   let stack: RunningStack;
   try {
-    stack = await startStack({ env: options.env, databaseUrl: options.route?.(database.url) ?? database.url });
+    const url = new URL(database.url);
+    proxy = options.proxied ? await startTcpProxy({ host: url.hostname, port: Number(url.port || 5432) }) : undefined;
+    stack = await startStack({ env: options.env, databaseUrl: proxy?.route(database.url) ?? database.url });
   } catch (error) {
+    await proxy?.close();
     await database.drop();
     throw error;
   }
-  const sql = postgres(database.url, { max: 2, prepare: false, onnotice: () => {} });
+  // Named statements on PGlite: its single session's unnamed statement belongs to the stack.
+  const sql = postgres(database.url, { max: 2, prepare: database.embedded, onnotice: () => {} });
   return {
     baseUrl: stack.baseUrl,
     logFile: stack.logFile,
-    databaseUrl: database.url,
     sql,
+    proxy,
+    embedded: database.embedded,
     call: (path, request = {}) => call(path, { ...request, baseUrl: stack.baseUrl }),
     async stop() {
       await sql.end({ timeout: 5 });
       await stack.stop();
+      await proxy?.close();
       await database.drop();
     },
   };

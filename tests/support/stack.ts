@@ -9,6 +9,7 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
+import { startEmbeddedDatabase, type SuiteDatabase } from "./embedded-database.ts";
 
 export const testAnonKey = "test-anon-key";
 export const testJwtSecret = "test-jwt-secret-of-at-least-thirty-two-bytes!";
@@ -56,15 +57,22 @@ export async function createScratchDatabase(prefix: string) {
 }
 
 /**
- * The database for a suite that starts a stack of its own: on a PostgreSQL run
- * (TEST_DATABASE=postgres or TEST_DATABASE_URL) a scratch PostgreSQL database,
- * otherwise none, so the stack starts on a fresh embedded PGlite of its own.
+ * Whether this run uses PostgreSQL: `npm run test:pg` (TEST_DATABASE=postgres), a
+ * given database (TEST_DATABASE_URL), or a given server (TEST_PG_ADMIN_URL).
+ * Otherwise everything runs on embedded PGlite and no PostgreSQL is needed.
  */
-export async function databaseForSuite(prefix: string): Promise<{ url?: string; drop(): Promise<void> }> {
-  if (process.env.TEST_DATABASE !== "postgres" && !process.env.TEST_DATABASE_URL) {
-    return { url: undefined, drop: () => Promise.resolve() };
-  }
-  return await createScratchDatabase(prefix);
+export function runUsesPostgres(): boolean {
+  return process.env.TEST_DATABASE === "postgres" || Boolean(process.env.TEST_DATABASE_URL) ||
+    Boolean(process.env.TEST_PG_ADMIN_URL);
+}
+
+/**
+ * An empty database for a suite that starts a stack of its own: a scratch
+ * PostgreSQL database on a PostgreSQL run, else an embedded PGlite.
+ */
+export async function createSuiteDatabase(prefix: string): Promise<SuiteDatabase> {
+  if (!runUsesPostgres()) return await startEmbeddedDatabase();
+  return { ...(await createScratchDatabase(prefix)), embedded: false };
 }
 
 /** Starts `deno run dev/stack.ts` on a free port and waits until it is ready. */

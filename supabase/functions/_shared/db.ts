@@ -27,9 +27,19 @@ export interface Statement {
   readonly values?: readonly unknown[];
 }
 
-/** A statement and how its rows become the caller's result. */
+/**
+ * A statement and how its rows become the caller's result. Statements in
+ * `following` run right after it, in the same transaction and round trip;
+ * their rows are passed to `read` after its own.
+ */
 export interface Query<Row, Result> extends Statement {
-  read(rows: Row[]): Result;
+  following?: readonly Statement[];
+  read(rows: Row[], ...following: unknown[][]): Result;
+}
+
+/** The query's statements in the order they run. */
+function statementsOf(query: Query<unknown, unknown>): Statement[] {
+  return [query, ...(query.following ?? [])];
 }
 
 let pool: pg.Pool | undefined;
@@ -122,8 +132,8 @@ async function connect(): Promise<pg.PoolClient> {
 
 /** Runs one query in its own transaction, as the connection's own role (for the account tables). */
 export async function withServiceTransaction<Row, Result>(query: Query<Row, Result>): Promise<Result> {
-  const [rows] = await runTransaction([query]);
-  return query.read(rows as Row[]);
+  const [rows, ...following] = await runTransaction(statementsOf(query as Query<unknown, unknown>));
+  return query.read(rows as Row[], ...following);
 }
 
 /** Claims as PostgREST hands them to Postgres in `request.jwt.claims`. */
@@ -158,8 +168,11 @@ export async function withCallerTransaction<Row, Result>(
     values: [JSON.stringify(claims)],
   };
   try {
-    const [, rows] = await runTransaction([takeOnCaller, query]);
-    return query.read(rows as Row[]);
+    const [, rows, ...following] = await runTransaction([
+      takeOnCaller,
+      ...statementsOf(query as Query<unknown, unknown>),
+    ]);
+    return query.read(rows as Row[], ...following);
   } catch (error) {
     if (pgErrorCode(error) === revokedCaller) throw new UnauthorizedError("Invalid or expired access token");
     throw error;

@@ -60,37 +60,31 @@ const pageColumns = noteColumns.split(", ").map((column) => `note.${column}`).jo
 
 /**
  * The owner's notes newest first (`created_at` desc, then `id` desc), `limit`
- * of them after skipping `offset`, with the total in the same statement.
+ * of them after skipping `offset`, and the total, in one round trip.
  *
- * The total is the owner's counter (`app.caller_note_count()`, kept exact by
- * triggers), so it costs the same at 10 notes or a million. The page's keys
- * come from an index-only scan of `notes_owner_recent_idx`, so the rows
- * skipped by a deep offset cost no heap reads; each of the at most `limit`
- * notes is then fetched by primary key in a nested loop that keeps the index's
- * order, so nothing is sorted (`npm run bench` checks this plan). The left
- * join keeps one row for the total when the page is empty.
+ * The page's keys come from an index-only scan of `notes_owner_recent_idx`,
+ * so the rows skipped by a deep offset cost no heap reads; each of the at most
+ * `limit` notes is then fetched by primary key in a nested loop that keeps the
+ * index's order, so nothing is sorted (`npm run bench` checks this plan). The
+ * total is the owner's counter (`app.caller_note_count()`, kept exact by
+ * triggers), read by a second statement in the same transaction, so it costs
+ * the same at 10 notes or a million and is there for a page past the end too.
  */
-export function listNotes(owner: string, page: { limit: number; offset: number }): Query<
-  Partial<NoteRow> & { total: number },
-  NotePage
-> {
+export function listNotes(owner: string, page: { limit: number; offset: number }): Query<NoteRow, NotePage> {
   return {
-    text: `select counted.total, ${pageColumns}
-           from (select app.caller_note_count() as total) as counted
-           left join (
+    text: `select ${pageColumns}
+           from (
              select id, created_at
              from public.notes
              where created_by = $1
              order by created_at desc, id desc
              limit $2 offset $3
-           ) as page on true
-           left join public.notes as note on note.id = page.id
+           ) as page
+           join public.notes as note on note.id = page.id
            order by page.created_at desc, page.id desc`,
     values: [owner, page.limit, page.offset],
-    read: (rows) => ({
-      total: rows[0].total,
-      notes: rows.filter((row) => row.id !== null).map((row) => toNote(row as NoteRow)),
-    }),
+    following: [{ text: "select app.caller_note_count() as total" }],
+    read: (rows, counted) => ({ notes: rows.map(toNote), total: (counted as { total: number }[])[0].total }),
   };
 }
 
