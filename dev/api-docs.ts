@@ -36,17 +36,9 @@ const docsPage = `<!doctype html>
 </html>
 `;
 
-const documents = new Map<string, string>();
-
-/** The document as JSON, naming `origin`'s functions as the first server; built once per origin. */
-function documentFor(origin: string): string {
-  let text = documents.get(origin);
-  if (!text) {
-    text = JSON.stringify(buildOpenApiDocument(`${origin}/functions/v1`), null, 2);
-    documents.set(origin, text);
-  }
-  return text;
-}
+// The stack names itself by a relative URL, which clients resolve against where they fetched the
+// document, so one text serves every Host and nothing a client sends is echoed or cached by it.
+const servedDocument = JSON.stringify(buildOpenApiDocument("/functions/v1"), null, 2);
 
 /** Answers `/openapi.json`, `/docs` and the reference's assets; undefined for any other path. */
 export function serveApiDocs(req: Request): Promise<Response> | undefined {
@@ -54,7 +46,7 @@ export function serveApiDocs(req: Request): Promise<Response> | undefined {
   const url = new URL(req.url);
   if (url.pathname === "/openapi.json") {
     return Promise.resolve(
-      new Response(documentFor(url.origin), {
+      new Response(servedDocument, {
         // Any origin may read it: tools and frontends on other ports load the document too.
         headers: { "Content-Type": "application/json; charset=utf-8", "Access-Control-Allow-Origin": "*" },
       }),

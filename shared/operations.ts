@@ -47,8 +47,8 @@ export interface OperationSpec {
 
 // Statuses every operation can answer: wrong method, unexpected failure, database unavailable.
 const always = [405, 500, 503] as const;
-// Statuses of any JSON body: invalid, too large, not JSON.
-const bodyErrors = [400, 413, 415] as const;
+// Statuses of any JSON body: invalid, not arrived within the deadline, too large, not JSON.
+const bodyErrors = [400, 408, 413, 415] as const;
 
 /** The API's operations, keyed by the typed client's method names. */
 export const operations = {
@@ -58,10 +58,11 @@ export const operations = {
     interfacePath: "/auth/register",
     envelope: "auth",
     summary: "Register an account",
-    description: "Creates a STANDARD_USER account and signs it in. An email already registered is a 409.",
+    description: "Creates a STANDARD_USER account and signs it in. An email already registered is a 409; " +
+      "too many sign-ups from one address get 429 with Retry-After.",
     body: registerBody,
     success: { status: 201, data: session },
-    errors: [...bodyErrors, 401, 409, ...always],
+    errors: [...bodyErrors, 401, 409, 429, ...always],
   },
   login: {
     method: "POST",
@@ -71,7 +72,7 @@ export const operations = {
     summary: "Log in",
     description: "Checks the password and answers with the user and an access token valid for 2 hours. " +
       "A wrong password and an unknown email get the same 401; a suspended account gets 403; too many " +
-      "failed attempts for an email or from an address get 429 with Retry-After.",
+      "failed attempts for an email from one address, or attempts from one address, get 429 with Retry-After.",
     body: loginBody,
     success: { status: 200, data: session },
     errors: [...bodyErrors, 401, 403, 429, ...always],
@@ -95,10 +96,11 @@ export const operations = {
     envelope: "auth",
     summary: "Set a password with a reset code",
     description: "Sets the password, marks the account verified and signs the user in. An unknown email is a " +
-      "404; a wrong, expired or used code is a 400.",
+      "404; a wrong, expired or used code is a 400; a suspended account is a 403; too many attempts from one " +
+      "address, or too many wrong codes for the account, get 429 with Retry-After.",
     body: createPasswordBody,
     success: { status: 200, data: session },
-    errors: [...bodyErrors, 401, 404, ...always],
+    errors: [...bodyErrors, 401, 403, 404, 429, ...always],
   },
   createNote: {
     method: "POST",

@@ -18,18 +18,28 @@ const fastHashing = { BCRYPT_COST: "4" };
 
 let defaults: ScratchStack;
 let untrusting: ScratchStack;
+let short: ScratchStack;
 
 beforeAll(async () => {
-  [defaults, untrusting] = await Promise.all([
+  [defaults, untrusting, short] = await Promise.all([
     startScratchStack("limits_defaults", { env: { ...fastHashing, TRUST_PROXY: "true" } }),
     startScratchStack("limits_untrusting", {
       env: { ...fastHashing, LOGIN_MAX_ATTEMPTS_PER_ADDRESS: "3", RESET_MAIL_MIN_INTERVAL_SECONDS: "0" },
+    }),
+    // Windows of one second, to watch expired counts go away (no proxy trusted: all from 127.0.0.1).
+    startScratchStack("limits_short", {
+      env: {
+        ...fastHashing,
+        LOGIN_FAILURE_WINDOW_SECONDS: "1",
+        LOGIN_ADDRESS_WINDOW_SECONDS: "1",
+        LOGIN_MAX_ATTEMPTS_PER_ADDRESS: "1000000",
+      },
     }),
   ]);
 });
 
 afterAll(async () => {
-  await Promise.all([defaults?.stop(), untrusting?.stop()]);
+  await Promise.all([defaults?.stop(), untrusting?.stop(), short?.stop()]);
 });
 
 /** A client address no other test uses. */
@@ -56,8 +66,8 @@ function retryAfterOf(response: { headers: Headers }): number {
   return Number(value);
 }
 
-describe("login throttling per email", () => {
-  it("answers 429 with Retry-After after 5 failures in 15 minutes, even for the right password", async () => {
+describe("login throttling per email and address", () => {
+  it("answers 429 with Retry-After after 5 failures in 15 minutes from one address, even for the right password", async () => {
     const email = await register(defaults, "lock");
     const address = freshAddress();
     for (let attempt = 1; attempt <= 5; attempt++) {
@@ -66,20 +76,41 @@ describe("login throttling per email", () => {
     const locked = await login(defaults, email, password, address);
     expect(expectAuthError(locked, 429).message).toMatch(/too many/i);
     expect(locked.headers.get("cache-control")).toBe("no-store");
-    // The window opened at the first failure, moments ago: the lock lasts (nearly) the whole 15 minutes.
+    // The window opened at the first failure, moments ago: the wait lasts (nearly) the whole 15 minutes.
     expect(retryAfterOf(locked)).toBeGreaterThan(14 * 60);
     expect(retryAfterOf(locked)).toBeLessThanOrEqual(15 * 60);
-    // The lock is the email's, whichever address asks.
-    expectAuthError(await login(defaults, email, password, freshAddress()), 429);
 
     // Fifteen minutes pass.
     await defaults.sql`
-      update app.login_throttle set window_started_at = window_started_at - interval '15 minutes'
-      where scope = 'email' and key = ${email}`;
+      update app.rate_limits set window_ends_at = now() - interval '1 second'
+      where bucket = 'login-failure' and email = ${email}`;
     expectSession(await login(defaults, email, password, address), 200);
   });
 
-  it("locks an unknown email the same way, so a 429 tells nothing about accounts", async () => {
+  it("never refuses the right password from another address: no one can lock a victim out from afar", async () => {
+    const victim = await register(defaults, "victim");
+    const attacker = freshAddress();
+    for (let attempt = 1; attempt <= 8; attempt++) await login(defaults, victim, "guess", attacker);
+    expectAuthError(await login(defaults, victim, password, attacker), 429);
+    expectSession(await login(defaults, victim, password, freshAddress()), 200);
+  });
+
+  it("counts no refused attempt: an address over its limit stops adding to its counts", async () => {
+    const email = await register(defaults, "uncounted");
+    const address = freshAddress();
+    for (let attempt = 1; attempt <= 5; attempt++) await login(defaults, email, "wrong password", address);
+    for (let attempt = 1; attempt <= 5; attempt++) {
+      expectAuthError(await login(defaults, email, "wrong password", address), 429);
+    }
+    const [pair] = await defaults.sql<{ hits: number }[]>`
+      select hits from app.rate_limits where bucket = 'login-failure' and email = ${email}`;
+    expect(pair.hits).toBe(5);
+    const [perAddress] = await defaults.sql<{ hits: number }[]>`
+      select hits from app.rate_limits where bucket = 'login-address' and key = ${address}`;
+    expect(perAddress.hits).toBe(5);
+  });
+
+  it("limits an unknown email the same way, so a 429 tells nothing about accounts", async () => {
     const email = uniqueEmail("nobody");
     const address = freshAddress();
     for (let attempt = 1; attempt <= 5; attempt++) {
@@ -102,6 +133,25 @@ describe("login throttling per email", () => {
     expectAuthError(await login(defaults, email, password, address), 429);
   });
 
+  it("lifts every address's failures of the email once its owner sets a new password with a code", async () => {
+    const email = await register(defaults, "lifted");
+    const address = freshAddress();
+    for (let attempt = 1; attempt <= 5; attempt++) await login(defaults, email, "wrong password", address);
+    expectAuthError(await login(defaults, email, password, address), 429);
+    const request = await defaults.call("/auth/request-password-reset", { body: { email } });
+    expect(request.status).toBe(200);
+    const code = await readResetCode(email, 0, defaults.logFile);
+    const newPassword = "a newer passphrase";
+    expectSession(
+      await defaults.call("/auth/create-password", {
+        body: { email, password: newPassword, code },
+        headers: { "x-forwarded-for": freshAddress() },
+      }),
+      200,
+    );
+    expectSession(await login(defaults, email, newPassword, address), 200);
+  });
+
   it("lets no concurrent burst of guesses past the limit", async () => {
     const email = await register(defaults, "burst");
     const address = freshAddress();
@@ -115,22 +165,23 @@ describe("login throttling per email", () => {
 });
 
 describe("login throttling per client address", () => {
-  it("answers 429 after 30 attempts in 5 minutes from one address, taken from the first x-forwarded-for hop", async () => {
+  it("answers 429 after 30 attempts in 5 minutes from one address, the x-forwarded-for entry the proxy appended", async () => {
     const address = freshAddress();
     for (let attempt = 1; attempt <= 30; attempt++) {
-      expectAuthError(await login(defaults, uniqueEmail("spray"), password, address), 401);
+      // The client writes whatever it likes to the left of what the trusted proxy appended.
+      expectAuthError(await login(defaults, uniqueEmail("spray"), password, `${freshAddress()}, ${address}`), 401);
     }
-    const limited = await login(defaults, uniqueEmail("spray"), password, `${address}, 10.0.0.1`);
+    const limited = await login(defaults, uniqueEmail("spray"), password, `${freshAddress()}, ${address}`);
     expectAuthError(limited, 429);
     expect(retryAfterOf(limited)).toBeGreaterThan(4 * 60);
     expect(retryAfterOf(limited)).toBeLessThanOrEqual(5 * 60);
-    // Another client, even one behind the same last proxy hop, is not held back.
-    expectAuthError(await login(defaults, uniqueEmail("spray"), password, `${freshAddress()}, 10.0.0.1`), 401);
+    // Another client is not held back.
+    expectAuthError(await login(defaults, uniqueEmail("spray"), password, freshAddress()), 401);
 
     // Five minutes pass.
     await defaults.sql`
-      update app.login_throttle set window_started_at = window_started_at - interval '5 minutes'
-      where scope = 'address' and key = ${address}`;
+      update app.rate_limits set window_ends_at = now() - interval '1 second'
+      where bucket = 'login-address' and key = ${address}`;
     expectAuthError(await login(defaults, uniqueEmail("spray"), password, address), 401);
   });
 
@@ -140,6 +191,56 @@ describe("login throttling per client address", () => {
       expectAuthError(await login(untrusting, uniqueEmail("forged"), password, freshAddress()), 401);
     }
     expectAuthError(await login(untrusting, uniqueEmail("forged"), password, freshAddress()), 429);
+  });
+});
+
+describe("sign-ups per client address", () => {
+  it("answers 429 with Retry-After after 30 sign-ups in 5 minutes from one address, and not for another", async () => {
+    const address = freshAddress();
+    const signUp = (from: string) =>
+      defaults.call("/auth/register", {
+        body: { name: "Bulk", email: uniqueEmail("bulk"), password },
+        headers: { "x-forwarded-for": from },
+      });
+    for (let attempt = 1; attempt <= 30; attempt++) expect((await signUp(address)).status).toBe(201);
+    const refused = await signUp(address);
+    expect(expectAuthError(refused, 429).message).toMatch(/too many sign-ups/i);
+    expect(retryAfterOf(refused)).toBeGreaterThan(4 * 60);
+    expect((await signUp(freshAddress())).status).toBe(201);
+  });
+});
+
+describe("reset-code guessing", () => {
+  const guess = (email: string, from: string) =>
+    defaults.call("/auth/create-password", {
+      body: { email, password: "guessed password", code: "000000" },
+      headers: { "x-forwarded-for": from },
+    });
+
+  it("answers 429 after 30 code attempts in 5 minutes from one address, whichever accounts they name", async () => {
+    const address = freshAddress();
+    const emails = await Promise.all(Array.from({ length: 3 }, (_, index) => register(defaults, `guessed-${index}`)));
+    for (let attempt = 0; attempt < 30; attempt++) {
+      expectAuthError(await guess(emails[attempt % 3], address), 400);
+    }
+    const refused = await guess(emails[0], address);
+    expect(expectAuthError(refused, 429).message).toMatch(/too many code attempts/i);
+    expect(retryAfterOf(refused)).toBeGreaterThan(4 * 60);
+    expectAuthError(await guess(emails[0], freshAddress()), 400);
+  });
+
+  it("stops accepting codes for an account after 20 wrong ones in a day, from any addresses", async () => {
+    const email = await register(defaults, "guessed-everywhere");
+    for (let attempt = 1; attempt <= 20; attempt++) expectAuthError(await guess(email, freshAddress()), 400);
+    const request = await defaults.call("/auth/request-password-reset", { body: { email } });
+    expect(request.status).toBe(200);
+    const code = await readResetCode(email, 0, defaults.logFile);
+    const refused = await defaults.call("/auth/create-password", {
+      body: { email, password: "a newer passphrase", code },
+      headers: { "x-forwarded-for": freshAddress() },
+    });
+    expectAuthError(refused, 429);
+    expect(retryAfterOf(refused)).toBeGreaterThan(23 * 3600);
   });
 });
 
@@ -201,5 +302,26 @@ describe("reset-code mails", () => {
       where user_id = (select id from app.users where email = ${email})`;
     await requestReset(untrusting, email);
     expect(await mailsTo(untrusting, email)).toBe(6);
+  });
+});
+
+describe("what the limits keep", () => {
+  it("stays bounded: a sweep of unknown emails leaves about one window's worth of rows, with no cron", async () => {
+    const sweep = async (size: number) => {
+      for (let batch = 0; batch < size; batch += 25) {
+        await Promise.all(
+          Array.from({ length: 25 }, () => login(short, uniqueEmail("sweep"), password, freshAddress())),
+        );
+      }
+    };
+    const rows = async () =>
+      (await short.sql<{ count: number }[]>`select count(*)::int as count from app.rate_limits`)[0].count;
+    // 600 unknown emails, each a row of its own while its one-second window lasts. Each new count removes
+    // up to two expired rows, so the table never holds much more than one window's worth (kept forever,
+    // there would be 600 and more).
+    await sweep(300);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await sweep(300);
+    expect(await rows()).toBeLessThanOrEqual(302);
   });
 });

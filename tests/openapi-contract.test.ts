@@ -54,14 +54,34 @@ describe("openapi.json", () => {
     expect(checked).toBeGreaterThan(80);
   });
 
-  it("is served by the stack at /openapi.json, naming the stack as its first server", async () => {
+  it("is served by the stack at /openapi.json, naming the stack relative to the document as its first server", async () => {
     const response = await fetch(`${origin}/openapi.json`);
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toMatch(/^application\/json/);
     const served = await response.json();
-    expect(served).toEqual(buildOpenApiDocument(`${origin}/functions/v1`));
-    expect(served.servers[0].url).toBe(`${origin}/functions/v1`);
+    expect(served).toEqual(buildOpenApiDocument("/functions/v1"));
+    expect(served.servers[0].url).toBe("/functions/v1");
+    expect(new URL(served.servers[0].url, response.url).href).toBe(`${origin}/functions/v1`);
     expect(served.paths).toEqual(openApiDocument.paths);
+  });
+
+  it("serves the same document whatever Host a client claims, echoing none of them", async () => {
+    const { request } = await import("node:http");
+    const url = new URL(`${origin}/openapi.json`);
+    const fetchAs = (host: string) =>
+      new Promise<string>((resolve, reject) => {
+        request({ hostname: url.hostname, port: url.port, path: url.pathname, headers: { host } }, (res) => {
+          let body = "";
+          res.setEncoding("utf8").on("data", (chunk) => (body += chunk)).on("end", () => resolve(body));
+        }).on("error", reject).end();
+      });
+    const reference = await fetchAs(url.host);
+    for (let index = 0; index < 20; index++) {
+      const host = `attacker-${index}.example:${1000 + index}`;
+      const body = await fetchAs(host);
+      expect(body).toBe(reference);
+      expect(body).not.toContain("attacker");
+    }
   });
 
   it("has an interactive reference at /docs whose assets come from the stack itself", async () => {

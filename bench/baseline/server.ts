@@ -58,7 +58,7 @@ const routes: Record<string, Route> = {
   "/functions/v1/auth/login": async (req) => {
     const { email, password } = await bodyOf<{ email: string; password: string }>(req);
     const { bcryptCost } = getConfig();
-    const match = await withServiceTransaction(checkCredentials({ email, password, bcryptCost }));
+    const match = await withServiceTransaction(checkCredentials({ email, password, bcryptCost, address: undefined }));
     return { passwordMatches: match?.passwordMatches ?? false };
   },
 };

@@ -19,6 +19,8 @@ set search_path = ''
 as $$
 declare
   target_user uuid;
+  -- Hashed first, for known and unknown emails alike, so the answer takes as long either way.
+  new_code_hash text := extensions.crypt(code, extensions.gen_salt('bf', 6));
 begin
   select id into target_user from app.users where email = target_email for update;
   if not found then
@@ -42,8 +44,7 @@ begin
 
   -- Code and mail commit together: no mail for a code that was not stored, and no code without its mail.
   insert into app.password_reset_codes (user_id, code_hash, expires_at, attempts_left)
-  values (target_user, extensions.crypt(code, extensions.gen_salt('bf', 6)),
-          now() + make_interval(mins => code_ttl_minutes), code_attempts)
+  values (target_user, new_code_hash, now() + make_interval(mins => code_ttl_minutes), code_attempts)
   on conflict (user_id) do update
     set code_hash = excluded.code_hash, expires_at = excluded.expires_at,
         attempts_left = excluded.attempts_left, created_at = now();
@@ -56,14 +57,17 @@ comment on function app.request_password_reset(text, text, integer, integer, int
 revoke all on function app.request_password_reset(text, text, integer, integer, integer, integer, text, text)
   from public, anon, authenticated;
 
--- The outcome of app.reset_password: 'unknown-user', 'bad-code', 'suspended' or 'updated'.
+-- The outcome of app.reset_password: 'unknown-user', 'throttled', 'bad-code', 'suspended' or 'updated'.
 create function app.reset_password(
   target_email text,
   code text,
   new_password text,
-  bcrypt_cost integer
+  bcrypt_cost integer,
+  max_wrong_codes integer,
+  wrong_codes_window_seconds integer
 ) returns table (
   outcome text,
+  retry_after integer,
   id uuid,
   name text,
   phone_number text,
@@ -81,10 +85,20 @@ as $$
 declare
   target app.users%rowtype;
   code_matches boolean;
+  wait integer;
 begin
   select * into target from app.users u where u.email = target_email for update;
   if not found then
-    return query select 'unknown-user', null::uuid, null, null, null, null, null, null::boolean,
+    return query select 'unknown-user', null::integer, null::uuid, null, null, null, null, null, null::boolean,
+                        null::timestamptz, null::timestamptz, null::integer;
+    return;
+  end if;
+
+  -- Wrong codes count per account across every address and every code, so guessing is bounded per
+  -- day whatever the attacker's addresses (README, Security: the odds).
+  wait := app.rate_limit_wait('reset-code-account', target.id::text, max_wrong_codes);
+  if wait > 0 then
+    return query select 'throttled', wait, null::uuid, null, null, null, null, null, null::boolean,
                         null::timestamptz, null::timestamptz, null::integer;
     return;
   end if;
@@ -103,19 +117,20 @@ begin
   end if;
 
   if not coalesce(code_matches, false) then
-    return query select 'bad-code', null::uuid, null, null, null, null, null, null::boolean,
+    perform app.count_rate_limit_hit('reset-code-account', target.id::text, wrong_codes_window_seconds);
+    return query select 'bad-code', null::integer, null::uuid, null, null, null, null, null, null::boolean,
                         null::timestamptz, null::timestamptz, null::integer;
     return;
   end if;
   -- Checked only after a valid code, as login checks it only after the password: no token for a suspended account.
   if target.status = 'SUSPENDED' then
-    return query select 'suspended', null::uuid, null, null, null, null, null, null::boolean,
+    return query select 'suspended', null::integer, null::uuid, null, null, null, null, null, null::boolean,
                         null::timestamptz, null::timestamptz, null::integer;
     return;
   end if;
 
-  -- The owner proved the mailbox: earlier failed logins no longer stand against the email.
-  delete from app.login_throttle t where t.scope = 'email' and t.key = target_email;
+  -- The owner proved the mailbox: earlier failed logins of the email, from any address, are lifted.
+  delete from app.rate_limits r where r.bucket = 'login-failure' and r.email = target_email;
 
   -- The users_revoke_tokens trigger raises token_version here, so the one returned is the new one;
   -- a proved mailbox also marks the account verified.
@@ -124,10 +139,10 @@ begin
     set password_hash = extensions.crypt(new_password, extensions.gen_salt('bf', bcrypt_cost)),
         is_verified = true
     where u.id = target.id
-    returning 'updated', u.id, u.name, u.phone_number, u.email, u.role, u.status, u.is_verified,
+    returning 'updated', null::integer, u.id, u.name, u.phone_number, u.email, u.role, u.status, u.is_verified,
               u.created_at, u.updated_at, u.token_version;
 end;
 $$;
-comment on function app.reset_password(text, text, text, integer) is
-  'Sets a new password with a reset code: consumes a valid code, or uses up one attempt of a wrong one. Returns the outcome and, when updated, the account.';
-revoke all on function app.reset_password(text, text, text, integer) from public, anon, authenticated;
+comment on function app.reset_password(text, text, text, integer, integer, integer) is
+  'Sets a new password with a reset code: consumes a valid code, or uses up one attempt of a wrong one and counts it against the account. Returns the outcome and, when updated, the account; when throttled, the seconds to wait.';
+revoke all on function app.reset_password(text, text, text, integer, integer, integer) from public, anon, authenticated;

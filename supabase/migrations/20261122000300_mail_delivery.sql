@@ -20,6 +20,9 @@ comment on table app.mail_outbox is
 
 drop index app.mail_outbox_unsent_idx;
 create index mail_outbox_due_idx on app.mail_outbox (next_attempt_at, id) where sent_at is null and failed_at is null;
+-- Finished mails (sent, or given up), oldest first, for the drainers' pruning.
+create index mail_outbox_finished_idx on app.mail_outbox ((coalesce(sent_at, failed_at)))
+  where sent_at is not null or failed_at is not null;
 
 -- Supabase Cron calls the mail-dispatch function every minute, so a mail whose first attempt failed
 -- is retried even when no new request comes in. It needs pg_cron, pg_net and Vault (hosted

@@ -15,6 +15,8 @@ import { startTcpProxy, type TcpProxy } from "./tcp-proxy.ts";
 export interface ScratchStack {
   baseUrl: string;
   logFile: string;
+  /** The stack's process id, to read its memory use. */
+  pid: number;
   /** A direct connection to the stack's database, as its owner. */
   sql: postgres.Sql;
   /** With `proxied`, the TCP proxy between the stack and its database, for the test to break. */
@@ -51,6 +53,7 @@ export async function startScratchStack(
   return {
     baseUrl: stack.baseUrl,
     logFile: stack.logFile,
+    pid: stack.pid,
     sql,
     proxy,
     embedded: database.embedded,

@@ -22,6 +22,8 @@ export const testJwtSecret = "test-jwt-secret-of-at-least-thirty-two-bytes!";
  */
 export const sharedStackLimits: Record<string, string> = {
   LOGIN_MAX_ATTEMPTS_PER_ADDRESS: "1000000",
+  SIGNUP_MAX_PER_ADDRESS: "1000000",
+  RESET_CODE_MAX_ATTEMPTS_PER_ADDRESS: "1000000",
   RESET_MAIL_MIN_INTERVAL_SECONDS: "0",
   RESET_MAILS_PER_HOUR: "1000000",
 };

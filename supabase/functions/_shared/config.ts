@@ -63,25 +63,42 @@ function mailProviderFrom(env: Env): MailProvider | undefined {
 /**
  * Limits against guessing and flooding, kept in Postgres (edge isolates share
  * no memory). Each has an environment setting; the defaults are production's.
+ * Per-address limits need a trustworthy client address (see `client-address.ts`).
  */
 export interface SecurityLimits {
-  /** `LOGIN_MAX_FAILURES_PER_EMAIL`: failed logins of one email before it is locked. */
-  loginMaxFailuresPerEmail: number;
-  /** `LOGIN_EMAIL_WINDOW_SECONDS`: how long those failures count and the lock lasts. */
-  loginEmailWindowSeconds: number;
+  /** `LOGIN_MAX_FAILURES_PER_EMAIL_AND_ADDRESS`: failed logins of one email from one address before that pair waits. */
+  loginMaxFailures: number;
+  /** `LOGIN_FAILURE_WINDOW_SECONDS`: how long those failures count and the wait lasts. */
+  loginFailureWindowSeconds: number;
   /** `LOGIN_MAX_ATTEMPTS_PER_ADDRESS`: login attempts of one client address in its window. */
   loginMaxAttemptsPerAddress: number;
   /** `LOGIN_ADDRESS_WINDOW_SECONDS`: the per-address window. */
   loginAddressWindowSeconds: number;
+  /** `SIGNUP_MAX_PER_ADDRESS`: registers from one client address in its window. */
+  signupMaxPerAddress: number;
+  /** `SIGNUP_ADDRESS_WINDOW_SECONDS`: that window. */
+  signupAddressWindowSeconds: number;
+  /** `RESET_CODE_MAX_ATTEMPTS_PER_ADDRESS`: create-password calls from one client address in its window. */
+  resetCodeMaxAttemptsPerAddress: number;
+  /** `RESET_CODE_ADDRESS_WINDOW_SECONDS`: that window. */
+  resetCodeAddressWindowSeconds: number;
+  /** `RESET_CODE_MAX_WRONG_PER_ACCOUNT`: wrong reset codes for one account, from anywhere, in its window. */
+  resetCodeMaxWrongPerAccount: number;
+  /** `RESET_CODE_ACCOUNT_WINDOW_SECONDS`: that window. */
+  resetCodeAccountWindowSeconds: number;
   /**
-   * `TRUST_PROXY`: true when a proxy that sets `x-forwarded-for` stands in front
-   * (hosted Supabase's relay does); only then is its first hop the client's address.
+   * `TRUST_PROXY`: true when proxies that append to `x-forwarded-for` stand in
+   * front; the client's address is then the entry the nearest trusted proxy appended.
    */
   trustProxy: boolean;
+  /** `TRUSTED_PROXY_HOPS`: how many trusted proxies append to `x-forwarded-for`, counted from the right. */
+  trustedProxyHops: number;
   /** `RESET_MAIL_MIN_INTERVAL_SECONDS`: least time between two reset mails to one account. */
   resetMailMinIntervalSeconds: number;
   /** `RESET_MAILS_PER_HOUR`: reset mails to one account per hour. */
   resetMailsPerHour: number;
+  /** `BODY_TIMEOUT_MS`: how long a request body may take to arrive after its headers. */
+  bodyTimeoutMs: number;
 }
 
 export const minJwtSecretBytes = 32;
@@ -148,14 +165,24 @@ function booleanSetting(env: Env, name: string, fallback: boolean): boolean {
 
 function limitsFrom(env: Env): SecurityLimits {
   const day = 86_400;
+  const count = (name: string, fallback: number) => integerSetting(env, name, fallback, 1, 1_000_000);
+  const seconds = (name: string, fallback: number) => integerSetting(env, name, fallback, 1, day);
   return {
-    loginMaxFailuresPerEmail: integerSetting(env, "LOGIN_MAX_FAILURES_PER_EMAIL", 5, 1, 1_000_000),
-    loginEmailWindowSeconds: integerSetting(env, "LOGIN_EMAIL_WINDOW_SECONDS", 900, 1, day),
-    loginMaxAttemptsPerAddress: integerSetting(env, "LOGIN_MAX_ATTEMPTS_PER_ADDRESS", 30, 1, 1_000_000),
-    loginAddressWindowSeconds: integerSetting(env, "LOGIN_ADDRESS_WINDOW_SECONDS", 300, 1, day),
+    loginMaxFailures: count("LOGIN_MAX_FAILURES_PER_EMAIL_AND_ADDRESS", 5),
+    loginFailureWindowSeconds: seconds("LOGIN_FAILURE_WINDOW_SECONDS", 900),
+    loginMaxAttemptsPerAddress: count("LOGIN_MAX_ATTEMPTS_PER_ADDRESS", 30),
+    loginAddressWindowSeconds: seconds("LOGIN_ADDRESS_WINDOW_SECONDS", 300),
+    signupMaxPerAddress: count("SIGNUP_MAX_PER_ADDRESS", 30),
+    signupAddressWindowSeconds: seconds("SIGNUP_ADDRESS_WINDOW_SECONDS", 300),
+    resetCodeMaxAttemptsPerAddress: count("RESET_CODE_MAX_ATTEMPTS_PER_ADDRESS", 30),
+    resetCodeAddressWindowSeconds: seconds("RESET_CODE_ADDRESS_WINDOW_SECONDS", 300),
+    resetCodeMaxWrongPerAccount: count("RESET_CODE_MAX_WRONG_PER_ACCOUNT", 20),
+    resetCodeAccountWindowSeconds: seconds("RESET_CODE_ACCOUNT_WINDOW_SECONDS", day),
     trustProxy: booleanSetting(env, "TRUST_PROXY", false),
+    trustedProxyHops: integerSetting(env, "TRUSTED_PROXY_HOPS", 1, 1, 10),
     resetMailMinIntervalSeconds: integerSetting(env, "RESET_MAIL_MIN_INTERVAL_SECONDS", 60, 0, day),
-    resetMailsPerHour: integerSetting(env, "RESET_MAILS_PER_HOUR", 5, 1, 1_000_000),
+    resetMailsPerHour: count("RESET_MAILS_PER_HOUR", 5),
+    bodyTimeoutMs: integerSetting(env, "BODY_TIMEOUT_MS", 10_000, 100, 600_000),
   };
 }
 

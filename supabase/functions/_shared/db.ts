@@ -130,9 +130,17 @@ async function connect(): Promise<pg.PoolClient> {
   }
 }
 
-/** Runs one query in its own transaction, as the connection's own role (for the account tables). */
-export async function withServiceTransaction<Row, Result>(query: Query<Row, Result>): Promise<Result> {
-  const [rows, ...following] = await runTransaction(statementsOf(query as Query<unknown, unknown>));
+/**
+ * Runs one query in its own transaction, as the connection's own role (for the
+ * account tables). A `guard` statement runs first in the same round trip; when
+ * it fails (a rate limit reached), the query never takes effect.
+ */
+export async function withServiceTransaction<Row, Result>(
+  query: Query<Row, Result>,
+  guard?: Statement,
+): Promise<Result> {
+  const statements = [...(guard ? [guard] : []), ...statementsOf(query as Query<unknown, unknown>)];
+  const [rows, ...following] = (await runTransaction(statements)).slice(guard ? 1 : 0);
   return query.read(rows as Row[], ...following);
 }
 

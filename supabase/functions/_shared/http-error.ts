@@ -58,3 +58,31 @@ export class TooManyRequestsError extends HttpError {
     this.name = "TooManyRequestsError";
   }
 }
+
+/** 413: the body is larger than the endpoint accepts. */
+export class PayloadTooLargeError extends HttpError {
+  constructor(maxBytes: number) {
+    super(413, `Request body must be at most ${maxBytes} bytes`);
+    this.name = "PayloadTooLargeError";
+  }
+}
+
+/** 408: the body did not arrive in time after the request's headers; reading it was stopped. */
+export class RequestTimeoutError extends HttpError {
+  constructor() {
+    super(408, "Request body took too long to arrive", { Connection: "close" });
+    this.name = "RequestTimeoutError";
+  }
+}
+
+/**
+ * The client hung up before its body arrived. Nobody is left to answer, so it
+ * is logged as a client abort (499, nginx's "client closed request"), never as
+ * a server error.
+ */
+export class ClientAbortedError extends HttpError {
+  constructor(options?: ErrorOptions) {
+    super(499, "Client closed the request", {}, options);
+    this.name = "ClientAbortedError";
+  }
+}

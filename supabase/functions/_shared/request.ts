@@ -9,7 +9,13 @@
  */
 import type { z } from "zod";
 import { limits } from "./contract.ts";
-import { BadRequestError, HttpError } from "./http-error.ts";
+import {
+  BadRequestError,
+  ClientAbortedError,
+  HttpError,
+  PayloadTooLargeError,
+  RequestTimeoutError,
+} from "./http-error.ts";
 
 /** Turns the first zod issue into a message that names the field. */
 export function describeIssue(error: z.ZodError): string {
@@ -27,24 +33,56 @@ export function validate<S extends z.ZodType>(schema: S, input: unknown): z.outp
   return result.data;
 }
 
-async function readLimitedText(req: Request, maxBytes: number): Promise<string> {
+/**
+ * Reads the body as it arrives, within `maxBytes` and `timeoutMs`. Each chunk
+ * is copied into a buffer that grows with what was received (at most twice
+ * it), never kept as it came: a chunk can be a small view of a much larger
+ * buffer, so a client trickling single bytes would otherwise pin megabytes.
+ * Throws 413 past the limit, 408 when the body has not fully arrived in time
+ * (and stops reading it), and `ClientAbortedError` when the client hangs up.
+ */
+async function readLimitedBytes(req: Request, maxBytes: number, timeoutMs: number): Promise<Uint8Array> {
   const declared = Number(req.headers.get("content-length") ?? "0");
-  if (declared > maxBytes) throw new HttpError(413, `Request body must be at most ${maxBytes} bytes`);
-  if (!req.body) return "";
-  const chunks: Uint8Array[] = [];
+  if (declared > maxBytes) throw new PayloadTooLargeError(maxBytes);
+  if (!req.body) return new Uint8Array(0);
+  const reader = req.body.getReader();
+  let timedOut = false;
+  const deadline = setTimeout(() => {
+    timedOut = true;
+    reader.cancel().catch(() => {});
+  }, timeoutMs);
+  let buffer = new Uint8Array(0);
   let size = 0;
-  for await (const chunk of req.body) {
-    size += chunk.byteLength;
-    // Content-Length can be absent or wrong (chunked uploads), so count what arrives.
-    if (size > maxBytes) throw new HttpError(413, `Request body must be at most ${maxBytes} bytes`);
-    chunks.push(chunk);
+  try {
+    for (;;) {
+      let read: ReadableStreamReadResult<Uint8Array>;
+      try {
+        read = await reader.read();
+      } catch (error) {
+        if (timedOut) throw new RequestTimeoutError();
+        throw new ClientAbortedError({ cause: error });
+      }
+      if (timedOut) throw new RequestTimeoutError();
+      if (read.done) break;
+      const chunk = read.value;
+      // Content-Length can be absent or wrong (chunked uploads), so count what arrives.
+      if (size + chunk.byteLength > maxBytes) throw new PayloadTooLargeError(maxBytes);
+      if (size + chunk.byteLength > buffer.byteLength) {
+        const grown = new Uint8Array(Math.min(maxBytes, Math.max(1024, 2 * (size + chunk.byteLength))));
+        grown.set(buffer.subarray(0, size));
+        buffer = grown;
+      }
+      buffer.set(chunk, size);
+      size += chunk.byteLength;
+    }
+  } finally {
+    clearTimeout(deadline);
   }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
+  return buffer.subarray(0, size);
+}
+
+async function readLimitedText(req: Request, maxBytes: number, timeoutMs: number): Promise<string> {
+  const bytes = await readLimitedBytes(req, maxBytes, timeoutMs);
   try {
     return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
   } catch {
@@ -52,16 +90,23 @@ async function readLimitedText(req: Request, maxBytes: number): Promise<string> 
   }
 }
 
+/** How long a body may take to arrive when the caller names no other time (`BODY_TIMEOUT_MS`'s default). */
+export const defaultBodyTimeoutMs = 10_000;
+
 /**
- * Reads a JSON object body of at most 1 MiB and validates it with `schema`.
+ * Reads a JSON object body of at most 1 MiB, arriving within `timeoutMs`, and validates it with `schema`.
  * Requires `Content-Type: application/json`, as interface.md does.
  */
-export async function readJsonBody<S extends z.ZodType>(req: Request, schema: S): Promise<z.output<S>> {
+export async function readJsonBody<S extends z.ZodType>(
+  req: Request,
+  schema: S,
+  timeoutMs = defaultBodyTimeoutMs,
+): Promise<z.output<S>> {
   const contentType = req.headers.get("content-type") ?? "";
   if (!/^application\/json\s*(;|$)/i.test(contentType)) {
     throw new HttpError(415, "Content-Type must be application/json");
   }
-  const raw = await readLimitedText(req, limits.bodyMaxBytes);
+  const raw = await readLimitedText(req, limits.bodyMaxBytes, timeoutMs);
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);

@@ -62,6 +62,9 @@ const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 const verifiedTokensMax = 10_000;
 const verifiedTokens = new WeakMap<Uint8Array, Map<string, AccessClaims>>();
 
+/** How far ahead of this server's clock a token's `iat` may lie before the token is refused. */
+export const maxClockSkewSeconds = 60;
+
 /**
  * Verifies a compact JWT and returns its claims. Every failure, whatever jose
  * names it, becomes one `UnauthorizedError` so clients learn nothing more.
@@ -94,6 +97,8 @@ async function verifyWithJose(jwt: string, secret: Uint8Array): Promise<AccessCl
     const { sub, email, app_role: appRole, token_version: tokenVersion = 0, iat, exp } = payload;
     if (
       payload.role !== "authenticated" || !sub || !uuidPattern.test(sub) || !iat || !exp ||
+      // Issued in the future (beyond clock skew): not a token this service signed now.
+      iat > Date.now() / 1000 + maxClockSkewSeconds ||
       typeof tokenVersion !== "number" || !Number.isSafeInteger(tokenVersion) || tokenVersion < 0
     ) {
       throw new UnauthorizedError("Invalid or expired access token");

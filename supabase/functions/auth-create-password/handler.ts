@@ -3,24 +3,36 @@ import { createPasswordBody } from "../_shared/contract.ts";
 import { withServiceTransaction } from "../_shared/db.ts";
 import { defineEndpoint } from "../_shared/endpoint.ts";
 import { authSuccess } from "../_shared/envelopes.ts";
-import { BadRequestError, HttpError } from "../_shared/http-error.ts";
+import { BadRequestError, HttpError, TooManyRequestsError } from "../_shared/http-error.ts";
+import { clientAddress } from "../_shared/client-address.ts";
+import { asTooManyRequests, requireAddressLimit } from "../_shared/queries/rate-limits.ts";
 import { resetPassword } from "../_shared/queries/accounts.ts";
 import { readJsonBody } from "../_shared/request.ts";
 import { sessionFor } from "../_shared/session.ts";
+
+/** The 429 message of the code-guessing limits (per address, and per account). */
+export const tooManyCodeAttempts = "Too many code attempts; try again later";
 
 /** `POST /auth/create-password`: sets the password with a reset code and signs the user in. */
 export const handler = defineEndpoint({
   name: "auth-create-password",
   envelope: "auth",
   methods: ["POST"],
-  handle: async (req) => {
-    const { email, password, code } = await readJsonBody(req, createPasswordBody);
-    const { bcryptCost, jwtSecret } = getConfig();
-    // One statement: a wrong code's used-up attempt commits, a valid code is consumed with the new password.
-    const outcome = await withServiceTransaction(resetPassword({ email, code, password, bcryptCost }));
+  handle: async (req, info) => {
+    const { email, password, code } = await readJsonBody(req, createPasswordBody, getConfig().limits.bodyTimeoutMs);
+    const { bcryptCost, jwtSecret, limits } = getConfig();
+    const address = clientAddress(req, info, limits);
+    // One round trip: the address's attempt is counted, then one statement consumes a valid code with the
+    // new password, or uses up an attempt of a wrong one (and counts it against the account); both commit.
+    const outcome = await withServiceTransaction(
+      resetPassword({ email, code, password, bcryptCost, limits }),
+      requireAddressLimit("reset-address", address, limits),
+    ).catch(asTooManyRequests(tooManyCodeAttempts));
     switch (outcome.kind) {
       case "unknown-user":
         throw new HttpError(404, "User not found");
+      case "throttled":
+        throw new TooManyRequestsError(tooManyCodeAttempts, outcome.retryAfter);
       case "bad-code":
         throw new BadRequestError("Invalid or expired code");
       case "suspended":

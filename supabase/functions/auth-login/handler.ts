@@ -6,7 +6,7 @@ import { defineEndpoint } from "../_shared/endpoint.ts";
 import { authSuccess } from "../_shared/envelopes.ts";
 import { HttpError, TooManyRequestsError, UnauthorizedError } from "../_shared/http-error.ts";
 import { checkCredentials } from "../_shared/queries/accounts.ts";
-import { reserveLoginAttempt } from "../_shared/queries/login-throttle.ts";
+import { reserveLoginAttempt } from "../_shared/queries/rate-limits.ts";
 import { readJsonBody } from "../_shared/request.ts";
 import { sessionFor } from "../_shared/session.ts";
 
@@ -22,14 +22,14 @@ export const handler = defineEndpoint({
   envelope: "auth",
   methods: ["POST"],
   handle: async (req, info) => {
-    const { email, password } = await readJsonBody(req, loginBody);
+    const { email, password } = await readJsonBody(req, loginBody, getConfig().limits.bodyTimeoutMs);
     const { bcryptCost, jwtSecret, limits } = getConfig();
-    const address = clientAddress(req, info, limits.trustProxy);
+    const address = clientAddress(req, info, limits);
     // Counted and committed before the password is checked, so concurrent guesses each see the others.
     const retryAfter = await withServiceTransaction(reserveLoginAttempt({ email, address, limits }));
     if (retryAfter > 0) throw new TooManyRequestsError(tooManyAttempts, retryAfter);
-    // A match on an ACTIVE account also clears the email's failures, in the same statement.
-    const match = await withServiceTransaction(checkCredentials({ email, password, bcryptCost }));
+    // A match on an ACTIVE account also clears the failures of this email from this address, in the same statement.
+    const match = await withServiceTransaction(checkCredentials({ email, password, bcryptCost, address }));
     if (!match?.passwordMatches) throw new UnauthorizedError(invalidCredentials);
     // Checked only after the password, so a wrong guess cannot learn the account's status.
     if (match.account.user.status === "SUSPENDED") throw new HttpError(403, "Account is suspended");

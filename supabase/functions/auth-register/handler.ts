@@ -5,23 +5,31 @@ import { defineEndpoint } from "../_shared/endpoint.ts";
 import { authSuccess } from "../_shared/envelopes.ts";
 import { HttpError } from "../_shared/http-error.ts";
 import { insertUser } from "../_shared/queries/accounts.ts";
+import { asTooManyRequests, requireAddressLimit } from "../_shared/queries/rate-limits.ts";
+import { clientAddress } from "../_shared/client-address.ts";
 import { readJsonBody } from "../_shared/request.ts";
 import { sessionFor } from "../_shared/session.ts";
+
+/** The 429 message of the per-address sign-up limit. */
+export const tooManySignUps = "Too many sign-ups from this address; try again later";
 
 /** `POST /auth/register`: creates a STANDARD_USER account and signs it in. */
 export const handler = defineEndpoint({
   name: "auth-register",
   envelope: "auth",
   methods: ["POST"],
-  handle: async (req) => {
-    const body = await readJsonBody(req, registerBody);
-    const { bcryptCost, jwtSecret } = getConfig();
-    // The unique index decides, so two concurrent registers of one email cannot both win.
-    const account = await withServiceTransaction(insertUser({ ...body, bcryptCost })).catch((error) => {
-      if (isUniqueViolation(error)) {
-        throw new HttpError(409, "An account with this email already exists");
-      }
-      throw error;
+  handle: async (req, info) => {
+    const body = await readJsonBody(req, registerBody, getConfig().limits.bodyTimeoutMs);
+    const { bcryptCost, jwtSecret, limits } = getConfig();
+    const address = clientAddress(req, info, limits);
+    // The unique index decides, so two concurrent registers of one email cannot both win. The sign-up
+    // limit is counted in the same transaction and round trip, and a refused sign-up counts nothing.
+    const account = await withServiceTransaction(
+      insertUser({ ...body, bcryptCost }),
+      requireAddressLimit("signup-address", address, limits),
+    ).catch((error) => {
+      if (isUniqueViolation(error)) throw new HttpError(409, "An account with this email already exists");
+      return asTooManyRequests(tooManySignUps)(error);
     });
     return authSuccess(201, "User registered successfully", await sessionFor(account, jwtSecret));
   },

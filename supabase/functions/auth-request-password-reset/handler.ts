@@ -21,7 +21,7 @@ export const handler = defineEndpoint({
   envelope: "auth",
   methods: ["POST"],
   handle: async (req) => {
-    const { email } = await readJsonBody(req, requestPasswordResetBody);
+    const { email } = await readJsonBody(req, requestPasswordResetBody, getConfig().limits.bodyTimeoutMs);
     const { limits } = getConfig();
     const code = generateResetCode();
     // One statement, for a known email or not: the code is stored and mailed only for an account

@@ -1,3 +1,4 @@
+import { getConfig } from "../_shared/config.ts";
 import { requireCaller } from "../_shared/caller.ts";
 import { createNoteBody } from "../_shared/contract.ts";
 import { withCallerTransaction } from "../_shared/db.ts";
@@ -13,7 +14,7 @@ export const handler = defineEndpoint({
   methods: ["POST"],
   handle: async (req) => {
     const caller = await requireCaller(req);
-    const body = await readJsonBody(req, createNoteBody);
+    const body = await readJsonBody(req, createNoteBody, getConfig().limits.bodyTimeoutMs);
     const note = await withCallerTransaction(caller, insertNote(caller.sub, body));
     return notesSuccess(201, "Note created successfully", note);
   },

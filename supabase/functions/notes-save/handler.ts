@@ -1,3 +1,4 @@
+import { getConfig } from "../_shared/config.ts";
 import { requireCaller } from "../_shared/caller.ts";
 import { saveNoteBody, titleOrContentRequired } from "../_shared/contract.ts";
 import { violatesCheck } from "../_shared/db.ts";
@@ -15,7 +16,7 @@ export const handler = defineEndpoint({
   methods: ["POST"],
   handle: async (req) => {
     const caller = await requireCaller(req);
-    const { id, ...changes } = await readJsonBody(req, saveNoteBody);
+    const { id, ...changes } = await readJsonBody(req, saveNoteBody, getConfig().limits.bodyTimeoutMs);
     // Only the stored note knows whether the result would be empty, so its check constraint decides.
     const note = await withOwnNote(caller, id, (noteId) => updateNote(caller.sub, noteId, changes))
       .catch((error) => {

@@ -41,9 +41,27 @@ export function claimDueMails(batchSize: number): Query<OutboxMail, OutboxMail[]
            where o.id = due.id
            returning o.id::text, o.recipient, o.subject, o.body, o.attempts`,
     values: [batchSize],
+    // In the same round trip, the service keeps the outbox bounded itself: no cron needed.
+    following: [pruneFinishedMails],
     read: (rows) => rows,
   };
 }
+
+/**
+ * Deletes up to 100 finished mails (which keep no body): sent ones after a
+ * day, given-up ones after a week, so an operator can still look at them.
+ */
+const pruneFinishedMails: Statement = {
+  text: `delete from app.mail_outbox
+         where id in (
+           select id from app.mail_outbox
+           where (sent_at is not null or failed_at is not null)
+             and coalesce(sent_at, failed_at) < now() - case when sent_at is not null then interval '1 day'
+                                                             else interval '7 days' end
+           order by coalesce(sent_at, failed_at)
+           limit 100
+         )`,
+};
 
 /** Marks mails delivered and clears their bodies, so no code outlives its delivery. */
 export function markSent(ids: readonly string[]): Statement {

@@ -5,6 +5,7 @@
  * and codes are hashed by pgcrypto inside Postgres and never leave it in the
  * clear.
  */
+import type { SecurityLimits } from "../config.ts";
 import type { User } from "../contract.ts";
 import type { Query } from "../db.ts";
 
@@ -48,13 +49,18 @@ function toAccount(row: AccountRow): Account {
   };
 }
 
-/** Inserts a user with a bcrypt hash of `password`. Fails with 23505 when the email is taken. */
+/**
+ * Inserts a user with a bcrypt hash of `password`. Fails with 23505 when the
+ * email is taken; then no hash is computed, so repeated registers of a taken
+ * email cost no bcrypt work.
+ */
 export function insertUser(
   input: { name: string; email: string; password: string; bcryptCost: number },
 ): Query<AccountRow, Account> {
   return {
     text: `insert into app.users (name, email, password_hash)
-           values ($1, $2, extensions.crypt($3, extensions.gen_salt('bf', $4)))
+           values ($1, $2, case when exists (select from app.users where email = $2) then ''
+                                else extensions.crypt($3, extensions.gen_salt('bf', $4)) end)
            returning ${accountColumns}`,
     values: [input.name, input.email, input.password, input.bcryptCost],
     read: ([row]) => toAccount(row),
@@ -71,10 +77,11 @@ export interface CredentialCheck {
  * The user with `email` and whether `password` matches. For an unknown email
  * it still hashes the password once at the same cost, so the answer takes as
  * long as for a wrong password. When the password matches an ACTIVE account,
- * the same statement wipes the email's failed logins, so its owner starts afresh.
+ * the same statement wipes the failed logins of the email from `address`, so
+ * its owner starts afresh there.
  */
 export function checkCredentials(
-  input: { email: string; password: string; bcryptCost: number },
+  input: { email: string; password: string; bcryptCost: number; address: string | undefined },
 ): Query<Partial<AccountRow> & { password_matches: boolean }, CredentialCheck | undefined> {
   return {
     text: `with checked as (
@@ -86,12 +93,12 @@ export function checkCredentials(
                      extensions.gen_salt('bf', $3)) as salt) as probe
              left join app.users u on u.email = $1
            ), cleared as (
-             delete from app.login_throttle
-             where scope = 'email' and key = $1
+             delete from app.rate_limits
+             where bucket = 'login-failure' and key = $1 || ' ' || $4
                and exists (select from checked where password_matches and status = 'ACTIVE')
            )
            select * from checked`,
-    values: [input.email, input.password, input.bcryptCost],
+    values: [input.email, input.password, input.bcryptCost, input.address ?? null],
     read: ([row]) =>
       row?.id ? { account: toAccount(row as AccountRow), passwordMatches: row.password_matches } : undefined,
   };
@@ -133,6 +140,7 @@ export function requestPasswordReset(request: ResetRequest): Query<unknown, void
 /** The outcome of setting a password with a reset code. */
 export type PasswordReset =
   | { kind: "unknown-user" }
+  | { kind: "throttled"; retryAfter: number }
   | { kind: "bad-code" }
   | { kind: "suspended" }
   | { kind: "updated"; account: Account };
@@ -143,14 +151,28 @@ export type PasswordReset =
  * account is marked verified and its earlier tokens revoked.
  */
 export function resetPassword(
-  input: { email: string; code: string; password: string; bcryptCost: number },
-): Query<Partial<AccountRow> & { outcome: PasswordReset["kind"] }, PasswordReset> {
+  input: {
+    email: string;
+    code: string;
+    password: string;
+    bcryptCost: number;
+    limits: Pick<SecurityLimits, "resetCodeMaxWrongPerAccount" | "resetCodeAccountWindowSeconds">;
+  },
+): Query<Partial<AccountRow> & { outcome: PasswordReset["kind"]; retry_after: number | null }, PasswordReset> {
   return {
-    text: "select * from app.reset_password($1, $2, $3, $4)",
-    values: [input.email, input.code, input.password, input.bcryptCost],
-    read: ([row]) =>
-      row.outcome === "updated"
-        ? { kind: "updated", account: toAccount(row as AccountRow) }
-        : { kind: row.outcome } as PasswordReset,
+    text: "select * from app.reset_password($1, $2, $3, $4, $5, $6)",
+    values: [
+      input.email,
+      input.code,
+      input.password,
+      input.bcryptCost,
+      input.limits.resetCodeMaxWrongPerAccount,
+      input.limits.resetCodeAccountWindowSeconds,
+    ],
+    read: ([row]) => {
+      if (row.outcome === "updated") return { kind: "updated", account: toAccount(row as AccountRow) };
+      if (row.outcome === "throttled") return { kind: "throttled", retryAfter: row.retry_after ?? 1 };
+      return { kind: row.outcome } as PasswordReset;
+    },
   };
 }

@@ -1,0 +1,72 @@
+/**
+ * SQL of the rate limits (`app.rate_limits`, counted by the migrations'
+ * functions): fixed windows per client address, per (email, address) for
+ * failed logins, and per account for wrong reset codes. A refused attempt is
+ * not counted. An undefined address (none trustworthy) is not limited.
+ *
+ * @example
+ * ```ts
+ * const retryAfter = await withServiceTransaction(reserveLoginAttempt({ email, address, limits }));
+ * ```
+ */
+import type { SecurityLimits } from "../config.ts";
+import type { Query, Statement } from "../db.ts";
+import { TooManyRequestsError } from "../http-error.ts";
+import { pgErrorCode } from "../db.ts";
+
+/**
+ * Counts one login attempt against the address and the (email, address) pair
+ * and reads how many seconds until both allow it, or 0 when it may go on. Run
+ * it in a transaction of its own, so the attempt commits before bcrypt runs.
+ */
+export function reserveLoginAttempt(
+  input: { email: string; address: string | undefined; limits: SecurityLimits },
+): Query<{ retry_after: number }, number> {
+  const { email, address, limits } = input;
+  return {
+    text: "select app.take_login_attempt($1, $2, $3, $4, $5, $6) as retry_after",
+    values: [
+      email,
+      address ?? null,
+      limits.loginFailureWindowSeconds,
+      limits.loginMaxFailures,
+      limits.loginAddressWindowSeconds,
+      limits.loginMaxAttemptsPerAddress,
+    ],
+    read: ([row]) => row.retry_after,
+  };
+}
+
+/** The per-address limits a statement can be guarded by. */
+export type AddressLimit = "signup-address" | "reset-address";
+
+function windowOf(limit: AddressLimit, limits: SecurityLimits): { seconds: number; max: number } {
+  return limit === "signup-address"
+    ? { seconds: limits.signupAddressWindowSeconds, max: limits.signupMaxPerAddress }
+    : { seconds: limits.resetCodeAddressWindowSeconds, max: limits.resetCodeMaxAttemptsPerAddress };
+}
+
+/**
+ * A statement that counts one hit of the address's limit, or fails the
+ * transaction with SQLSTATE PT429 when the limit is reached (nothing counted).
+ * Put it before the statements it guards; `asTooManyRequests` turns the failure into a 429.
+ */
+export function requireAddressLimit(
+  limit: AddressLimit,
+  address: string | undefined,
+  limits: SecurityLimits,
+): Statement {
+  const { seconds, max } = windowOf(limit, limits);
+  return { text: "select app.require_rate_limit($1, $2, $3, $4)", values: [limit, address ?? null, seconds, max] };
+}
+
+/** Rethrows a PT429 from `requireAddressLimit` as a 429 with its `Retry-After`, and anything else as it is. */
+export function asTooManyRequests(message: string): (error: unknown) => never {
+  return (error) => {
+    if (pgErrorCode(error) === "PT429") {
+      const seconds = Number((error as { detail?: unknown }).detail);
+      throw new TooManyRequestsError(message, Number.isInteger(seconds) && seconds > 0 ? seconds : 1);
+    }
+    throw error;
+  };
+}
