@@ -4,7 +4,7 @@ begin;
 create extension if not exists pgtap with schema extensions;
 set local search_path = public, extensions;
 
-select plan(12);
+select plan(13);
 
 insert into app.users (id, name, email, password_hash) values
   ('dade0000-0000-4000-8000-000000000001', 'Dave', 'dave@example.test', 'not-a-real-hash');
@@ -29,6 +29,14 @@ select is_empty(
     from pg_proc p join pg_namespace n on n.oid = p.pronamespace
     where n.nspname in ('app', 'public') and has_function_privilege('anon', p.oid, 'execute')$$,
   'anon can execute no function of schemas app and public'
+);
+select results_eq(
+  $$select p.proname::text
+    from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+    where n.nspname = 'app' and has_function_privilege('authenticated', p.oid, 'execute')
+    order by 1$$,
+  $$values ('caller_is_active'), ('caller_note_count'), ('require_active_caller')$$,
+  'authenticated can execute only the checks its policies and listing use: no rate limit, reset or mail function'
 );
 
 set local role authenticated;
