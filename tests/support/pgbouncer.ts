@@ -10,6 +10,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { stopProcess } from "./stack.ts";
 
 export interface RunningPooler {
   /** `databaseUrl` with its host and port replaced by the pooler's. */
@@ -84,11 +85,7 @@ export async function startPgBouncer(databaseUrl: string): Promise<RunningPooler
   return {
     url: url.toString(),
     async stop() {
-      if (child.exitCode === null) {
-        const exited = new Promise((resolve) => child.once("exit", resolve));
-        child.kill("SIGTERM");
-        await exited;
-      }
+      await stopProcess(child);
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -80,6 +80,14 @@ export async function createSuiteDatabase(prefix: string): Promise<SuiteDatabase
   return { ...(await createScratchDatabase(prefix)), embedded: false };
 }
 
+/** Sends SIGTERM to `child`, unless it has exited already, and waits until it has. */
+export async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  await exited;
+}
+
 /** Starts `deno run dev/stack.ts` on a free port and waits until it is ready. */
 export async function startStack(
   options: { env?: Record<string, string>; databaseUrl?: string } = {},
@@ -109,11 +117,7 @@ export async function startStack(
     databaseUrl: options.databaseUrl,
     pid: child.pid ?? 0,
     async stop() {
-      if (child.exitCode === null) {
-        const exited = new Promise((resolve) => child.once("exit", resolve));
-        child.kill("SIGTERM");
-        await exited;
-      }
+      await stopProcess(child);
       rmSync(workDir, { recursive: true, force: true });
     },
   };
