@@ -30,12 +30,14 @@ select is_empty(
     where n.nspname in ('app', 'public') and has_function_privilege('anon', p.oid, 'execute')$$,
   'anon can execute no function of schemas app and public'
 );
-select results_eq(
-  $$select p.proname::text
+select is(
+  array(
+    select p.proname::text
     from pg_proc p join pg_namespace n on n.oid = p.pronamespace
     where n.nspname = 'app' and has_function_privilege('authenticated', p.oid, 'execute')
-    order by 1$$,
-  $$values ('caller_is_active'), ('caller_note_count'), ('require_active_caller')$$,
+    order by 1
+  ),
+  array['caller_is_active', 'caller_note_count', 'require_active_caller'],
   'authenticated can execute only the checks its policies and listing use: no rate limit, reset or mail function'
 );
 
