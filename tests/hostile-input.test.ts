@@ -3,9 +3,9 @@
  * to every endpoint, on a stack with a database of its own so that each
  * failing request can be checked to have changed nothing. What is compared is
  * every row of the accounts, codes, quota and notes tables, and the outbox's
- * mails; not `app.login_throttle`, which a well-formed but wrong login changes
+ * mails; not `app.rate_limits`, which a well-formed but wrong login changes
  * on purpose (it is the failure counter), nor the outbox's delivery columns,
- * which the local mail printer fills in on its own schedule.
+ * which the local mail loop fills in on its own schedule.
  */
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
