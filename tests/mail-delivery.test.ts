@@ -10,20 +10,17 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, registerUser } from "./support/api.ts";
 import { expectSession } from "./support/auth.ts";
 import { type FakeResend, startFakeResend } from "./support/fake-resend.ts";
-import { createSuiteDatabase, type RunningStack, sharedStackLimits, startStack } from "./support/stack.ts";
+import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";
+import { sharedStackLimits } from "./support/stack.ts";
 
 const mailFrom = "Notes <no-reply@notes.example>";
 
 let provider: FakeResend;
-let stack: RunningStack;
-let dropDatabase: () => Promise<void>;
+let stack: ScratchStack;
 
 beforeAll(async () => {
   provider = await startFakeResend();
-  const database = await createSuiteDatabase("notes_mail");
-  dropDatabase = database.drop;
-  stack = await startStack({
-    databaseUrl: database.url,
+  stack = await startScratchStack("notes_mail", {
     env: {
       ...sharedStackLimits,
       RESEND_API_KEY: provider.apiKey,
@@ -35,14 +32,17 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await stack?.stop();
-  await dropDatabase?.();
   await provider?.close();
 });
 
-async function until<T>(find: () => T | undefined, what: string, timeoutMs = 10_000): Promise<T> {
+async function until<T>(
+  find: () => T | undefined | Promise<T | undefined>,
+  what: string,
+  timeoutMs = 10_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const found = find();
+    const found = await find();
     if (found !== undefined) return found;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -159,5 +159,34 @@ describe("reset mails through the provider", () => {
     // The code as a whole number: the same six digits inside a request id are not a leak.
     const codePattern = new RegExp(`(?<![0-9A-Za-z])${code}(?![0-9A-Za-z])`);
     expect(otherLines.filter((line) => codePattern.test(line) || line.includes(email))).toEqual([]);
+  });
+
+  it("gives a mail up after its last allowed attempt: marked failed, body cleared, logged without it", async () => {
+    const user = await registerUser("given-up", { baseUrl: stack.baseUrl });
+    provider.failWith(500);
+    try {
+      await requestReset(user.email);
+      await until(() => mailsTo(provider.refused, user.email).at(0), "a refused attempt");
+      // Eight attempts have failed; the ninth and last is due now.
+      await stack.sql`
+        update app.mail_outbox set attempts = 8, next_attempt_at = now() where recipient = ${user.email}`;
+      const [mail] = await until(async () => {
+        const rows = await stack.sql<{ failed_at: Date | null; body: string | null; last_error: string }[]>`
+          select failed_at, body, last_error from app.mail_outbox where recipient = ${user.email}`;
+        return rows[0]?.failed_at ? rows : undefined;
+      }, "the mail given up");
+      expect(mail).toMatchObject({ body: null, last_error: "HTTP 500" });
+    } finally {
+      provider.recover();
+    }
+    const givenUp = readFileSync(stack.logFile, "utf8").split("\n").filter((line) => line.includes("mail given up"));
+    expect(givenUp).toHaveLength(1);
+    expect(givenUp[0]).toMatch(/"mailId":"\d+","attempt":9/);
+    expect(givenUp[0]).not.toContain(user.email);
+    // Not retried any more.
+    const refusedSoFar = mailsTo(provider.refused, user.email).length;
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(mailsTo(provider.refused, user.email)).toHaveLength(refusedSoFar);
+    expect(mailsTo(provider.accepted, user.email)).toHaveLength(0);
   });
 });
