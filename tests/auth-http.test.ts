@@ -161,8 +161,13 @@ describe("request bodies without a Content-Length", () => {
 describe("the auth router", () => {
   it("answers 404 in the auth envelope for an action it does not have", async () => {
     for (const path of ["/auth/logout", "/auth", "/auth/login/extra"]) {
-      const error = expectAuthError(await call(path, { body: {} }), 404);
+      const response = await call(path, { body: {} });
+      const error = expectAuthError(response, 404);
       expect(error.message).toMatch(/no such endpoint/i);
+      // The same headers as every other answer.
+      expect(response.headers.get("x-content-type-options")).toBe("nosniff");
+      expect(response.headers.get("cache-control")).toBe("no-store");
+      expect(response.headers.get("x-request-id")).toMatch(/^[A-Za-z0-9._-]{8,100}$/);
     }
   });
 

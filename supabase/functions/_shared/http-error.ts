@@ -4,7 +4,7 @@
  *
  * @example
  * ```ts
- * throw new HttpError(404, "Note not found");
+ * throw new NotFoundError("Note not found");
  * ```
  */
 export class HttpError extends Error {
@@ -35,6 +35,38 @@ export class UnauthorizedError extends HttpError {
   }
 }
 
+/** 403: the caller is known but not allowed (a suspended account). */
+export class ForbiddenError extends HttpError {
+  constructor(message: string) {
+    super(403, message);
+    this.name = "ForbiddenError";
+  }
+}
+
+/** 404: the request names something that does not exist for this caller. */
+export class NotFoundError extends HttpError {
+  constructor(message: string) {
+    super(404, message);
+    this.name = "NotFoundError";
+  }
+}
+
+/** 409: the request conflicts with what is stored (an email already registered). */
+export class ConflictError extends HttpError {
+  constructor(message: string) {
+    super(409, message);
+    this.name = "ConflictError";
+  }
+}
+
+/** 415: the body is not of a media type the endpoint reads. */
+export class UnsupportedMediaTypeError extends HttpError {
+  constructor(message: string) {
+    super(415, message);
+    this.name = "UnsupportedMediaTypeError";
+  }
+}
+
 /** 405: the method is not one the endpoint serves; `Allow` lists those it does. */
 export class MethodNotAllowedError extends HttpError {
   constructor(allowed: readonly string[]) {
@@ -43,10 +75,10 @@ export class MethodNotAllowedError extends HttpError {
   }
 }
 
-/** 503: the database could not be reached in time; the client may retry. */
+/** 503: a dependency (the database, or the mail provider's configuration) is not available; the client may retry. */
 export class ServiceUnavailableError extends HttpError {
-  constructor(options?: ErrorOptions) {
-    super(503, "Service temporarily unavailable", { "Retry-After": "5" }, options);
+  constructor(options?: ErrorOptions & { message?: string }) {
+    super(503, options?.message ?? "Service temporarily unavailable", { "Retry-After": "5" }, options);
     this.name = "ServiceUnavailableError";
   }
 }

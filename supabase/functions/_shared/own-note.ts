@@ -12,7 +12,7 @@
 import { z } from "zod";
 import type { Caller } from "./caller.ts";
 import { type Query, withCallerTransaction } from "./db.ts";
-import { HttpError } from "./http-error.ts";
+import { NotFoundError } from "./http-error.ts";
 
 // Any 8-4-4-4-12 hex string, as Postgres's uuid type reads it in its usual form.
 const noteId = z.guid();
@@ -29,6 +29,6 @@ export async function withOwnNote<Row, T>(
   queryFor: (id: string) => Query<Row, T | undefined>,
 ): Promise<T> {
   const found = noteId.safeParse(id).success ? await withCallerTransaction(caller, queryFor(id)) : undefined;
-  if (found === undefined) throw new HttpError(404, "Note not found");
+  if (found === undefined) throw new NotFoundError("Note not found");
   return found;
 }

@@ -12,9 +12,9 @@ import { limits } from "./contract.ts";
 import {
   BadRequestError,
   ClientAbortedError,
-  HttpError,
   PayloadTooLargeError,
   RequestTimeoutError,
+  UnsupportedMediaTypeError,
 } from "./http-error.ts";
 
 /** Turns the first zod issue into a message that names the field. */
@@ -104,7 +104,7 @@ export async function readJsonBody<S extends z.ZodType>(
 ): Promise<z.output<S>> {
   const contentType = req.headers.get("content-type") ?? "";
   if (!/^application\/json\s*(;|$)/i.test(contentType)) {
-    throw new HttpError(415, "Content-Type must be application/json");
+    throw new UnsupportedMediaTypeError("Content-Type must be application/json");
   }
   const raw = await readLimitedText(req, limits.bodyMaxBytes, timeoutMs);
   let parsed: unknown;

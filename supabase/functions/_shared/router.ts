@@ -3,9 +3,8 @@
  * Supabase function sees it (`/auth/login`), also tolerating the gateway's
  * `/functions/v1` prefix.
  */
-import { corsResponseHeaders } from "./cors.ts";
-import type { Handler } from "./endpoint.ts";
-import { errorResponse } from "./envelopes.ts";
+import { defineEndpoint, type Handler } from "./endpoint.ts";
+import { NotFoundError } from "./http-error.ts";
 
 /** The path below `/<functionName>`, or undefined when the URL is not under it. */
 export function subpathOf(url: string, functionName: string): string | undefined {
@@ -15,14 +14,23 @@ export function subpathOf(url: string, functionName: string): string | undefined
   return pathname.slice(prefix.length).replace(/\/+$/, "") || "/";
 }
 
-/** A handler that dispatches to `routes` by subpath, with a 404 in the auth envelope otherwise. */
+/**
+ * A handler that dispatches to `routes` by subpath. Any other path gets a 404
+ * in the auth envelope through `defineEndpoint`, with the same headers, apikey
+ * check and log line as every other answer.
+ */
 export function routeBySubpath(functionName: string, routes: Record<string, Handler>): Handler {
+  const notFound = defineEndpoint({
+    name: functionName,
+    envelope: "auth",
+    methods: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"],
+    handle: (req) => {
+      throw new NotFoundError(`No such endpoint: /${functionName}${subpathOf(req.url, functionName) ?? ""}`);
+    },
+  });
   return (req, info) => {
     const subpath = subpathOf(req.url, functionName);
     const route = subpath !== undefined && Object.hasOwn(routes, subpath) ? routes[subpath] : undefined;
-    if (route) return route(req, info);
-    const response = errorResponse("auth", 404, `No such endpoint: /${functionName}${subpath ?? ""}`);
-    for (const [header, value] of Object.entries(corsResponseHeaders)) response.headers.set(header, value);
-    return Promise.resolve(response);
+    return (route ?? notFound)(req, info);
   };
 }

@@ -3,7 +3,7 @@ import { createPasswordBody } from "../_shared/contract.ts";
 import { withServiceTransaction } from "../_shared/db.ts";
 import { defineEndpoint } from "../_shared/endpoint.ts";
 import { authSuccess } from "../_shared/envelopes.ts";
-import { BadRequestError, HttpError, TooManyRequestsError } from "../_shared/http-error.ts";
+import { BadRequestError, ForbiddenError, NotFoundError, TooManyRequestsError } from "../_shared/http-error.ts";
 import { clientAddress } from "../_shared/client-address.ts";
 import { asTooManyRequests, requireAddressLimit } from "../_shared/queries/rate-limits.ts";
 import { resetPassword } from "../_shared/queries/accounts.ts";
@@ -30,13 +30,13 @@ export const handler = defineEndpoint({
     ).catch(asTooManyRequests(tooManyCodeAttempts));
     switch (outcome.kind) {
       case "unknown-user":
-        throw new HttpError(404, "User not found");
+        throw new NotFoundError("User not found");
       case "throttled":
         throw new TooManyRequestsError(tooManyCodeAttempts, outcome.retryAfter);
       case "bad-code":
         throw new BadRequestError("Invalid or expired code");
       case "suspended":
-        throw new HttpError(403, "Account is suspended");
+        throw new ForbiddenError("Account is suspended");
       case "updated":
         return authSuccess(200, "Password set successfully", await sessionFor(outcome.account, jwtSecret));
     }

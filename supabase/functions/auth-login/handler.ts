@@ -4,7 +4,7 @@ import { loginBody } from "../_shared/contract.ts";
 import { withServiceTransaction } from "../_shared/db.ts";
 import { defineEndpoint } from "../_shared/endpoint.ts";
 import { authSuccess } from "../_shared/envelopes.ts";
-import { HttpError, TooManyRequestsError, UnauthorizedError } from "../_shared/http-error.ts";
+import { ForbiddenError, TooManyRequestsError, UnauthorizedError } from "../_shared/http-error.ts";
 import { checkCredentials } from "../_shared/queries/accounts.ts";
 import { reserveLoginAttempt } from "../_shared/queries/rate-limits.ts";
 import { readJsonBody } from "../_shared/request.ts";
@@ -32,7 +32,7 @@ export const handler = defineEndpoint({
     const match = await withServiceTransaction(checkCredentials({ email, password, bcryptCost, address }));
     if (!match?.passwordMatches) throw new UnauthorizedError(invalidCredentials);
     // Checked only after the password, so a wrong guess cannot learn the account's status.
-    if (match.account.user.status === "SUSPENDED") throw new HttpError(403, "Account is suspended");
+    if (match.account.user.status === "SUSPENDED") throw new ForbiddenError("Account is suspended");
     return authSuccess(200, "Login successful", await sessionFor(match.account, jwtSecret));
   },
 });

@@ -3,7 +3,7 @@ import { registerBody } from "../_shared/contract.ts";
 import { isUniqueViolation, withServiceTransaction } from "../_shared/db.ts";
 import { defineEndpoint } from "../_shared/endpoint.ts";
 import { authSuccess } from "../_shared/envelopes.ts";
-import { HttpError } from "../_shared/http-error.ts";
+import { ConflictError } from "../_shared/http-error.ts";
 import { insertUser } from "../_shared/queries/accounts.ts";
 import { asTooManyRequests, requireAddressLimit } from "../_shared/queries/rate-limits.ts";
 import { clientAddress } from "../_shared/client-address.ts";
@@ -28,7 +28,7 @@ export const handler = defineEndpoint({
       insertUser({ ...body, bcryptCost }),
       requireAddressLimit("signup-address", address, limits),
     ).catch((error) => {
-      if (isUniqueViolation(error)) throw new HttpError(409, "An account with this email already exists");
+      if (isUniqueViolation(error)) throw new ConflictError("An account with this email already exists");
       return asTooManyRequests(tooManySignUps)(error);
     });
     return authSuccess(201, "User registered successfully", await sessionFor(account, jwtSecret));

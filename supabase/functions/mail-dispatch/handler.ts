@@ -1,6 +1,6 @@
 import { defineEndpoint } from "../_shared/endpoint.ts";
 import { authSuccess } from "../_shared/envelopes.ts";
-import { HttpError } from "../_shared/http-error.ts";
+import { ServiceUnavailableError } from "../_shared/http-error.ts";
 import { dispatchDueMail, providerDelivery } from "../_shared/mail/dispatch.ts";
 
 /**
@@ -15,7 +15,9 @@ export const handler = defineEndpoint({
   methods: ["POST"],
   handle: async () => {
     const deliver = providerDelivery();
-    if (!deliver) throw new HttpError(503, "No mail provider is configured (RESEND_API_KEY, MAIL_FROM)");
+    if (!deliver) {
+      throw new ServiceUnavailableError({ message: "No mail provider is configured (RESEND_API_KEY, MAIL_FROM)" });
+    }
     return authSuccess(200, "Mail dispatched", await dispatchDueMail(deliver));
   },
 });
