@@ -1,7 +1,7 @@
 /**
  * The floor the benchmark compares the functions with: a bare `Deno.serve`
  * that runs the functions' own SQL (the same query functions, the same pool
- * from `db()`, the same `withCallerTransaction` role and claim settings) and
+ * of `db.ts`, the same `withCallerTransaction` role and claim settings) and
  * nothing else: no token check, no validation, no envelope, no log line. It
  * serves the gateway's paths, so both targets take the very same requests.
  *

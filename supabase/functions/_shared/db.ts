@@ -37,11 +37,6 @@ export interface Query<Row, Result> extends Statement {
   read(rows: Row[], ...following: unknown[][]): Result;
 }
 
-/** The query's statements in the order they run. */
-function statementsOf(query: Query<unknown, unknown>): Statement[] {
-  return [query, ...(query.following ?? [])];
-}
-
 let pool: pg.Pool | undefined;
 
 function createPool(): pg.Pool {
@@ -74,7 +69,7 @@ function errorName(error: unknown): string {
 }
 
 /** The shared pool, created on first use. */
-export function db(): pg.Pool {
+function db(): pg.Pool {
   pool ??= createPool();
   return pool;
 }
@@ -133,13 +128,15 @@ async function connect(): Promise<pg.PoolClient> {
 /**
  * Runs one query in its own transaction, as the connection's own role (for the
  * account tables). A `guard` statement runs first in the same round trip; when
- * it fails (a rate limit reached), the query never takes effect.
+ * it fails (a rate limit reached, a revoked caller), the query never takes
+ * effect. A guard can also change who runs the query: `withCallerTransaction`'s
+ * takes on the caller's role and claims.
  */
 export async function withServiceTransaction<Row, Result>(
   query: Query<Row, Result>,
   guard?: Statement,
 ): Promise<Result> {
-  const statements = [...(guard ? [guard] : []), ...statementsOf(query as Query<unknown, unknown>)];
+  const statements = [...(guard ? [guard] : []), query, ...(query.following ?? [])];
   const [rows, ...following] = (await runTransaction(statements)).slice(guard ? 1 : 0);
   return query.read(rows as Row[], ...following);
 }
@@ -176,11 +173,7 @@ export async function withCallerTransaction<Row, Result>(
     values: [JSON.stringify(claims)],
   };
   try {
-    const [, rows, ...following] = await runTransaction([
-      takeOnCaller,
-      ...statementsOf(query as Query<unknown, unknown>),
-    ]);
-    return query.read(rows as Row[], ...following);
+    return await withServiceTransaction(query, takeOnCaller);
   } catch (error) {
     if (pgErrorCode(error) === revokedCaller) throw new UnauthorizedError("Invalid or expired access token");
     throw error;
@@ -213,7 +206,7 @@ const connectionFailureMessages = [
 ];
 
 /** True for errors that mean the database is unreachable or overloaded, not that the statement is wrong. */
-export function isUnavailable(error: unknown): boolean {
+function isUnavailable(error: unknown): boolean {
   if (isServerError(error)) return unavailableStates.has(pgErrorCode(error) ?? "");
   if (!(error instanceof Error)) return false;
   return connectionFailureCodes.has(pgErrorCode(error) ?? "") ||

@@ -1,7 +1,7 @@
 /**
  * Drains the mail outbox: claims the due mails, delivers each, and records
  * what happened, so a mail is sent once, retried with backoff while its
- * delivery fails, and given up after `maxDeliveryAttempts`. Run by the
+ * delivery fails, and given up after its last attempt (`isLastAttempt`). Run by the
  * `mail-dispatch` function (called by Supabase Cron every minute), in the
  * background after a reset request, and by the local stack's mail loop.
  *
@@ -12,7 +12,7 @@
  */
 import { getConfig } from "../config.ts";
 import { runTransaction, type Statement, withServiceTransaction } from "../db.ts";
-import { claimDueMails, markSent, maxDeliveryAttempts, type OutboxMail, recordFailure } from "./outbox.ts";
+import { claimDueMails, isLastAttempt, markSent, type OutboxMail, recordFailure } from "./outbox.ts";
 import { sendWithResend } from "./resend.ts";
 
 /** Delivers one mail, or throws. */
@@ -43,10 +43,10 @@ export async function dispatchDueMail(deliver: DeliverMail, batchSize = 20): Pro
       return;
     }
     const error = result.reason instanceof Error ? result.reason.message : String(result.reason);
-    const givenUp = mail.attempts >= maxDeliveryAttempts;
+    const givenUp = isLastAttempt(mail);
     if (givenUp) outcome.failed++;
     else outcome.retrying++;
-    failures.push(recordFailure(mail.id, error));
+    failures.push(recordFailure(mail, error));
     // The mail's id and attempt say which one; its recipient and body, which carry a code, stay out of logs.
     console.error(JSON.stringify({
       level: givenUp ? "error" : "warn",

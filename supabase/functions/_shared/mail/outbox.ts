@@ -18,7 +18,12 @@ export interface OutboxMail {
 }
 
 /** Attempts before a mail is given up; the backoff makes that about 64 minutes after it was queued. */
-export const maxDeliveryAttempts = 9;
+const maxDeliveryAttempts = 9;
+
+/** True when a failure of this attempt gives the mail up. */
+export function isLastAttempt(mail: OutboxMail): boolean {
+  return mail.attempts >= maxDeliveryAttempts;
+}
 
 /**
  * Claims up to `batchSize` due mails. The wait before a mail is due again
@@ -75,13 +80,13 @@ export function markSent(ids: readonly string[]): Statement {
  * Records a failed attempt; after the last allowed one the mail is given up:
  * marked failed and its body cleared.
  */
-export function recordFailure(id: string, error: string): Statement {
+export function recordFailure(mail: OutboxMail, error: string): Statement {
   return {
     text: `update app.mail_outbox
            set last_error = $2,
-               failed_at = case when attempts >= $3 then now() end,
-               body = case when attempts >= $3 then null else body end
+               failed_at = case when $3 then now() end,
+               body = case when $3 then null else body end
            where id = $1`,
-    values: [id, error, maxDeliveryAttempts],
+    values: [mail.id, error, isLastAttempt(mail)],
   };
 }
