@@ -103,6 +103,9 @@ export interface SecurityLimits {
 
 export const minJwtSecretBytes = 32;
 
+/** `BODY_TIMEOUT_MS`'s default: how long a request body may take to arrive after its headers. */
+export const defaultBodyTimeoutMs = 10_000;
+
 type Env = { get(name: string): string | undefined };
 
 function integerSetting(env: Env, name: string, fallback: number, min: number, max: number): number {
@@ -182,7 +185,7 @@ function limitsFrom(env: Env): SecurityLimits {
     trustedProxyHops: integerSetting(env, "TRUSTED_PROXY_HOPS", 1, 1, 10),
     resetMailMinIntervalSeconds: integerSetting(env, "RESET_MAIL_MIN_INTERVAL_SECONDS", 60, 0, day),
     resetMailsPerHour: count("RESET_MAILS_PER_HOUR", 5),
-    bodyTimeoutMs: integerSetting(env, "BODY_TIMEOUT_MS", 10_000, 100, 600_000),
+    bodyTimeoutMs: integerSetting(env, "BODY_TIMEOUT_MS", defaultBodyTimeoutMs, 100, 600_000),
   };
 }
 

@@ -8,6 +8,7 @@
  * ```
  */
 import type { z } from "zod";
+import { defaultBodyTimeoutMs } from "./config.ts";
 import { limits } from "./contract.ts";
 import {
   BadRequestError,
@@ -89,9 +90,6 @@ async function readLimitedText(req: Request, maxBytes: number, timeoutMs: number
     throw new BadRequestError("Request body must be UTF-8 encoded JSON");
   }
 }
-
-/** How long a body may take to arrive when the caller names no other time (`BODY_TIMEOUT_MS`'s default). */
-export const defaultBodyTimeoutMs = 10_000;
 
 /**
  * Reads a JSON object body of at most 1 MiB, arriving within `timeoutMs`, and validates it with `schema`.

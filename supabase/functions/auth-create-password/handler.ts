@@ -19,8 +19,8 @@ export const handler = defineEndpoint({
   envelope: "auth",
   methods: ["POST"],
   handle: async (req, info) => {
-    const { email, password, code } = await readJsonBody(req, createPasswordBody, getConfig().limits.bodyTimeoutMs);
     const { bcryptCost, jwtSecret, limits } = getConfig();
+    const { email, password, code } = await readJsonBody(req, createPasswordBody, limits.bodyTimeoutMs);
     const address = clientAddress(req, info, limits);
     // One round trip: the address's attempt is counted, then one statement consumes a valid code with the
     // new password, or uses up an attempt of a wrong one (and counts it against the account); both commit.

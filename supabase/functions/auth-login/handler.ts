@@ -22,8 +22,8 @@ export const handler = defineEndpoint({
   envelope: "auth",
   methods: ["POST"],
   handle: async (req, info) => {
-    const { email, password } = await readJsonBody(req, loginBody, getConfig().limits.bodyTimeoutMs);
     const { bcryptCost, jwtSecret, limits } = getConfig();
+    const { email, password } = await readJsonBody(req, loginBody, limits.bodyTimeoutMs);
     const address = clientAddress(req, info, limits);
     // Counted and committed before the password is checked, so concurrent guesses each see the others.
     const retryAfter = await withServiceTransaction(reserveLoginAttempt({ email, address, limits }));

@@ -19,8 +19,8 @@ export const handler = defineEndpoint({
   envelope: "auth",
   methods: ["POST"],
   handle: async (req, info) => {
-    const body = await readJsonBody(req, registerBody, getConfig().limits.bodyTimeoutMs);
     const { bcryptCost, jwtSecret, limits } = getConfig();
+    const body = await readJsonBody(req, registerBody, limits.bodyTimeoutMs);
     const address = clientAddress(req, info, limits);
     // The unique index decides, so two concurrent registers of one email cannot both win. The sign-up
     // limit is counted in the same transaction and round trip, and a refused sign-up counts nothing.

@@ -21,8 +21,8 @@ export const handler = defineEndpoint({
   envelope: "auth",
   methods: ["POST"],
   handle: async (req) => {
-    const { email } = await readJsonBody(req, requestPasswordResetBody, getConfig().limits.bodyTimeoutMs);
     const { limits } = getConfig();
+    const { email } = await readJsonBody(req, requestPasswordResetBody, limits.bodyTimeoutMs);
     const code = generateResetCode();
     // One statement, for a known email or not: the code is stored and mailed only for an account
     // whose reset-mail quota allows it.
