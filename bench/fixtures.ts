@@ -10,7 +10,8 @@
  */
 import type postgres from "postgres";
 import type { User } from "../supabase/functions/_shared/contract.ts";
-import { bearer, signAccessToken } from "../supabase/functions/_shared/tokens.ts";
+import { bearer } from "../supabase/functions/_shared/contract.ts";
+import { signAccessToken } from "../supabase/functions/_shared/tokens.ts";
 import type { BenchUser, OwnedNote, ScenarioFixtures } from "./scenarios.ts";
 import type { SeededData } from "./seed.ts";
 
@@ -31,7 +32,7 @@ export async function loadFixtures(
     select id, email, role, token_version from app.users where email like 'bench-user-%'`;
   const users = new Map<string, BenchUser>();
   for (const account of accounts) {
-    const jwt = await signAccessToken(
+    const { jwt } = await signAccessToken(
       { user: { id: account.id, email: account.email, role: account.role }, tokenVersion: account.token_version },
       input.jwtSecret,
     );

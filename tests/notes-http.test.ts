@@ -3,6 +3,7 @@ import { call, type RegisteredUser, registerUser } from "./support/api.ts";
 import { jwtOf } from "./support/auth.ts";
 import { allNotes, createNote, expectNotesError } from "./support/notes.ts";
 import { claimsOf, signToken, unsignedToken } from "./support/tokens.ts";
+import { notesErrorEnvelope, type TokenErrorCode } from "../supabase/functions/_shared/contract.ts";
 
 let ada: RegisteredUser;
 let noteId: string;
@@ -32,51 +33,84 @@ function callWith(endpoint: Endpoint, authorization: string | undefined) {
 
 const hour = 3600;
 
-/** Authorization headers that must each be refused, built for Ada. */
-const refusedAuthorizations: [string, (user: RegisteredUser) => Promise<string | undefined> | string | undefined][] = [
-  ["no Authorization header", () => undefined],
-  ["an empty header", () => ""],
-  ["the bare JWT without Bearer", (user) => jwtOf(user.accessToken)],
-  ["another scheme", (user) => `Basic ${jwtOf(user.accessToken)}`],
-  ["Bearer and no token", () => "Bearer "],
-  ["Bearer and text that is not a JWT", () => "Bearer not-a-token"],
-  ["Bearer three times", (user) => `Bearer Bearer ${user.accessToken}`],
-  ["a JWT with a changed payload", async (user) => {
+type Authorization = (user: RegisteredUser) => Promise<string | undefined> | string | undefined;
+
+/** Authorization headers that must each be refused, built for Ada, with the 401's `code`. */
+const refusedAuthorizations: [string, TokenErrorCode, Authorization][] = [
+  ["no Authorization header", "token_missing", () => undefined],
+  ["an empty header", "token_missing", () => ""],
+  ["the bare JWT without Bearer", "token_invalid", (user) => jwtOf(user.accessToken)],
+  ["another scheme", "token_invalid", (user) => `Basic ${jwtOf(user.accessToken)}`],
+  ["Bearer and no token", "token_invalid", () => "Bearer "],
+  ["Bearer and text that is not a JWT", "token_invalid", () => "Bearer not-a-token"],
+  ["Bearer three times", "token_invalid", (user) => `Bearer Bearer ${user.accessToken}`],
+  ["a JWT with a changed payload", "token_invalid", async (user) => {
     const [header, , signature] = jwtOf(user.accessToken).split(".");
     const forgedPayload = Buffer.from(JSON.stringify({ ...claimsOf(user), app_role: "ADMIN" })).toString("base64url");
     return `Bearer ${header}.${forgedPayload}.${signature}`;
   }],
   [
     "a token signed with another secret",
+    "token_invalid",
     async (user) => `Bearer ${await signToken(claimsOf(user), { secret: "some-other-secret-of-at-least-32-bytes!!" })}`,
   ],
-  ["an unsigned token (alg none)", (user) => `Bearer ${unsignedToken(claimsOf(user))}`],
+  ["an unsigned token (alg none)", "token_invalid", (user) => `Bearer ${unsignedToken(claimsOf(user))}`],
   [
     "a token of another HMAC algorithm (HS512)",
+    "token_invalid",
     async (user) => `Bearer ${await signToken(claimsOf(user), { alg: "HS512" })}`,
   ],
-  ["an expired token", async (user) => {
+  ["an expired token", "token_expired", async (user) => {
     const now = Math.floor(Date.now() / 1000);
     return `Bearer ${await signToken({ ...claimsOf(user), iat: now - 3 * hour, exp: now - hour })}`;
   }],
-  ["a token without exp", async (user) => `Bearer ${await signToken({ ...claimsOf(user), exp: undefined })}`],
-  ["a token of another audience", async (user) => `Bearer ${await signToken({ ...claimsOf(user), aud: "anon" })}`],
-  ["a token without audience", async (user) => `Bearer ${await signToken({ ...claimsOf(user), aud: undefined })}`],
-  ["a token with role anon", async (user) => `Bearer ${await signToken({ ...claimsOf(user), role: "anon" })}`],
+  // Expiry is reported only for a genuine token: a forger learns nothing from it.
+  ["an expired token signed with another secret", "token_invalid", async (user) => {
+    const now = Math.floor(Date.now() / 1000);
+    const claims = { ...claimsOf(user), iat: now - 3 * hour, exp: now - hour };
+    return `Bearer ${await signToken(claims, { secret: "some-other-secret-of-at-least-32-bytes!!" })}`;
+  }],
+  [
+    "a token without exp",
+    "token_invalid",
+    async (user) => `Bearer ${await signToken({ ...claimsOf(user), exp: undefined })}`,
+  ],
+  [
+    "a token of another audience",
+    "token_invalid",
+    async (user) => `Bearer ${await signToken({ ...claimsOf(user), aud: "anon" })}`,
+  ],
+  [
+    "a token without audience",
+    "token_invalid",
+    async (user) => `Bearer ${await signToken({ ...claimsOf(user), aud: undefined })}`,
+  ],
+  [
+    "a token with role anon",
+    "token_invalid",
+    async (user) => `Bearer ${await signToken({ ...claimsOf(user), role: "anon" })}`,
+  ],
   [
     "a token with role service_role",
+    "token_invalid",
     async (user) => `Bearer ${await signToken({ ...claimsOf(user), role: "service_role" })}`,
   ],
   [
     "a token whose subject is not a user id",
+    "token_invalid",
     async (user) => `Bearer ${await signToken({ ...claimsOf(user), sub: "admin" })}`,
   ],
 ];
 
 describe.each(endpoints)("$name", (endpoint) => {
-  it.each(refusedAuthorizations)("answers 401 in the notes envelope for %s", async (_case, authorization) => {
+  it.each(refusedAuthorizations)("answers 401 to %s with code %s", async (_case, code, authorization) => {
     const response = await callWith(endpoint, await authorization(ada));
     expectNotesError(response, 401);
+    expect(notesErrorEnvelope.parse(response.body).code).toBe(code);
+    // RFC 6750: no error code when no token came; invalid_token for every token refused.
+    expect(response.headers.get("www-authenticate")).toEqual(
+      code === "token_missing" ? "Bearer" : expect.stringMatching(/^Bearer error="invalid_token", error_description="/),
+    );
     // Nothing about the token or the verifier leaks into the answer.
     expect(response.text).not.toMatch(/jose|JWS|JWT[A-Z]|stack|at .*\.ts/);
   });

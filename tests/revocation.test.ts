@@ -26,7 +26,12 @@ function everyNotesEndpoint(send: Caller, token: string, noteId: string) {
 
 function expectAllRevoked(responses: ApiResponse[]) {
   for (const response of responses) {
-    expect(expectNotesError(response, 401)).toBe("Invalid or expired access token");
+    expect(expectNotesError(response, 401)).toBe("Access token revoked");
+    // An app tells "log in again" from a bug by the code, not by the words.
+    expect(response.body).toMatchObject({ code: "token_revoked" });
+    expect(response.headers.get("www-authenticate")).toBe(
+      'Bearer error="invalid_token", error_description="Access token revoked"',
+    );
   }
 }
 

@@ -16,6 +16,7 @@ import {
   createNoteBody,
   createPasswordBody,
   deletedNote,
+  type EnvelopeKind,
   limits,
   loginBody,
   note,
@@ -30,8 +31,8 @@ import {
   session,
   user,
 } from "../../supabase/functions/_shared/contract.ts";
-import { type EnvelopeKind, type OperationName, operations, type OperationSpec } from "../../shared/operations.ts";
-import { errorMessageExample, requestExamples, successExamples } from "./examples.ts";
+import { type OperationName, operations, type OperationSpec } from "../../shared/operations.ts";
+import { errorExample, requestExamples, successExamples } from "./examples.ts";
 
 type JsonObject = Record<string, unknown>;
 
@@ -128,15 +129,17 @@ function queryParameters(query: z.ZodObject): JsonObject[] {
 }
 
 const reasons: Record<number, string> = {
-  400: "Bad Request: a missing or invalid field or parameter, named in the message",
-  401: "Unauthorized",
+  400: "Bad Request: a missing or invalid field or parameter, named in the message; `fields` lists every problem",
+  401: "Unauthorized; on a notes operation `code` says whether the token was missing, invalid, expired or " +
+    "revoked, and `WWW-Authenticate` says the same",
   403: "Forbidden: the account is suspended",
   404: "Not Found",
   405: "Method Not Allowed; `Allow` lists the methods served",
   409: "Conflict: the email is already registered",
   413: `Payload Too Large: the body is over ${limits.bodyMaxBytes} bytes`,
+  408: "Request Timeout: the body did not arrive in time",
   415: "Unsupported Media Type: the body must be application/json",
-  429: "Too Many Requests: too many failed logins; retry after `Retry-After` seconds",
+  429: "Too Many Requests: a limit on attempts is reached; retry after `Retry-After` seconds",
   500: "Internal Server Error; the detail is in the server log only",
   503: "Service Unavailable: the database could not be reached in time; retry after `Retry-After` seconds",
 };
@@ -147,12 +150,23 @@ const errorHeaders: Record<number, JsonObject> = {
   503: { "Retry-After": { description: "Seconds to wait before retrying", schema: { type: "integer" } } },
 };
 
+const challengeHeader = {
+  "WWW-Authenticate": {
+    description: 'RFC 6750\'s challenge: `Bearer`, and `error="invalid_token"` unless the token was missing',
+    schema: { type: "string" },
+  },
+};
+
 function errorResponse(name: OperationName, spec: OperationSpec, status: number): JsonObject {
-  const message = errorMessageExample(name, status);
-  const example = spec.envelope === "auth" ? { statusCode: status, message } : { error: message, success: false };
+  const { message, field, code } = errorExample(name, status);
+  const details = status === 400 ? { fields: [{ ...(field ? { field } : {}), message }] } : code ? { code } : {};
+  const example = spec.envelope === "auth"
+    ? { statusCode: status, message, ...details }
+    : { error: message, success: false, ...details };
+  const headers = spec.envelope === "notes" && status === 401 ? challengeHeader : errorHeaders[status];
   return {
     description: reasons[status] ?? "Error",
-    ...(errorHeaders[status] ? { headers: errorHeaders[status] } : {}),
+    ...(headers ? { headers } : {}),
     content: { "application/json": { schema: schemaRef(errorEnvelopeNames[spec.envelope]), example } },
   };
 }
@@ -192,28 +206,20 @@ function operationObject(name: OperationName, operationId: string, extraDescript
   };
 }
 
-/** `auth-login` -> `authLogin`: operation ids of the single-purpose auth functions. */
-function camelCase(functionName: string): string {
-  return functionName.replace(/-(\w)/g, (_, letter: string) => letter.toUpperCase());
-}
-
+/**
+ * One path per operation. An auth operation is documented at the interface's
+ * path (`/auth/login`); its single-purpose function (`/auth-login`) answers
+ * the same and is named in the description, not listed again, so generated
+ * clients get one method per operation.
+ */
 function paths(): JsonObject {
   const result: Record<string, JsonObject> = {};
   for (const name of Object.keys(operations) as OperationName[]) {
     const spec: OperationSpec = operations[name];
-    const method = spec.method.toLowerCase();
-    if (spec.interfacePath) {
-      result[spec.interfacePath] = { [method]: operationObject(name, name) };
-      result[`/${spec.functionName}`] = {
-        [method]: operationObject(
-          name,
-          camelCase(spec.functionName),
-          ` The same operation as \`${spec.interfacePath}\`, deployed as its own function.`,
-        ),
-      };
-    } else {
-      result[`/${spec.functionName}`] = { [method]: operationObject(name, name) };
-    }
+    const alias = spec.interfacePath ? ` Also served, identically, at \`/${spec.functionName}\`.` : "";
+    result[spec.interfacePath ?? `/${spec.functionName}`] = {
+      [spec.method.toLowerCase()]: operationObject(name, name, alias),
+    };
   }
   return result;
 }

@@ -9,7 +9,7 @@
  * successExamples.createNote; // { message: "Note created successfully", success: true, data: {...} }
  * ```
  */
-import { limits, titleOrContentRequired } from "../../supabase/functions/_shared/contract.ts";
+import { limits, titleOrContentRequired, type TokenErrorCode } from "../../supabase/functions/_shared/contract.ts";
 import type { OperationName } from "../../shared/operations.ts";
 
 const userId = "7b0e3c52-5d8f-4a53-9a3e-0f3c2a9d1e44";
@@ -27,7 +27,11 @@ const user = {
   createdAt: at,
   updatedAt: at,
 };
-const session = { payload: user, accessToken: "Bearer eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiI3YjBl...sig" };
+const session = {
+  payload: user,
+  accessToken: "Bearer eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiI3YjBl...sig",
+  expiresAt: "2026-01-15T11:30:00.000Z",
+};
 const note = {
   id: noteId,
   title: "Groceries",
@@ -78,40 +82,62 @@ export const successExamples: Record<OperationName, unknown> = {
   deleteNote: { message: "Note deleted successfully", success: true, data: { id: noteId } },
 };
 
-const commonErrors: Record<number, string> = {
-  400: "Request body must be valid JSON",
-  401: "Invalid apikey",
-  404: "Note not found",
-  405: "Method not allowed",
-  413: `Request body must be at most ${limits.bodyMaxBytes} bytes`,
-  415: "Content-Type must be application/json",
-  500: "Internal server error",
-  503: "Service temporarily unavailable",
+/** An error answer's example: its message, the field a 400 names, the `code` a notes 401 carries. */
+export interface ErrorExample {
+  message: string;
+  field?: string;
+  code?: TokenErrorCode;
+}
+
+const commonErrors: Record<number, ErrorExample> = {
+  400: { message: "Request body must be valid JSON" },
+  401: { message: "Invalid apikey" },
+  404: { message: "Note not found" },
+  405: { message: "Method not allowed" },
+  408: { message: "Request body took too long to arrive" },
+  413: { message: `Request body must be at most ${limits.bodyMaxBytes} bytes` },
+  415: { message: "Content-Type must be application/json" },
+  429: { message: "Too many requests from this address; try again later" },
+  500: { message: "Internal server error" },
+  503: { message: "Service temporarily unavailable" },
 };
 
 // Where an operation words a status its own way.
-const specificErrors: Partial<Record<OperationName, Record<number, string>>> = {
+const specificErrors: Partial<Record<OperationName, Record<number, ErrorExample>>> = {
   register: {
-    400: `password must be at least ${limits.passwordMinChars} characters`,
-    409: "An account with this email already exists",
+    400: { field: "password", message: `password must be at least ${limits.passwordMinChars} characters` },
+    409: { message: "An account with this email already exists" },
   },
   login: {
-    401: "Invalid email or password",
-    403: "Account is suspended",
-    429: "Too many login attempts; try again later",
+    401: { message: "Invalid email or password" },
+    403: { message: "Account is suspended" },
+    429: { message: "Too many login attempts; try again later" },
   },
-  requestPasswordReset: { 400: "email must be a valid email address" },
-  createPassword: { 400: "Invalid or expired code", 404: "User not found" },
-  createNote: { 400: titleOrContentRequired, 401: "Missing access token" },
+  requestPasswordReset: { 400: { field: "email", message: "email must be a valid email address" } },
+  createPassword: {
+    400: { field: "code", message: "Invalid or expired code" },
+    403: { message: "Account is suspended" },
+    404: { message: "User not found" },
+  },
+  createNote: {
+    400: { message: titleOrContentRequired },
+    401: { message: "Missing access token", code: "token_missing" },
+  },
   listNotes: {
-    400: `limit must be an integer from 1 to ${limits.listLimitMax}`,
-    401: "Invalid or expired access token",
+    400: { field: "limit", message: `limit must be an integer from 1 to ${limits.listLimitMax}` },
+    401: { message: "Access token expired", code: "token_expired" },
   },
-  saveNote: { 400: "At least one of title, content or status is required", 401: "Invalid or expired access token" },
-  deleteNote: { 400: "id is required", 401: "Invalid or expired access token" },
+  saveNote: {
+    400: { message: "At least one of title, content or status is required" },
+    401: { message: "Invalid access token", code: "token_invalid" },
+  },
+  deleteNote: {
+    400: { field: "id", message: "id is required" },
+    401: { message: "Access token revoked", code: "token_revoked" },
+  },
 };
 
-/** The example message of `status` for `operation`. */
-export function errorMessageExample(operation: OperationName, status: number): string {
-  return specificErrors[operation]?.[status] ?? commonErrors[status] ?? "Request failed";
+/** The example of `status` for `operation`. */
+export function errorExample(operation: OperationName, status: number): ErrorExample {
+  return specificErrors[operation]?.[status] ?? commonErrors[status] ?? { message: "Request failed" };
 }

@@ -16,11 +16,13 @@ import type { ApiResponse } from "./api.ts";
 /** The auth success envelope around a session, as login, register and create-password answer. */
 export const sessionEnvelope = authSuccessEnvelope(session);
 
-/** Asserts `status` and the session envelope, and returns the session. */
+/** Asserts `status` and the session envelope, and that `expiresAt` is the token's own expiry; returns the session. */
 export function expectSession(response: ApiResponse, status: number): Session {
   expect(response.status, response.text).toBe(status);
   const envelope = sessionEnvelope.parse(response.body);
   expect(envelope.statusCode).toBe(status);
+  const { claims } = decodeAccessToken(envelope.data.accessToken);
+  expect(Date.parse(envelope.data.expiresAt)).toBe((claims.exp ?? Number.NaN) * 1000);
   return envelope.data;
 }
 

@@ -7,12 +7,12 @@ import {
   requestPasswordResetBody,
   user,
 } from "../../supabase/functions/_shared/contract.ts";
-import { describeIssue } from "../../supabase/functions/_shared/request.ts";
+import { fieldProblems } from "../../supabase/functions/_shared/request.ts";
 
 /** The 400 message the API would give for `input`, or undefined when it is valid. */
 function messageFor(schema: z.ZodType, input: unknown): string | undefined {
   const result = schema.safeParse(input);
-  return result.success ? undefined : describeIssue(result.error);
+  return result.success ? undefined : fieldProblems(result.error)[0]?.message;
 }
 
 const valid = { name: "Ada", email: "ada@example.com", password: "long enough" };

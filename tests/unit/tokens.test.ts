@@ -1,7 +1,8 @@
 import { type JWTPayload, SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
-import { UnauthorizedError } from "../../supabase/functions/_shared/http-error.ts";
-import { bearer, jwtFromAuthorization, verifyAccessToken } from "../../supabase/functions/_shared/tokens.ts";
+import { bearer, type TokenErrorCode } from "../../supabase/functions/_shared/contract.ts";
+import { InvalidTokenError } from "../../supabase/functions/_shared/http-error.ts";
+import { jwtFromAuthorization, verifyAccessToken } from "../../supabase/functions/_shared/tokens.ts";
 
 const secret = new TextEncoder().encode("unit-test-secret-of-at-least-32-bytes!!");
 const userId = "7b3c1b8e-58f6-4d6e-9d64-1f7e3f0f8a11";
@@ -39,11 +40,11 @@ async function rejection(jwt: string): Promise<unknown> {
   return await verifyAccessToken(jwt, secret).then(() => undefined, (error: unknown) => error);
 }
 
-async function expectRejected(jwt: string) {
+async function expectRejected(jwt: string, code: TokenErrorCode = "token_invalid") {
   const error = await rejection(jwt);
-  expect(error).toBeInstanceOf(UnauthorizedError);
-  // One message for every failure, so a client learns nothing about which check failed.
-  expect(error).toMatchObject({ status: 401, message: "Invalid or expired access token" });
+  // One answer for every failure but a genuine token's expiry, so a forger learns nothing about which check failed.
+  expect(error).toEqual(new InvalidTokenError(code));
+  expect(error).toMatchObject({ status: 401, code });
 }
 
 describe("verifyAccessToken", () => {
@@ -62,7 +63,7 @@ describe("verifyAccessToken", () => {
 
   it("rejects an expired token", async () => {
     const iat = now() - 7_300;
-    await expectRejected(await sign({ ...serviceClaims(), iat, exp: iat + 7_200 }));
+    await expectRejected(await sign({ ...serviceClaims(), iat, exp: iat + 7_200 }), "token_expired");
   });
 
   it("rejects a token signed with another secret", async () => {
@@ -117,14 +118,14 @@ describe("verifyAccessToken remembering verified tokens", () => {
     const jwt = await sign({ ...serviceClaims(), iat, exp: iat + 1 });
     await expect(verifyAccessToken(jwt, secret)).resolves.toMatchObject({ sub: userId });
     await new Promise((resolve) => setTimeout(resolve, (iat + 1 - Date.now() / 1000) * 1000 + 100));
-    await expectRejected(jwt);
+    await expectRejected(jwt, "token_expired");
   });
 
   it("does not accept under another secret a token it verified under this one", async () => {
     const jwt = await sign(serviceClaims());
     await expect(verifyAccessToken(jwt, secret)).resolves.toMatchObject({ sub: userId });
     const otherSecret = new TextEncoder().encode("another-unit-test-secret-of-32-bytes!!!");
-    await expect(verifyAccessToken(jwt, otherSecret)).rejects.toBeInstanceOf(UnauthorizedError);
+    await expect(verifyAccessToken(jwt, otherSecret)).rejects.toEqual(new InvalidTokenError("token_invalid"));
   });
 });
 
@@ -141,21 +142,20 @@ describe("jwtFromAuthorization", () => {
   });
 
   it("answers 401 without a header", () => {
-    expect(() => jwtFromAuthorization(null)).toThrow(new UnauthorizedError("Missing access token"));
-    expect(() => jwtFromAuthorization("")).toThrow(new UnauthorizedError("Missing access token"));
+    expect(() => jwtFromAuthorization(null)).toThrow(new InvalidTokenError("token_missing"));
+    expect(() => jwtFromAuthorization("")).toThrow(new InvalidTokenError("token_missing"));
   });
 
   it("answers 401 to anything else", () => {
     for (const header of [jwt, `Basic ${jwt}`, "Bearer ", `Bearer Bearer Bearer ${jwt}`, `Bearer ${jwt} extra`]) {
-      expect(() => jwtFromAuthorization(header), header).toThrow(
-        new UnauthorizedError("Invalid or expired access token"),
-      );
+      expect(() => jwtFromAuthorization(header), header).toThrow(new InvalidTokenError("token_invalid"));
     }
   });
 });
 
 describe("bearer", () => {
-  it("is the accessToken form of interface.md", () => {
+  it("is the accessToken form of interface.md, and leaves a prefixed token as it is", () => {
     expect(bearer("a.b.c")).toBe("Bearer a.b.c");
+    expect(bearer("Bearer a.b.c")).toBe("Bearer a.b.c");
   });
 });

@@ -33,6 +33,9 @@ export const noteStatuses = ["DRAFT", "PUBLISHED"] as const;
 
 const utf8 = new TextEncoder();
 
+/** A lone UTF-16 surrogate: with the `u` flag, a paired one is read as one code point and never matches. */
+const loneSurrogate = /\p{Surrogate}/u;
+
 /**
  * A string field that Postgres can store verbatim: no NUL character (text
  * columns reject it) and no lone UTF-16 surrogate (it would be silently
@@ -44,7 +47,7 @@ function text(field: string) {
       error: (issue) => issue.input === undefined ? `${field} is required` : `${field} must be a string`,
     })
     .refine((value) => !value.includes("\u0000"), `${field} must not contain NUL characters`)
-    .refine((value) => value.isWellFormed(), `${field} must be valid Unicode`);
+    .refine((value) => !loneSurrogate.test(value), `${field} must be valid Unicode`);
 }
 
 const email = text("email")
@@ -117,12 +120,15 @@ const content = text("content").max(
 /** The rule of interface.md: a note may not have both title and content empty. */
 export const titleOrContentRequired = "At least one of title or content is required";
 
-/** Body of `POST /notes-create`. Omitted title or content is stored as "". */
+/** Body of `POST /notes-create`. Omitted title or content is stored as "", an omitted status as DRAFT. */
 export const createNoteBody = z
   .object({
     title: title.optional(),
     content: content.optional(),
-    status: noteStatus.default("DRAFT"),
+    // The default is applied by the transform, not `.default()`, so JSON Schema (and the types generated
+    // from it) keeps the field optional for the client instead of always present.
+    status: noteStatus.optional().transform((status) => status ?? "DRAFT")
+      .meta({ description: "DRAFT when omitted" }),
   })
   .refine((note) => Boolean(note.title) || Boolean(note.content), titleOrContentRequired);
 export type CreateNoteBody = z.infer<typeof createNoteBody>;
@@ -186,9 +192,19 @@ export type User = z.infer<typeof user>;
 export const session = z.object({
   payload: user,
   /** `"Bearer <jwt>"`, as interface.md shows it. */
-  accessToken: z.string().startsWith("Bearer "),
+  accessToken: z.string().regex(/^Bearer \S+$/).meta({ description: '"Bearer " and the JWT' }),
+  /** When the token stops being accepted: 2 hours after issue. There is no refresh token; log in again. */
+  expiresAt: isoTimestamp.meta({ description: "when the access token expires (2 hours after issue)" }),
 });
 export type Session = z.infer<typeof session>;
+
+/**
+ * The `Authorization` value for an access token given with or without its
+ * `Bearer ` prefix (the API issues it with the prefix, as interface.md shows).
+ */
+export function bearer(accessToken: string): string {
+  return accessToken.startsWith("Bearer ") ? accessToken : `Bearer ${accessToken}`;
+}
 
 /** A note as every notes endpoint returns it. */
 export const note = z.object({
@@ -218,16 +234,41 @@ export type NoteList = z.infer<typeof noteList>;
 export const deletedNote = z.object({ id: z.string() });
 export type DeletedNote = z.infer<typeof deletedNote>;
 
+/** Which envelope pair an endpoint speaks (interface.md, "Response envelopes"). */
+export type EnvelopeKind = "auth" | "notes";
+
+/** One problem found in a 400's input, with the field or parameter it concerns. */
+export const fieldProblem = z.object({
+  field: z.string().optional().meta({ description: "absent when the problem is the input as a whole" }),
+  message: z.string(),
+});
+export type FieldProblem = z.infer<typeof fieldProblem>;
+
+/** Why a notes endpoint refused the access token: the `code` of its 401. */
+export const tokenErrorCodes = ["token_missing", "token_invalid", "token_expired", "token_revoked"] as const;
+export type TokenErrorCode = (typeof tokenErrorCodes)[number];
+
+/** What an error envelope may carry beside its own fields; each is absent where it does not apply. */
+const errorDetails = {
+  code: z.string().optional().meta({
+    description: `machine-readable reason, stable across releases; on a notes 401 one of ${tokenErrorCodes.join(", ")}`,
+  }),
+  fields: z.array(fieldProblem).optional().meta({ description: "on a 400: every problem found" }),
+};
+
 /** Auth success envelope around `data`. */
 export function authSuccessEnvelope<T extends z.ZodType>(data: T) {
   return z.object({ success: z.literal(true), statusCode: z.number().int(), message: z.string(), data });
 }
-export const authErrorEnvelope = z.object({ statusCode: z.number().int(), message: z.string() });
+export const authErrorEnvelope = z.object({ statusCode: z.number().int(), message: z.string(), ...errorDetails });
 export type AuthErrorEnvelope = z.infer<typeof authErrorEnvelope>;
 
 /** Notes success envelope around `data`. */
 export function notesSuccessEnvelope<T extends z.ZodType>(data: T) {
   return z.object({ message: z.string(), success: z.literal(true), data });
 }
-export const notesErrorEnvelope = z.object({ error: z.string(), success: z.literal(false) });
+export const notesErrorEnvelope = z.object({ error: z.string(), success: z.literal(false), ...errorDetails });
 export type NotesErrorEnvelope = z.infer<typeof notesErrorEnvelope>;
+
+/** The fields both error envelopes share beside their own. */
+export type ErrorDetails = Pick<NotesErrorEnvelope, "code" | "fields">;

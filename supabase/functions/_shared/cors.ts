@@ -10,7 +10,7 @@ import { corsHeaders } from "@supabase/supabase-js/cors";
 export const corsResponseHeaders: Readonly<Record<string, string>> = {
   ...corsHeaders,
   "Access-Control-Allow-Headers": `${corsHeaders["Access-Control-Allow-Headers"]}, x-region`,
-  "Access-Control-Expose-Headers": "x-request-id, retry-after",
+  "Access-Control-Expose-Headers": "x-request-id, retry-after, www-authenticate",
 };
 
 /** The answer to an `OPTIONS` preflight for an endpoint serving `methods`. */

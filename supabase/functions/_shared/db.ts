@@ -19,7 +19,7 @@
 // @ts-types="@types/pg"
 import pg from "pg";
 import { getConfig } from "./config.ts";
-import { ServiceUnavailableError, UnauthorizedError } from "./http-error.ts";
+import { InvalidTokenError, ServiceUnavailableError } from "./http-error.ts";
 
 /** One SQL statement with `$1`-style parameters. */
 export interface Statement {
@@ -175,7 +175,7 @@ export async function withCallerTransaction<Row, Result>(
   try {
     return await withServiceTransaction(query, takeOnCaller);
   } catch (error) {
-    if (pgErrorCode(error) === revokedCaller) throw new UnauthorizedError("Invalid or expired access token");
+    if (pgErrorCode(error) === revokedCaller) throw new InvalidTokenError("token_revoked");
     throw error;
   }
 }

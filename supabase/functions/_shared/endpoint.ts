@@ -14,7 +14,8 @@
  */
 import { getConfig } from "./config.ts";
 import { corsResponseHeaders, preflightResponse } from "./cors.ts";
-import { type EnvelopeKind, errorResponse } from "./envelopes.ts";
+import type { EnvelopeKind } from "./contract.ts";
+import { errorResponse } from "./envelopes.ts";
 import { HttpError, MethodNotAllowedError } from "./http-error.ts";
 import { requireApiKey } from "./api-key.ts";
 import { logRequest } from "./log.ts";
@@ -44,7 +45,7 @@ async function respond(definition: EndpointDefinition, req: Request, info?: Conn
     return await handle(req, info);
   } catch (error) {
     if (error instanceof HttpError) {
-      const response = errorResponse(envelope, error.status, error.message);
+      const response = errorResponse(envelope, error.status, error.message, error.details);
       for (const [header, value] of Object.entries(error.headers)) response.headers.set(header, value);
       return response;
     }

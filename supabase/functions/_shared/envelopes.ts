@@ -2,16 +2,14 @@
  * The two response envelopes of interface.md. Auth endpoints answer
  * `{success, statusCode, message, data}` or `{statusCode, message}`; notes
  * endpoints answer `{message, success, data}` or `{error, success: false}`.
+ * Error envelopes may also carry `code` and `fields` (see `ErrorDetails`).
  *
  * @example
  * ```ts
  * return notesSuccess(201, "Note created successfully", note);
  * ```
  */
-import type { AuthErrorEnvelope, NotesErrorEnvelope } from "./contract.ts";
-
-/** Which envelope an endpoint speaks. */
-export type EnvelopeKind = "auth" | "notes";
+import type { AuthErrorEnvelope, EnvelopeKind, ErrorDetails, NotesErrorEnvelope } from "./contract.ts";
 
 function json(status: number, body: unknown): Response {
   return new Response(JSON.stringify(body), {
@@ -30,10 +28,15 @@ export function notesSuccess(status: number, message: string, data: object): Res
   return json(status, { message, success: true, data });
 }
 
-/** The error envelope of `kind` with `message`. */
-export function errorResponse(kind: EnvelopeKind, status: number, message: string): Response {
+/** The error envelope of `kind` with `message`, and `details` after the envelope's own fields. */
+export function errorResponse(
+  kind: EnvelopeKind,
+  status: number,
+  message: string,
+  details: ErrorDetails = {},
+): Response {
   const body: AuthErrorEnvelope | NotesErrorEnvelope = kind === "auth"
-    ? { statusCode: status, message }
-    : { error: message, success: false };
+    ? { statusCode: status, message, ...details }
+    : { error: message, success: false, ...details };
   return json(status, body);
 }

@@ -7,31 +7,64 @@
  * throw new NotFoundError("Note not found");
  * ```
  */
+import type { ErrorDetails, FieldProblem, TokenErrorCode } from "./contract.ts";
+
 export class HttpError extends Error {
   constructor(
     readonly status: number,
     message: string,
     readonly headers: Record<string, string> = {},
     options?: ErrorOptions,
+    /** What the error envelope carries beside its own fields (`code`, `fields`). */
+    readonly details: ErrorDetails = {},
   ) {
     super(message, options);
     this.name = "HttpError";
   }
 }
 
-/** 400: the request names a field or parameter that is missing or invalid. */
+/**
+ * 400: input that is missing or invalid. `message` is the first problem, as
+ * the interface shows it; `fields` lists every problem found, each with the
+ * field or parameter it concerns, so a form can mark its inputs.
+ */
 export class BadRequestError extends HttpError {
-  constructor(message: string) {
-    super(400, message);
+  constructor(message: string, fields: readonly FieldProblem[] = [{ message }]) {
+    super(400, message, {}, undefined, { fields: [...fields] });
     this.name = "BadRequestError";
   }
 }
 
-/** 401: missing or invalid credentials or token. */
+/** 401: missing or invalid credentials (a wrong password, a missing or wrong `apikey`). */
 export class UnauthorizedError extends HttpError {
-  constructor(message: string) {
-    super(401, message);
+  constructor(message: string, headers: Record<string, string> = {}, details: ErrorDetails = {}) {
+    super(401, message, headers, undefined, details);
     this.name = "UnauthorizedError";
+  }
+}
+
+const tokenErrorMessages: Record<TokenErrorCode, string> = {
+  token_missing: "Missing access token",
+  token_invalid: "Invalid access token",
+  token_expired: "Access token expired",
+  token_revoked: "Access token revoked",
+};
+
+/**
+ * 401 of a notes endpoint: the bearer token is missing, malformed or forged,
+ * expired, or revoked. `code` tells an app which (log in again after
+ * `token_expired` or `token_revoked`; a bug after `token_invalid`), and
+ * `WWW-Authenticate` says the same in RFC 6750's terms.
+ */
+export class InvalidTokenError extends UnauthorizedError {
+  constructor(readonly code: TokenErrorCode) {
+    const message = tokenErrorMessages[code];
+    // RFC 6750 section 3.1: a request without a token gets the challenge and no error code.
+    const challenge = code === "token_missing"
+      ? "Bearer"
+      : `Bearer error="invalid_token", error_description="${message}"`;
+    super(message, { "WWW-Authenticate": challenge }, { code });
+    this.name = "InvalidTokenError";
   }
 }
 

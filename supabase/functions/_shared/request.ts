@@ -9,7 +9,7 @@
  */
 import type { z } from "zod";
 import { defaultBodyTimeoutMs } from "./config.ts";
-import { limits } from "./contract.ts";
+import { type FieldProblem, limits } from "./contract.ts";
 import {
   BadRequestError,
   ClientAbortedError,
@@ -18,20 +18,22 @@ import {
   UnsupportedMediaTypeError,
 } from "./http-error.ts";
 
-/** Turns the first zod issue into a message that names the field. */
-export function describeIssue(error: z.ZodError): string {
-  const [issue] = error.issues;
-  if (!issue) return "Invalid request";
-  // The contract's messages start with the field's name; zod's own ones get it put in front.
-  const field = issue.path.join(".");
-  return field && !issue.message.startsWith(field) ? `${field}: ${issue.message}` : issue.message;
+/** Each zod issue as a problem of its field, in a message that names the field. */
+export function fieldProblems(error: z.ZodError): FieldProblem[] {
+  return error.issues.map((issue) => {
+    const field = issue.path.join(".");
+    if (!field) return { message: issue.message };
+    // The contract's messages start with the field's name; zod's own ones get it put in front.
+    return { field, message: issue.message.startsWith(field) ? issue.message : `${field}: ${issue.message}` };
+  });
 }
 
-/** Validates `input` with `schema`, or throws a 400 naming the first bad field. */
+/** Validates `input` with `schema`, or throws a 400 whose message is the first problem and lists them all. */
 export function validate<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
   const result = schema.safeParse(input);
-  if (!result.success) throw new BadRequestError(describeIssue(result.error));
-  return result.data;
+  if (result.success) return result.data;
+  const problems = fieldProblems(result.error);
+  throw new BadRequestError(problems[0]?.message ?? "Invalid request", problems);
 }
 
 /**
@@ -126,7 +128,10 @@ export function readQuery<S extends z.ZodType>(req: Request, schema: S): z.outpu
   // No prototype, so a parameter named `__proto__` is just a key.
   const query: Record<string, string> = Object.create(null);
   for (const [name, value] of params) {
-    if (Object.hasOwn(query, name)) throw new BadRequestError(`${name} must be given once`);
+    if (Object.hasOwn(query, name)) {
+      const message = `${name} must be given once`;
+      throw new BadRequestError(message, [{ field: name, message }]);
+    }
     query[name] = value;
   }
   return validate(schema, query);

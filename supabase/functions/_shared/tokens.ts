@@ -12,7 +12,7 @@
  */
 import { errors, jwtVerify, SignJWT } from "jose";
 import { limits, type User } from "./contract.ts";
-import { UnauthorizedError } from "./http-error.ts";
+import { InvalidTokenError } from "./http-error.ts";
 
 const algorithm = "HS256";
 const audience = "authenticated";
@@ -36,24 +36,33 @@ export interface AccessClaims {
   exp: number;
 }
 
+/** A signed access token and the moment it stops being accepted. */
+export interface SignedToken {
+  jwt: string;
+  expiresAt: Date;
+}
+
 /** Signs a token for the user that expires `limits.accessTokenSeconds` after issue. */
-export function signAccessToken(
+export async function signAccessToken(
   account: { user: Pick<User, "id" | "email" | "role">; tokenVersion: number },
   secret: Uint8Array,
-): Promise<string> {
+): Promise<SignedToken> {
   const { user, tokenVersion } = account;
-  return new SignJWT({ role: "authenticated", email: user.email, app_role: user.role, token_version: tokenVersion })
+  const issuedAt = Math.floor(Date.now() / 1000);
+  const expiresAt = issuedAt + limits.accessTokenSeconds;
+  const jwt = await new SignJWT({
+    role: "authenticated",
+    email: user.email,
+    app_role: user.role,
+    token_version: tokenVersion,
+  })
     .setProtectedHeader({ alg: algorithm, typ: "JWT" })
     .setSubject(user.id)
     .setAudience(audience)
-    .setIssuedAt()
-    .setExpirationTime(`${limits.accessTokenSeconds}s`)
+    .setIssuedAt(issuedAt)
+    .setExpirationTime(expiresAt)
     .sign(secret);
-}
-
-/** The `accessToken` string of auth responses: `"Bearer <jwt>"`. */
-export function bearer(jwt: string): string {
-  return `Bearer ${jwt}`;
+  return { jwt, expiresAt: new Date(expiresAt * 1000) };
 }
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -66,8 +75,10 @@ const verifiedTokens = new WeakMap<Uint8Array, Map<string, AccessClaims>>();
 export const maxClockSkewSeconds = 60;
 
 /**
- * Verifies a compact JWT and returns its claims. Every failure, whatever jose
- * names it, becomes one `UnauthorizedError` so clients learn nothing more.
+ * Verifies a compact JWT and returns its claims. A token that is genuine but
+ * past its `exp` is `token_expired`, so an app can ask its user to log in
+ * again; every other failure, whatever jose names it, is `token_invalid`, so
+ * a forger learns nothing more.
  *
  * A client sends the same token for up to two hours, so, as PostgREST does,
  * a token that verified once is remembered (per secret, never past its `exp`)
@@ -101,7 +112,7 @@ async function verifyWithJose(jwt: string, secret: Uint8Array): Promise<AccessCl
       iat > Date.now() / 1000 + maxClockSkewSeconds ||
       typeof tokenVersion !== "number" || !Number.isSafeInteger(tokenVersion) || tokenVersion < 0
     ) {
-      throw new UnauthorizedError("Invalid or expired access token");
+      throw new InvalidTokenError("token_invalid");
     }
     return {
       sub,
@@ -114,9 +125,9 @@ async function verifyWithJose(jwt: string, secret: Uint8Array): Promise<AccessCl
       exp,
     };
   } catch (error) {
-    if (error instanceof errors.JOSEError || error instanceof UnauthorizedError) {
-      throw new UnauthorizedError("Invalid or expired access token");
-    }
+    // jose checks the signature before the claims, so only a genuine token is reported as expired.
+    if (error instanceof errors.JWTExpired) throw new InvalidTokenError("token_expired");
+    if (error instanceof errors.JOSEError) throw new InvalidTokenError("token_invalid");
     throw error;
   }
 }
@@ -127,8 +138,8 @@ async function verifyWithJose(jwt: string, secret: Uint8Array): Promise<AccessCl
  * their own `Bearer `, `Bearer Bearer <jwt>`.
  */
 export function jwtFromAuthorization(header: string | null): string {
-  if (!header) throw new UnauthorizedError("Missing access token");
+  if (!header) throw new InvalidTokenError("token_missing");
   const match = /^Bearer +(?:Bearer +)?([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*)$/i.exec(header.trim());
-  if (!match) throw new UnauthorizedError("Invalid or expired access token");
+  if (!match) throw new InvalidTokenError("token_invalid");
   return match[1];
 }

@@ -13,6 +13,8 @@ import { sessionFor } from "../_shared/session.ts";
 /** The 429 message of the code-guessing limits (per address, and per account). */
 export const tooManyCodeAttempts = "Too many code attempts; try again later";
 
+const invalidCode = "Invalid or expired code";
+
 /** `POST /auth/create-password`: sets the password with a reset code and signs the user in. */
 export const handler = defineEndpoint({
   name: "auth-create-password",
@@ -34,7 +36,7 @@ export const handler = defineEndpoint({
       case "throttled":
         throw new TooManyRequestsError(tooManyCodeAttempts, outcome.retryAfter);
       case "bad-code":
-        throw new BadRequestError("Invalid or expired code");
+        throw new BadRequestError(invalidCode, [{ field: "code", message: invalidCode }]);
       case "suspended":
         throw new ForbiddenError("Account is suspended");
       case "updated":
