@@ -1,8 +1,13 @@
 /**
  * A typed client for the notes service. It runs unchanged in browsers, Node
- * (18+) and Deno: it needs only `fetch` and `URL`. Every method answers the
- * `data` of the success envelope, checked against the contract; every failure
- * throws a {@link NotesApiError} carrying the status and the API's own words.
+ * (20+) and Deno: it needs only `fetch` and `URL`. Every method answers the
+ * `data` of the success envelope, checked against the contract; every failure,
+ * an unreachable service included, throws a {@link NotesApiError}.
+ *
+ * Sessions: login, register and create-password keep the access token and
+ * its expiry. There is no refresh token; after `expiresAt` (2 hours) the user
+ * logs in again. A notes call answered 401 forgets the token and calls
+ * `onUnauthorized`, where an app shows its login screen.
  *
  * @example
  * ```ts
@@ -16,6 +21,7 @@ import type { z } from "zod";
 import {
   authErrorEnvelope,
   authSuccessEnvelope,
+  bearer,
   type DeletedNote,
   type Note,
   type NoteList,
@@ -35,6 +41,12 @@ export interface NotesClientOptions {
   fetch?: typeof globalThis.fetch;
   /** An access token kept from an earlier session, e.g. in localStorage. */
   accessToken?: string;
+  /**
+   * Called when a notes call is answered 401 (the token expired, was revoked,
+   * or is missing or invalid), after the client has forgotten the token and
+   * before the call throws. `error.code` says which.
+   */
+  onUnauthorized?: (error: NotesApiError) => void;
 }
 
 /** What a method takes as its body: the contract's request schema before defaults and trimming. */
@@ -55,11 +67,6 @@ interface CallInput {
   query?: Record<string, string | number | undefined>;
 }
 
-/** `Authorization` value for a token given with or without its `Bearer ` prefix. */
-export function bearer(token: string): string {
-  return token.startsWith("Bearer ") ? token : `Bearer ${token}`;
-}
-
 async function readJson(response: Response): Promise<unknown> {
   const text = await response.text();
   try {
@@ -69,17 +76,29 @@ async function readJson(response: Response): Promise<unknown> {
   }
 }
 
+/** `Retry-After` in seconds: given as seconds, or as an HTTP date. */
+function retryAfterOf(response: Response): number | undefined {
+  const header = response.headers.get("retry-after");
+  if (!header) return undefined;
+  if (/^\d+$/.test(header.trim())) return Number(header);
+  const at = Date.parse(header);
+  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - Date.now()) / 1000));
+}
+
 function failure(spec: OperationSpec, response: Response, payload: unknown): NotesApiError {
-  const requestId = response.headers.get("x-request-id") ?? undefined;
-  const status = response.status;
+  const common = {
+    status: response.status,
+    requestId: response.headers.get("x-request-id") ?? undefined,
+    retryAfter: retryAfterOf(response),
+  };
   if (spec.envelope === "auth") {
     const parsed = authErrorEnvelope.safeParse(payload);
-    if (parsed.success) return new NotesApiError(status, parsed.data.message, parsed.data, requestId);
+    if (parsed.success) return new NotesApiError({ ...common, message: parsed.data.message, envelope: parsed.data });
   } else {
     const parsed = notesErrorEnvelope.safeParse(payload);
-    if (parsed.success) return new NotesApiError(status, parsed.data.error, parsed.data, requestId);
+    if (parsed.success) return new NotesApiError({ ...common, message: parsed.data.error, envelope: parsed.data });
   }
-  return new NotesApiError(status, `Request failed with status ${status}`, undefined, requestId);
+  return new NotesApiError({ ...common, message: `Request failed with status ${response.status}` });
 }
 
 /** The client itself; create one with {@link createNotesClient}. */
@@ -87,13 +106,16 @@ export class NotesClient {
   readonly #base: string;
   readonly #anonKey: string;
   readonly #fetch: typeof globalThis.fetch;
+  readonly #onUnauthorized: ((error: NotesApiError) => void) | undefined;
   #accessToken: string | undefined;
+  #expiresAt: Date | undefined;
 
   constructor(options: NotesClientOptions) {
     this.#base = options.url.replace(/\/+$/, "");
     this.#anonKey = options.anonKey;
     // Called through a closure: a bare reference to window.fetch throws "Illegal invocation" in browsers.
     this.#fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+    this.#onUnauthorized = options.onUnauthorized;
     this.#accessToken = options.accessToken;
   }
 
@@ -102,9 +124,25 @@ export class NotesClient {
     return this.#accessToken;
   }
 
-  /** Uses `token` (with or without `Bearer `) for the notes calls; undefined signs out. */
-  setAccessToken(token: string | undefined): void {
+  /** When the access token in use expires, if this client signed in (or was told with `setAccessToken`). */
+  get expiresAt(): Date | undefined {
+    return this.#expiresAt;
+  }
+
+  /** Uses `token` (with or without `Bearer `) for the notes calls, e.g. one kept from an earlier session. */
+  setAccessToken(token: string, expiresAt?: string | Date): void {
     this.#accessToken = token;
+    this.#expiresAt = expiresAt === undefined ? undefined : new Date(expiresAt);
+  }
+
+  /**
+   * Forgets the access token. Tokens are stateless, so this is all a sign-out
+   * is: a copy of the token kept elsewhere stays valid until it expires or
+   * the password is changed.
+   */
+  signOut(): void {
+    this.#accessToken = undefined;
+    this.#expiresAt = undefined;
   }
 
   /** Creates an account and keeps its token. */
@@ -164,7 +202,7 @@ export class NotesClient {
   }
 
   #keep(session: Session): Session {
-    this.#accessToken = session.accessToken;
+    this.setAccessToken(session.accessToken, session.expiresAt);
     return session;
   }
 
@@ -178,25 +216,37 @@ export class NotesClient {
     const headers: Record<string, string> = { apikey: this.#anonKey };
     if (body !== undefined) headers["Content-Type"] = "application/json";
     if (spec.envelope === "notes" && this.#accessToken) headers.Authorization = bearer(this.#accessToken);
-    const response = await this.#fetch(url, {
-      method: spec.method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
+    let response: Response;
+    try {
+      response = await this.#fetch(url, {
+        method: spec.method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch (cause) {
+      // fetch rejects only when no answer came: offline, DNS, refused, TLS, or a CORS refusal in a browser.
+      throw new NotesApiError({ status: 0, message: `The notes service could not be reached at ${url.origin}`, cause });
+    }
     const payload = await readJson(response);
-    if (!response.ok) throw failure(spec, response, payload);
+    if (!response.ok) {
+      const error = failure(spec, response, payload);
+      if (spec.envelope === "notes" && error.status === 401) {
+        this.signOut();
+        this.#onUnauthorized?.(error);
+      }
+      throw error;
+    }
     const envelope = spec.envelope === "auth"
       ? authSuccessEnvelope(spec.success.data)
       : notesSuccessEnvelope(spec.success.data);
     const parsed = envelope.safeParse(payload);
     if (!parsed.success) {
-      const requestId = response.headers.get("x-request-id") ?? undefined;
-      throw new NotesApiError(
-        response.status,
-        `The ${name} response does not match the API contract`,
-        undefined,
-        requestId,
-      );
+      throw new NotesApiError({
+        status: response.status,
+        message: `The ${name} response does not match the API contract`,
+        requestId: response.headers.get("x-request-id") ?? undefined,
+        cause: parsed.error,
+      });
     }
     return parsed.data;
   }

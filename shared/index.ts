@@ -8,6 +8,6 @@
  * ```
  */
 export * from "../supabase/functions/_shared/contract.ts";
-export { bearer, createNotesClient, type ListNotesOptions, NotesClient, type NotesClientOptions } from "./client.ts";
-export { NotesApiError } from "./errors.ts";
-export { type EnvelopeKind, type OperationName, operations, type OperationSpec } from "./operations.ts";
+export { createNotesClient, type ListNotesOptions, NotesClient, type NotesClientOptions } from "./client.ts";
+export { NotesApiError, type NotesApiErrorInit } from "./errors.ts";
+export { type OperationName, operations, type OperationSpec } from "./operations.ts";

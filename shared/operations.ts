@@ -15,6 +15,7 @@ import {
   createPasswordBody,
   deletedNote,
   deleteNoteQuery,
+  type EnvelopeKind,
   listNotesQuery,
   loginBody,
   note,
@@ -25,9 +26,6 @@ import {
   saveNoteBody,
   session,
 } from "../supabase/functions/_shared/contract.ts";
-
-/** Which envelope pair an operation speaks (interface.md, "Response envelopes"). */
-export type EnvelopeKind = "auth" | "notes";
 
 export interface OperationSpec {
   method: "GET" | "POST" | "DELETE";

@@ -7,6 +7,8 @@ import { spawn } from "node:child_process";
 import { describe, expect, inject, it } from "vitest";
 import { createNotesClient, NotesApiError, type NotesClient } from "../shared/index.ts";
 import { anonKey, readResetCode, uniqueEmail } from "./support/api.ts";
+import { decodeAccessToken } from "./support/auth.ts";
+import { signToken } from "./support/tokens.ts";
 
 const url = inject("baseUrl");
 const password = "correct horse battery";
@@ -78,9 +80,45 @@ describe("createNotesClient", () => {
 
     const bare = createNotesClient({ url, anonKey, accessToken: session.accessToken.slice("Bearer ".length) });
     expect((await bare.listNotes()).userId).toBe(session.payload.id);
-    bare.setAccessToken(undefined);
+    bare.signOut();
+    expect(bare.accessToken).toBeUndefined();
     const signedOut = await apiError(bare.listNotes());
-    expect(signedOut.status).toBe(401);
+    expect(signedOut).toMatchObject({ status: 401, code: "token_missing" });
+  });
+
+  it("keeps when the session expires, as the API answered it", async () => {
+    const before = Date.now();
+    const { client } = await signedUp("expiry");
+    const expiresAt = client.expiresAt?.getTime() ?? Number.NaN;
+    expect(expiresAt).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000 + 2 * 3600 * 1000);
+    expect(expiresAt).toBeLessThanOrEqual(Date.now() + 2 * 3600 * 1000);
+    client.signOut();
+    expect(client.expiresAt).toBeUndefined();
+  });
+
+  it("forgets an expired token and calls onUnauthorized with code token_expired", async () => {
+    const { client: owner } = await signedUp("expired");
+    const { claims } = decodeAccessToken(owner.accessToken ?? "");
+    const expired = await signToken({ ...claims, iat: Number(claims.iat) - 7300, exp: Number(claims.iat) - 100 });
+    const seen: NotesApiError[] = [];
+    const client = createNotesClient({ url, anonKey, accessToken: expired, onUnauthorized: (e) => seen.push(e) });
+    const error = await apiError(client.createNote({ title: "too late" }));
+    expect(error).toMatchObject({ status: 401, code: "token_expired", message: "Access token expired" });
+    expect(seen).toEqual([error]);
+    expect(client.accessToken).toBeUndefined();
+    // A wrong password at login is not a lost session: no hook.
+    await apiError(client.login({ email: uniqueEmail("nobody"), password }));
+    expect(seen).toHaveLength(1);
+  });
+
+  it("throws NotesApiError with status 0 when the service cannot be reached", async () => {
+    const closed = new URL(url);
+    closed.port = "9";
+    const client = createNotesClient({ url: closed.href, anonKey });
+    const error = await apiError(client.login({ email: uniqueEmail(), password }));
+    expect(error.status).toBe(0);
+    expect(error.message).toBe(`The notes service could not be reached at ${closed.origin}`);
+    expect(error.cause).toBeInstanceOf(TypeError);
   });
 
   it("sets a new password with a reset code and keeps the new token", async () => {
@@ -110,7 +148,13 @@ describe("createNotesClient", () => {
     const { client: owner } = await signedUp("errors");
     const empty = await apiError(owner.createNote({}));
     expect(empty.status).toBe(400);
-    expect(empty.envelope).toEqual({ success: false, error: "At least one of title or content is required" });
+    expect(empty.envelope).toEqual({
+      success: false,
+      error: "At least one of title or content is required",
+      fields: [{ message: "At least one of title or content is required" }],
+    });
+    const invalid = await apiError(owner.createNote({ title: "x".repeat(1001), status: "DONE" as "DRAFT" }));
+    expect(invalid.fields.map((problem) => problem.field)).toEqual(["title", "status"]);
 
     const keyless = createNotesClient({ url, anonKey: "not-the-key" });
     expect((await apiError(keyless.requestPasswordReset({ email: uniqueEmail() }))).status).toBe(401);

@@ -8,7 +8,8 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readResetCode, uniqueEmail } from "./support/api.ts";
+import { createNotesClient, NotesApiError } from "../shared/index.ts";
+import { anonKey, readResetCode, uniqueEmail } from "./support/api.ts";
 import { expectAuthError, expectSession } from "./support/auth.ts";
 import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";
 
@@ -85,6 +86,24 @@ describe("login throttling per email and address", () => {
       update app.rate_limits set window_ends_at = now() - interval '1 second'
       where bucket = 'login-failure' and email = ${email}`;
     expectSession(await login(defaults, email, password, address), 200);
+  });
+
+  it("reaches the typed client as a NotesApiError with retryAfter in seconds", async () => {
+    const email = await register(defaults, "client-lock");
+    const address = freshAddress();
+    // The app's own fetch, as behind a proxy that names the client's address.
+    const client = createNotesClient({
+      url: defaults.baseUrl,
+      anonKey,
+      fetch: (input, init) => fetch(input, { ...init, headers: { ...init?.headers, "x-forwarded-for": address } }),
+    });
+    for (let attempt = 1; attempt <= 5; attempt++) {
+      await expect(client.login({ email, password: "wrong password" })).rejects.toMatchObject({ status: 401 });
+    }
+    const error = await client.login({ email, password }).catch((reason: unknown) => reason);
+    expect(error).toBeInstanceOf(NotesApiError);
+    expect(error).toMatchObject({ status: 429, retryAfter: expect.any(Number) });
+    expect((error as NotesApiError).retryAfter).toBeGreaterThan(14 * 60);
   });
 
   it("never refuses the right password from another address: no one can lock a victim out from afar", async () => {

@@ -15,8 +15,10 @@ let offset = 0;
 const client = createNotesClient({
   url: import.meta.env.VITE_NOTES_URL,
   anonKey: import.meta.env.VITE_NOTES_ANON_KEY,
-  accessToken: session?.accessToken,
+  // The session expired or was revoked: back to the login form; the failed call shows why.
+  onUnauthorized: () => forgetSession(),
 });
+if (session) client.setAccessToken(session.accessToken, session.expiresAt);
 
 const signedOut = byId("signed-out", HTMLElement);
 const signedIn = byId("signed-in", HTMLElement);
@@ -120,12 +122,17 @@ next.addEventListener("click", () =>
     await showNotes();
   }));
 
-logout.addEventListener("click", () => {
+/** Signs out locally: there is no server-side session to end (tokens are stateless). */
+function forgetSession(): void {
   session = undefined;
   saveSession(undefined);
-  client.setAccessToken(undefined);
+  client.signOut();
   list.replaceChildren();
   showSignedIn();
+}
+
+logout.addEventListener("click", () => {
+  forgetSession();
   showInfo("Logged out");
 });
 
