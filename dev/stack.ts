@@ -65,6 +65,7 @@ async function main() {
       console.log(`\nNotes service is running on ${database}`);
       console.log(`  Base URL:  ${base}`);
       console.log(`  apikey:    ${settings.anonKey}`);
+      console.log(`  API docs:  http://127.0.0.1:${port}/docs`);
       for (const name of settings.defaulted) {
         console.warn(`  WARNING: ${name} is not set; using the public development default. Never deploy with it.`);
       }

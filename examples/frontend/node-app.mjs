@@ -1,0 +1,38 @@
+// A plain Node 20 ES module using the client package, with no TypeScript
+// loader: install the packed client (`npm pack ./shared` in the service's
+// repository), then run `node node-app.mjs` with the local stack up.
+// NOTES_URL and NOTES_ANON_KEY point it at another stack.
+import { createNotesClient, NotesApiError } from "@notes-service/client";
+
+const url = process.env.NOTES_URL ?? "http://127.0.0.1:54321/functions/v1";
+const anonKey = process.env.NOTES_ANON_KEY ?? "local-dev-anon-key-not-for-production";
+
+const client = createNotesClient({
+  url,
+  anonKey,
+  // A notes call answered 401 lands here, after the client has forgotten the token.
+  onUnauthorized: (error) => console.log(`signed out: ${error.code}`),
+});
+
+const email = `node-${crypto.randomUUID().slice(0, 8)}@example.com`;
+const session = await client.register({ name: "Node App", email, password: "correct horse battery" });
+console.log(`registered ${session.payload.email}; the token expires at ${session.expiresAt}`);
+
+await client.createNote({ title: "Written from Node" });
+const page = await client.listNotes();
+console.log(`listed ${page.pagination.total}: ${page.notes.map((note) => note.title).join(", ")}`);
+
+try {
+  await client.createNote({ title: "", content: "x".repeat(100_001) });
+} catch (error) {
+  if (!(error instanceof NotesApiError)) throw error;
+  for (const { field, message } of error.fields) console.log(`${error.status} ${field}: ${message}`);
+}
+
+client.signOut();
+await client.listNotes().catch((error) => console.log(`${error.status} ${error.message}`));
+
+const unreachable = createNotesClient({ url: "http://127.0.0.1:9/functions/v1", anonKey });
+await unreachable.login({ email, password: "correct horse battery" }).catch((error) => {
+  console.log(`${error instanceof NotesApiError ? "NotesApiError" : "other"} ${error.status} ${error.message}`);
+});
