@@ -222,9 +222,10 @@ export function isUniqueViolation(error: unknown): boolean {
   return pgErrorCode(error) === "23505";
 }
 
-/** True when `error` is Postgres refusing a row because check constraint `constraint` fails. */
-export function violatesCheck(error: unknown, constraint: string): boolean {
-  return pgErrorCode(error) === "23514" && error instanceof pg.DatabaseError && error.constraint === constraint;
+/** True when `error` is Postgres refusing a row because of constraint `constraint` (any integrity violation). */
+export function violatesConstraint(error: unknown, constraint: string): boolean {
+  const integrityViolation = pgErrorCode(error)?.startsWith("23") ?? false;
+  return integrityViolation && error instanceof pg.DatabaseError && error.constraint === constraint;
 }
 
 /** The Postgres error code of a driver error, if it has one. */

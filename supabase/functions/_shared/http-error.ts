@@ -29,8 +29,8 @@ export class HttpError extends Error {
  * field or parameter it concerns, so a form can mark its inputs.
  */
 export class BadRequestError extends HttpError {
-  constructor(message: string, fields: readonly FieldProblem[] = [{ message }]) {
-    super(400, message, {}, undefined, { fields: [...fields] });
+  constructor(message: string, fields: readonly FieldProblem[] = [{ message }], options?: ErrorOptions) {
+    super(400, message, {}, options, { fields: [...fields] });
     this.name = "BadRequestError";
   }
 }
@@ -86,8 +86,8 @@ export class NotFoundError extends HttpError {
 
 /** 409: the request conflicts with what is stored (an email already registered). */
 export class ConflictError extends HttpError {
-  constructor(message: string) {
-    super(409, message);
+  constructor(message: string, options?: ErrorOptions) {
+    super(409, message, {}, options);
     this.name = "ConflictError";
   }
 }

@@ -28,7 +28,9 @@ export const handler = defineEndpoint({
       insertUser({ ...body, bcryptCost }),
       requireAddressLimit("signup-address", address, limits),
     ).catch((error) => {
-      if (isUniqueViolation(error)) throw new ConflictError("An account with this email already exists");
+      if (isUniqueViolation(error)) {
+        throw new ConflictError("An account with this email already exists", { cause: error });
+      }
       return asTooManyRequests(tooManySignUps)(error);
     });
     return authSuccess(201, "User registered successfully", await sessionFor(account, jwtSecret));

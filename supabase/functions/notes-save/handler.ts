@@ -1,7 +1,7 @@
 import { getConfig } from "../_shared/config.ts";
 import { requireCaller } from "../_shared/caller.ts";
 import { saveNoteBody, titleOrContentRequired } from "../_shared/contract.ts";
-import { violatesCheck } from "../_shared/db.ts";
+import { violatesConstraint } from "../_shared/db.ts";
 import { defineEndpoint } from "../_shared/endpoint.ts";
 import { notesSuccess } from "../_shared/envelopes.ts";
 import { BadRequestError } from "../_shared/http-error.ts";
@@ -20,7 +20,9 @@ export const handler = defineEndpoint({
     // Only the stored note knows whether the result would be empty, so its check constraint decides.
     const note = await withOwnNote(caller, id, (noteId) => updateNote(caller.sub, noteId, changes))
       .catch((error) => {
-        if (violatesCheck(error, "notes_title_or_content")) throw new BadRequestError(titleOrContentRequired);
+        if (violatesConstraint(error, "notes_title_or_content")) {
+          throw new BadRequestError(titleOrContentRequired, undefined, { cause: error });
+        }
         throw error;
       });
     return notesSuccess(200, "Note saved successfully", note);

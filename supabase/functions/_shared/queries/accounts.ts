@@ -23,8 +23,23 @@ interface AccountRow {
   token_version: number;
 }
 
-const accountColumns =
-  "id, name, phone_number, email, role, status, is_verified, created_at, updated_at, token_version";
+const accountColumnNames = [
+  "id",
+  "name",
+  "phone_number",
+  "email",
+  "role",
+  "status",
+  "is_verified",
+  "created_at",
+  "updated_at",
+  "token_version",
+] as const satisfies readonly (keyof AccountRow)[];
+
+/** The columns an `AccountRow` is read from, qualified by `table` when given. */
+function accountColumns(table?: string): string {
+  return accountColumnNames.map((column) => (table ? `${table}.${column}` : column)).join(", ");
+}
 
 /** A user and the token version its access tokens must carry (see `app.users.token_version`). */
 export interface Account {
@@ -61,7 +76,7 @@ export function insertUser(
     text: `insert into app.users (name, email, password_hash)
            values ($1, $2, case when exists (select from app.users where email = $2) then ''
                                 else extensions.crypt($3, extensions.gen_salt('bf', $4)) end)
-           returning ${accountColumns}`,
+           returning ${accountColumns()}`,
     values: [input.name, input.email, input.password, input.bcryptCost],
     read: ([row]) => toAccount(row),
   };
@@ -85,8 +100,7 @@ export function checkCredentials(
 ): Query<Partial<AccountRow> & { password_matches: boolean }, CredentialCheck | undefined> {
   return {
     text: `with checked as (
-             select u.id, u.name, u.phone_number, u.email, u.role, u.status, u.is_verified,
-                    u.created_at, u.updated_at, u.token_version,
+             select ${accountColumns("u")},
                     coalesce(u.password_hash = extensions.crypt($2, probe.salt), false) as password_matches
              from (select coalesce(
                      (select password_hash from app.users where email = $1),
