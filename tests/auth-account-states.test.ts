@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkCredentials } from "../supabase/functions/_shared/queries/accounts.ts";
 import { call, countResetMails, readResetCode, type RegisteredUser, registerUser, uniqueEmail } from "./support/api.ts";
 import { expectAuthError, expectSession } from "./support/auth.ts";
-import { type Sql, type StackWithSql, stackWithSql } from "./support/stack-with-sql.ts";
+import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";
 
 /** The stack's bcrypt cost when BCRYPT_COST is not set (config.ts). */
 const defaultBcryptCost = 10;
@@ -27,7 +27,7 @@ interface BcryptCalls {
 }
 
 /** How often `checkCredentials` calls crypt() and gen_salt(), counted by Postgres itself. */
-async function bcryptCallsOfLogin(sql: Sql, email: string, password: string): Promise<BcryptCalls> {
+async function bcryptCallsOfLogin(sql: ScratchStack["sql"], email: string, password: string): Promise<BcryptCalls> {
   return await sql.begin(async (tx) => {
     await tx`set local track_functions = 'all'`;
     // The view also shows this session's counts not yet flushed from earlier transactions, so take the difference.
@@ -40,7 +40,7 @@ async function bcryptCallsOfLogin(sql: Sql, email: string, password: string): Pr
       return { crypt: calls("crypt"), genSalt: calls("gen_salt") };
     };
     const before = await counts();
-    const check = checkCredentials({ email, password, bcryptCost: defaultBcryptCost });
+    const check = checkCredentials({ email, password, bcryptCost: defaultBcryptCost, address: undefined });
     await tx.unsafe(check.text, check.values as string[]);
     const after = await counts();
     return { crypt: after.crypt - before.crypt, genSalt: after.genSalt - before.genSalt };
@@ -48,7 +48,7 @@ async function bcryptCallsOfLogin(sql: Sql, email: string, password: string): Pr
 }
 
 describe("account states set in the database", () => {
-  let stack: StackWithSql;
+  let stack: ScratchStack;
   let suspended: RegisteredUser;
   let suspendedCode: string;
   let expiring: RegisteredUser;
@@ -58,7 +58,7 @@ describe("account states set in the database", () => {
   let wrongPasswordCalls: BcryptCalls;
 
   beforeAll(async () => {
-    stack = await stackWithSql();
+    stack = await startScratchStack("account_states");
     const baseUrl = stack.baseUrl;
     suspended = await registerUser("suspended", { baseUrl });
     expiring = await registerUser("expiring", { baseUrl });
@@ -70,7 +70,8 @@ describe("account states set in the database", () => {
       else expiredCode = code;
     }
 
-    await stack.withSql(async (sql) => {
+    {
+      const { sql } = stack;
       await sql`update app.users set status = 'SUSPENDED' where email = ${suspended.email}`;
       // As if the 15 minutes had passed.
       await sql`
@@ -89,9 +90,8 @@ describe("account states set in the database", () => {
       };
       unknownEmailCalls = await bcryptCallsOfLogin(sql, uniqueEmail("nobody"), "whatever password");
       wrongPasswordCalls = await bcryptCallsOfLogin(sql, expiring.email, "not the password");
-    });
-    // On PGlite this starts the suite's stack twice.
-  }, 240_000);
+    }
+  }, 120_000);
 
   afterAll(async () => {
     await stack?.stop();

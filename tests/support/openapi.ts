@@ -54,12 +54,12 @@ export const observed = new Map<string, Set<number>>();
  */
 export function expectDocumented(method: string, path: string, response: ApiResponse): void {
   const methods = openApiDocument.paths[path] ?? {};
-  let operation = methods[method.toLowerCase()];
-  if (!operation && response.status === 405) {
-    const [served] = Object.keys(methods);
-    expect(response.headers.get("allow")).toBe(served?.toUpperCase());
-    operation = methods[served];
+  let documentedMethod = method.toLowerCase();
+  if (!methods[documentedMethod] && response.status === 405) {
+    [documentedMethod] = Object.keys(methods);
+    expect(response.headers.get("allow")).toBe(documentedMethod?.toUpperCase());
   }
+  const operation = methods[documentedMethod];
   expect(operation, `${method} ${path} is documented`).toBeDefined();
   const documented = operation?.responses[String(response.status)];
   expect(documented, `${method} ${path} documents status ${response.status}: ${response.text}`).toBeDefined();
@@ -67,6 +67,6 @@ export function expectDocumented(method: string, path: string, response: ApiResp
   expect(ref, `${method} ${path} ${response.status} has a JSON schema`).toBeDefined();
   const { valid, errors } = matchesRef(ref ?? "", response.body);
   expect(valid, `${method} ${path} ${response.status} body ${response.text} against ${ref}: ${errors}`).toBe(true);
-  const key = `${method.toUpperCase()} ${path}`;
+  const key = `${documentedMethod.toUpperCase()} ${path}`;
   observed.set(key, (observed.get(key) ?? new Set()).add(response.status));
 }

@@ -1,0 +1,251 @@
+/**
+ * Every status that openapi.json documents for each operation, driven on a
+ * stack of its own and checked against the document, status and body: the
+ * contract lists what the service answers, and the service answers what the
+ * contract lists. The one exception is 500, documented for bugs, which no
+ * request can cause. The stack trusts `x-forwarded-for`, so every request
+ * comes from an address of its own unless it is there to reach a limit, and
+ * it reaches its database through a proxy the 503s cut.
+ */
+import { randomUUID } from "node:crypto";
+import { connect } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { limits } from "../supabase/functions/_shared/contract.ts";
+import { operations, type OperationSpec } from "../shared/operations.ts";
+import { type ApiRequest, type ApiResponse, readResetCode, uniqueEmail } from "./support/api.ts";
+import { sessionEnvelope } from "./support/auth.ts";
+import { noteEnvelope } from "./support/notes.ts";
+import { expectDocumented, observed, openApiDocument } from "./support/openapi.ts";
+import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";
+import { testAnonKey } from "../dev/harness/stack.ts";
+
+const password = "correct horse battery";
+let stack: ScratchStack;
+
+beforeAll(async () => {
+  stack = await startScratchStack("statuses", {
+    proxied: true,
+    env: {
+      TRUST_PROXY: "true",
+      BCRYPT_COST: "4",
+      BODY_TIMEOUT_MS: "300",
+      SIGNUP_MAX_PER_ADDRESS: "1",
+      LOGIN_MAX_ATTEMPTS_PER_ADDRESS: "1",
+      RESET_CODE_MAX_ATTEMPTS_PER_ADDRESS: "1",
+      RESET_MAIL_MIN_INTERVAL_SECONDS: "0",
+    },
+  });
+});
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+/** A client address no other request uses. */
+function freshAddress(): string {
+  const hex = randomUUID().replaceAll("-", "");
+  return `2001:db8::${hex.slice(0, 4)}:${hex.slice(4, 8)}`;
+}
+
+/** The path an operation is documented at. */
+const pathOf = (spec: OperationSpec) => spec.interfacePath ?? `/${spec.functionName}`;
+
+/**
+ * Calls `spec`'s path from `address` (a fresh one by default), expects
+ * `status`, and checks the answer against the document.
+ */
+async function documented(
+  spec: OperationSpec,
+  status: number,
+  request: ApiRequest & { query?: string; address?: string } = {},
+) {
+  const { query = "", address = freshAddress(), ...rest } = request;
+  const response = await stack.call(`${pathOf(spec)}${query}`, {
+    method: spec.method,
+    ...rest,
+    headers: { "x-forwarded-for": address, ...rest.headers },
+  });
+  expect(response.status, response.text).toBe(status);
+  expectDocumented(request.method ?? spec.method, pathOf(spec), response);
+  return response;
+}
+
+/**
+ * Sends the headers of a request announcing a body, then only part of it,
+ * and answers what the stack says once its body deadline passes.
+ */
+function withSlowBody(spec: OperationSpec, headers: Record<string, string>): Promise<ApiResponse> {
+  const url = new URL(stack.baseUrl);
+  const head = [
+    `${spec.method} ${url.pathname}${pathOf(spec)} HTTP/1.1`,
+    `Host: ${url.host}`,
+    "Content-Type: application/json",
+    "Content-Length: 100",
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+  ];
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(url.port), url.hostname, () => socket.write(`${head.join("\r\n")}\r\n\r\n{"a":`));
+    let raw = "";
+    socket.setEncoding("utf8").on("data", (chunk) => {
+      raw += chunk;
+      const [header, body = ""] = raw.split("\r\n\r\n");
+      const length = Number(/content-length: (\d+)/i.exec(header)?.[1] ?? Number.NaN);
+      if (body.length < length) return;
+      socket.destroy();
+      const lines = header.split("\r\n");
+      const responseHeaders = new Headers();
+      for (const line of lines.slice(1)) {
+        const colon = line.indexOf(":");
+        responseHeaders.append(line.slice(0, colon), line.slice(colon + 1).trim());
+      }
+      resolve({ status: Number(lines[0].split(" ")[1]), headers: responseHeaders, body: JSON.parse(body), text: body });
+    }).on("error", reject);
+  });
+}
+
+interface Caller {
+  email: string;
+  token: string;
+  noteId: string;
+}
+
+async function signedUpCaller(): Promise<Caller> {
+  const email = uniqueEmail("statuses");
+  const registered = await documented(operations.register, 201, { body: { name: "Statuses", email, password } });
+  const token = sessionEnvelope.parse(registered.body).data.accessToken;
+  const created = await documented(operations.createNote, 201, { token, body: { title: "kept" } });
+  return { email, token, noteId: noteEnvelope.parse(created.body).data.id };
+}
+
+/** What a request of `spec` needs besides its body to get past authentication. */
+function credentials(spec: OperationSpec, caller: Caller): ApiRequest {
+  return spec.envelope === "notes" ? { token: caller.token } : {};
+}
+
+describe("every documented status of every operation", () => {
+  it("is answered for what any operation can meet: 401, 405, and for bodies 408, 413 and 415", async () => {
+    const caller = await signedUpCaller();
+    for (const spec of Object.values(operations) as OperationSpec[]) {
+      await documented(spec, 405, { method: spec.method === "GET" ? "PUT" : "GET", ...credentials(spec, caller) });
+      await documented(spec, 401, spec.envelope === "notes" ? {} : { apiKey: null, body: {} });
+      if (!spec.body) continue;
+      const auth: Record<string, string> = spec.envelope === "notes"
+        ? { Authorization: caller.token }
+        : { apikey: testAnonKey };
+      const slow = await withSlowBody(spec, { ...auth, "x-forwarded-for": freshAddress() });
+      expect(slow.status, slow.text).toBe(408);
+      expectDocumented(spec.method, pathOf(spec), slow);
+      await documented(spec, 413, { ...credentials(spec, caller), body: { title: "x".repeat(limits.bodyMaxBytes) } });
+      await documented(spec, 415, {
+        ...credentials(spec, caller),
+        body: "{}",
+        headers: { "Content-Type": "text/plain" },
+      });
+    }
+  });
+
+  it("is answered for each operation's own outcomes", async () => {
+    const { email, token, noteId } = await signedUpCaller();
+    const other = await signedUpCaller();
+
+    await documented(operations.register, 400, { body: { name: "Short", email: uniqueEmail(), password: "short" } });
+    await documented(operations.register, 409, { body: { name: "Taken", email, password } });
+    const signUps = freshAddress();
+    await documented(operations.register, 201, {
+      body: { name: "One", email: uniqueEmail(), password },
+      address: signUps,
+    });
+    await documented(operations.register, 429, {
+      body: { name: "Two", email: uniqueEmail(), password },
+      address: signUps,
+    });
+
+    await documented(operations.login, 200, { body: { email, password } });
+    await documented(operations.login, 400, { body: { email } });
+    await documented(operations.login, 401, { body: { email, password: "wrong password" } });
+    const logins = freshAddress();
+    await documented(operations.login, 200, { body: { email, password }, address: logins });
+    await documented(operations.login, 429, { body: { email, password }, address: logins });
+
+    await documented(operations.createNote, 400, { token, body: {} });
+    await documented(operations.listNotes, 200, { token, query: "?limit=5" });
+    await documented(operations.listNotes, 400, { token, query: "?limit=0" });
+    await documented(operations.saveNote, 200, { token, body: { id: noteId, status: "PUBLISHED" } });
+    await documented(operations.saveNote, 400, { token, body: { id: noteId } });
+    await documented(operations.saveNote, 404, { token: other.token, body: { id: noteId, title: "mine now" } });
+    await documented(operations.deleteNote, 400, { token });
+    await documented(operations.deleteNote, 404, { token: other.token, query: `?id=${noteId}` });
+    await documented(operations.deleteNote, 200, { token: other.token, query: `?id=${other.noteId}` });
+
+    // Last: setting the password revokes the token the notes calls above use.
+    await documented(operations.requestPasswordReset, 200, { body: { email } });
+    await documented(operations.requestPasswordReset, 400, { body: { email: "not an email" } });
+    const code = await readResetCode(email, 0, stack.logFile);
+    const reset = { email, password: "a brand new secret", code };
+    const wrongCode = code === "000000" ? "111111" : "000000";
+    await documented(operations.createPassword, 400, { body: { ...reset, code: wrongCode } });
+    await documented(operations.createPassword, 404, { body: { ...reset, email: uniqueEmail("nobody") } });
+    const codeTries = freshAddress();
+    await documented(operations.createPassword, 400, { body: { ...reset, code: wrongCode }, address: codeTries });
+    await documented(operations.createPassword, 429, { body: reset, address: codeTries });
+    await documented(operations.createPassword, 200, { body: reset });
+  });
+
+  it("is answered the same on each auth function's own path (/auth-login) as on the interface's (/auth/login)", async () => {
+    for (const spec of Object.values(operations) as OperationSpec[]) {
+      if (!spec.interfacePath) continue;
+      const response = await stack.call(`/${spec.functionName}`, {
+        body: {},
+        headers: { "x-forwarded-for": freshAddress() },
+      });
+      expect(response.status, response.text).toBe(400);
+      expectDocumented(spec.method, spec.interfacePath, response);
+    }
+  });
+
+  it("answers 403 to a suspended account on login and on create-password", async () => {
+    const { email } = await signedUpCaller();
+    await documented(operations.requestPasswordReset, 200, { body: { email } });
+    const code = await readResetCode(email, 0, stack.logFile);
+    await stack.sql`update app.users set status = 'SUSPENDED' where email = ${email}`;
+    await documented(operations.login, 403, { body: { email, password } });
+    await documented(operations.createPassword, 403, { body: { email, password: "a new secret", code } });
+  });
+
+  it("answers 503 from every operation while the database cannot be reached", { timeout: 60_000 }, async () => {
+    const caller = await signedUpCaller();
+    const proxy = stack.proxy;
+    if (!proxy) throw new Error("the stack was started without its proxy");
+    proxy.cut();
+    try {
+      const bodies: Record<string, unknown> = {
+        register: { name: "Down", email: uniqueEmail(), password },
+        login: { email: caller.email, password },
+        requestPasswordReset: { email: caller.email },
+        createPassword: { email: caller.email, password: "a new secret", code: "123456" },
+        createNote: { title: "down" },
+        saveNote: { id: caller.noteId, title: "down" },
+      };
+      const queries: Record<string, string> = { deleteNote: `?id=${caller.noteId}` };
+      await Promise.all(
+        Object.entries(operations).map(([name, spec]) =>
+          documented(spec, 503, { ...credentials(spec, caller), body: bodies[name], query: queries[name] })
+        ),
+      );
+    } finally {
+      proxy.restore();
+    }
+  });
+
+  afterAll(() => {
+    for (const [path, methods] of Object.entries(openApiDocument.paths)) {
+      for (const [method, operation] of Object.entries(methods)) {
+        const seen = observed.get(`${method.toUpperCase()} ${path}`) ?? new Set();
+        const missing = Object.keys(operation.responses).map(Number).filter((status) =>
+          status !== 500 && !seen.has(status)
+        );
+        expect(missing, `${method.toUpperCase()} ${path}: documented statuses never answered`).toEqual([]);
+      }
+    }
+  });
+});
