@@ -94,19 +94,6 @@ export function loadTable(comparisons: readonly Comparison[]): string {
   );
 }
 
-/** Results of the functions alone (the PGlite run has no floor and no target). */
-export function plainTable(results: readonly { name: string; result: LoadResult }[]): string {
-  return table(
-    ["Scenario", "req/s", "p50 ms", "p99 ms"],
-    results.map(({ name, result }) => [
-      name,
-      fixed(result.requestsPerSecond, 0) + failures(result),
-      fixed(result.p50Ms, 1),
-      fixed(result.p99Ms, 1),
-    ]),
-  );
-}
-
 /** A Markdown table of any rows whose cells are already text. */
 export { table as markdownTable };
 

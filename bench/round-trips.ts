@@ -12,7 +12,7 @@
  * const report = await measureRoundTrips(stack.baseUrl, proxy, { rttMs: 40, samples: 15, heavy });
  * ```
  */
-import type { TcpProxy } from "../tests/support/tcp-proxy.ts";
+import type { TcpProxy } from "../dev/harness/tcp-proxy.ts";
 
 /** One endpoint's latencies and the round trips they imply. */
 export interface RoundTripRow {

@@ -5,25 +5,23 @@
  * 1. A database: DATABASE_URL (empty but for the migrations), or a fresh one
  *    on 127.0.0.1:5432 that is dropped at the end.
  * 2. The stack's own migrator, then the seed (1,000,000 notes, 1,000 users).
- * 3. EXPLAIN of the heavy user's listing (must use the owner index, no
- *    sequential scan, no sort) and the cost of its total count.
- * 4. Each scenario on the functions (the local stack) and on the floor
+ * 3. Each scenario on the functions (the local stack) and on the floor
  *    (bench/baseline/server.ts), warmed up, then at fixed concurrency for a
  *    fixed time.
- * 5. Round trips per endpoint: the stack behind a TCP proxy that adds a
+ * 4. Round trips per endpoint: the stack behind a TCP proxy that adds a
  *    round-trip time (BENCH_RTT_MS, default 40 ms), against no delay; and
  *    the first page of a 10-note user against the 20,000-note user.
- * 6. Cold start and bundle size of each function.
- * 7. The same scenarios on the embedded PGlite, for information.
+ * 5. Cold start of each function.
+ *
+ * The listing's query plan is checked by `npm run check:plan` (in CI), and
+ * what each function bundles to by `npm run check:deploy`.
  *
  * Prints Markdown tables and writes bench/results/<timestamp>.json. Exits 1
- * when a plan check fails or a request failed; missed ratio targets are
- * reported, not fatal. BENCH_SECONDS shortens or lengthens the timed runs.
+ * when a request failed; missed ratio targets are reported, not fatal.
+ * BENCH_SECONDS shortens or lengthens the timed runs.
  */
 import postgres from "postgres";
 import { loadConfig } from "../supabase/functions/_shared/config.ts";
-import { closeDb } from "../supabase/functions/_shared/db.ts";
-import { startEmbeddedPostgres } from "../dev/embedded-postgres.ts";
 import { migrate } from "../dev/migrate.ts";
 import {
   createScratchDatabase,
@@ -32,18 +30,17 @@ import {
   startStack,
   testAnonKey,
   testJwtSecret,
-} from "../tests/support/stack.ts";
+} from "../dev/harness/stack.ts";
 import { loadFixtures } from "./fixtures.ts";
 import { drive, summarize } from "./load.ts";
-import { checkListPlan, type PlanCheck } from "./plans.ts";
 import { startDeno } from "../dev/processes.ts";
-import { compare, type Comparison, loadTable, markdownTable, plainTable, writeResults } from "./report.ts";
+import { compare, type Comparison, loadTable, markdownTable, writeResults } from "./report.ts";
 import { buildScenarios, type Scenario, type ScenarioFixtures } from "./scenarios.ts";
 import { seedNotes, seedPlan } from "./seed.ts";
 import { measureFirstPages, measureRoundTrips } from "./round-trips.ts";
-import { startTcpProxy } from "../tests/support/tcp-proxy.ts";
+import { startTcpProxy } from "../dev/harness/tcp-proxy.ts";
 import { functionNames } from "../dev/functions.ts";
-import { bundleSize, coldStart, probeFor } from "./startup.ts";
+import { coldStart, probeFor } from "./startup.ts";
 
 const seconds = Number(Deno.env.get("BENCH_SECONDS") || 10);
 const settings = {
@@ -56,7 +53,6 @@ const settings = {
   loginConnections: 4,
   seconds,
   warmupSeconds: Math.min(2, seconds),
-  pgliteSeconds: Math.max(1, Math.round(seconds / 2)),
   coldStartRuns: 3,
   notesToSave: 10_000,
   // More than both targets can delete in their runs, so no id is used twice.
@@ -150,15 +146,6 @@ async function onPostgres(databaseUrl: string) {
   await migrate(databaseUrl, log);
   const { fixtures, config } = await seedAndLoad(databaseUrl, env);
 
-  // The plan check runs the claims through the functions' own withCallerTransaction, which reads this.
-  for (const [name, value] of Object.entries(env)) Deno.env.set(name, value);
-  const heavyClaims = { sub: fixtures.heavyUser.id, role: "authenticated" as const, token_version: 0 };
-  const plans: PlanCheck[] = [];
-  for (const page of [{ limit: 10, offset: 0 }, { limit: 100, offset: 0 }, { limit: 10, offset: 10_000 }]) {
-    plans.push(await checkListPlan(heavyClaims, page));
-  }
-  await closeDb();
-
   log("Starting the stack and the floor");
   let stack: RunningStack | undefined;
   const floor = await startDeno(new URL("./baseline/server.ts", import.meta.url).pathname, env, /Ready on (\S+)/);
@@ -173,7 +160,7 @@ async function onPostgres(databaseUrl: string) {
     log(`Round trips: the stack behind a proxy adding ${settings.rttMs} ms per round trip`);
     const { roundTrips, firstPages } = await measureLatencies(databaseUrl, env, fixtures.heavyUser.authorization);
 
-    log("Cold starts and bundles");
+    log("Cold starts");
     const credentials = { authorization: fixtures.heavyUser.authorization, apiKey: testAnonKey };
     const names = await functionNames();
     // One untimed start fills Deno's transpile cache, as a deployment ships its code ready to run.
@@ -182,20 +169,11 @@ async function onPostgres(databaseUrl: string) {
     for (const name of names) {
       coldStarts.push(await coldStart(name, env, probeFor(name, credentials), settings.coldStartRuns));
     }
-    const bundleDir = await Deno.makeTempDir({ prefix: "notes-bench-bundles-" });
-    const bundles = [];
-    try {
-      for (const name of names) bundles.push(await bundleSize(name, bundleDir));
-    } finally {
-      await Deno.remove(bundleDir, { recursive: true });
-    }
     return {
       comparisons,
-      plans,
       roundTrips,
       firstPages,
       coldStarts,
-      bundles,
       bcryptCost: config.bcryptCost,
       poolMax: config.dbPoolMax,
     };
@@ -232,41 +210,6 @@ async function measureLatencies(databaseUrl: string, env: Record<string, string>
   }
 }
 
-async function onPglite() {
-  const dataDir = await Deno.makeTempDir({ prefix: "notes-bench-pglite-" });
-  try {
-    const embedded = await startEmbeddedPostgres(dataDir);
-    let fixtures: ScenarioFixtures;
-    try {
-      await migrate(embedded.url, () => {});
-      // The seed's env names a database only to satisfy the config; the connection is the embedded one.
-      ({ fixtures } = await seedAndLoad(embedded.url, serviceEnv(embedded.url)));
-    } finally {
-      await embedded.stop();
-    }
-    // An empty DATABASE_URL makes the stack open the embedded database in dataDir.
-    const stack = await startStack({ env: { ...serviceEnv(""), PGLITE_DATA_DIR: dataDir } });
-    try {
-      const results = [];
-      for (const scenario of buildScenarios(fixtures)) {
-        const connections = connectionsOf(scenario);
-        const origin = new URL(stack.baseUrl).origin;
-        await drive(origin, scenario.next, { connections, seconds: settings.warmupSeconds });
-        const result = summarize([
-          await drive(origin, scenario.next, { connections, seconds: settings.pgliteSeconds }),
-        ]);
-        log(`  ${scenario.name}: ${result.requestsPerSecond.toFixed(0)} req/s`);
-        results.push({ name: scenario.name, result });
-      }
-      return results;
-    } finally {
-      await stack.stop();
-    }
-  } finally {
-    await Deno.remove(dataDir, { recursive: true });
-  }
-}
-
 async function main() {
   const startedAt = new Date();
   const given = Deno.env.get("DATABASE_URL");
@@ -281,10 +224,7 @@ async function main() {
   } finally {
     await scratch?.drop();
   }
-  log("The same scenarios on the embedded PGlite (for information)");
-  const pglite = await onPglite();
-
-  const { comparisons, plans, roundTrips, firstPages, coldStarts, bundles } = postgresRun;
+  const { comparisons, roundTrips, firstPages, coldStarts } = postgresRun;
   const record = {
     startedAt: startedAt.toISOString(),
     command: "npm run bench",
@@ -297,28 +237,14 @@ async function main() {
     postgres: version,
     settings: { ...settings, bcryptCost: postgresRun.bcryptCost, dbPoolMax: postgresRun.poolMax, seed: seedPlan },
     scenarios: comparisons,
-    plans,
     roundTrips,
     firstPages,
     coldStarts,
-    bundles,
-    pglite,
   };
   const file = await writeResults(record, startedAt);
 
-  const mb = (bytes: number) => (bytes / 1_048_576).toFixed(2);
   console.log(`\n## PostgreSQL (${navigator.hardwareConcurrency} cores, ${version.split(" on ")[0]})\n`);
   console.log(loadTable(comparisons));
-  console.log("\n## Query plans of the heavy user's listing (20,000 notes)\n");
-  console.log(markdownTable(
-    ["Page", "Plan check", "Nodes", "Execution ms"],
-    plans.map((plan) => [
-      `limit ${plan.page.limit} offset ${plan.page.offset}`,
-      plan.passed ? "passed" : `FAILED: ${plan.problems.join(", ")}`,
-      plan.nodes.join(" > "),
-      plan.executionMs.toFixed(1),
-    ]),
-  ));
   console.log(`\n## Round trips to Postgres per request (${settings.rttMs} ms added per round trip)\n`);
   const roundTripTarget = (endpoint: string) => endpoint.startsWith("notes-") || endpoint === "auth/register" ? 1 : 2;
   console.log(markdownTable(
@@ -338,26 +264,21 @@ async function main() {
       `${firstPages.lightNotes} notes ${firstPages.lightMs.toFixed(2)} ms: ${firstPages.ratio.toFixed(2)}x ` +
       `(target ≤ 1.25x: ${firstPages.ratio <= 1.25 ? "met" : "MISSED"})`,
   );
-  console.log("\n## Start-up and size per function (targets: < 150 ms, < 1 MB)\n");
+  console.log("\n## Cold start per function (target: < 150 ms)\n");
   console.log(markdownTable(
-    ["Function", "Cold start ms (median)", "Runs ms", "First answer", "Bundle MB", "Minified MB"],
-    coldStarts.map((start, index) => [
+    ["Function", "Cold start ms (median)", "Runs ms", "First answer"],
+    coldStarts.map((start) => [
       start.name,
       start.medianMs.toFixed(0),
       start.runsMs.map((ms) => ms.toFixed(0)).join(", "),
       String(start.status),
-      mb(bundles[index].bytes),
-      mb(bundles[index].minifiedBytes),
     ]),
   ));
-  console.log("\n## Embedded PGlite (information only, no target)\n");
-  console.log(plainTable(pglite));
   console.log(`\nResults: ${file}`);
 
-  const failed = comparisons.some((row) => row.stack.failed > 0 || row.baseline.failed > 0) ||
-    plans.some((plan) => !plan.passed);
+  const failed = comparisons.some((row) => row.stack.failed > 0 || row.baseline.failed > 0);
   if (failed) {
-    console.error("\nA plan check failed or requests failed; see above.");
+    console.error("\nRequests failed; see above.");
     Deno.exit(1);
   }
 }

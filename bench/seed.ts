@@ -11,12 +11,19 @@
  */
 import type postgres from "postgres";
 
-/** The data set's shape. */
-export const seedPlan = {
+/** The shape of a data set: how many users and notes, and how many of the notes are the heavy user's. */
+export interface SeedPlan {
+  users: number;
+  notes: number;
+  heavyUserNotes: number;
+}
+
+/** The benchmark's data set. */
+export const seedPlan: SeedPlan = {
   users: 1_000,
   notes: 1_000_000,
   heavyUserNotes: 20_000,
-} as const;
+};
 
 /** A seeded account, enough to sign its token and log in as it. */
 export interface SeededUser {
@@ -40,10 +47,10 @@ export interface SeededData {
  */
 export async function seedNotes(
   sql: postgres.Sql,
-  input: { password: string; bcryptCost: number },
+  input: { password: string; bcryptCost: number; plan?: SeedPlan },
 ): Promise<SeededData> {
   const started = performance.now();
-  const { users, notes, heavyUserNotes } = seedPlan;
+  const { users, notes, heavyUserNotes } = input.plan ?? seedPlan;
   const lightUsers = users - 1;
   const lightNotes = notes - heavyUserNotes;
   await sql.begin(async (tx) => {

@@ -1,8 +1,6 @@
 /**
- * Start-up and size of each function as it would be deployed: the cold start
- * is a fresh Deno process running the function's `index.ts` until its first
- * answer to a real request, and the size is that of `deno bundle`'s single
- * file for the same entry point (npm packages included).
+ * Start-up of each function as it would be deployed: a fresh Deno process
+ * running the function's `index.ts` until its first answer to a real request.
  *
  * @example
  * ```ts
@@ -67,34 +65,6 @@ export async function coldStart(
     }
   }
   return { name, runsMs, medianMs: median(runsMs), status };
-}
-
-/** One function's bundle sizes in bytes. */
-export interface BundleSize {
-  name: string;
-  bytes: number;
-  minifiedBytes: number;
-}
-
-async function bundleBytes(entry: string, outDir: string, minify: boolean): Promise<number> {
-  const out = `${outDir}/${crypto.randomUUID()}.js`;
-  const { success, stderr } = await new Deno.Command(Deno.execPath(), {
-    args: ["bundle", "--quiet", "--platform", "deno", ...(minify ? ["--minify"] : []), "-o", out, entry],
-    stdout: "null",
-    stderr: "piped",
-  }).output();
-  if (!success) throw new Error(`deno bundle ${entry} failed:\n${new TextDecoder().decode(stderr)}`);
-  return (await Deno.stat(out)).size;
-}
-
-/** Bundles the function's `index.ts` as is and minified, into `outDir`, and returns the sizes. */
-export async function bundleSize(name: string, outDir: string): Promise<BundleSize> {
-  const entry = new URL(`${name}/index.ts`, functionsDir).pathname;
-  return {
-    name,
-    bytes: await bundleBytes(entry, outDir, false),
-    minifiedBytes: await bundleBytes(entry, outDir, true),
-  };
 }
 
 /**

@@ -329,7 +329,8 @@ async function main(): Promise<string[]> {
     const check = await deno(["check", "--quiet", "--config", importMapPath, "--no-lock", ...entrypoints], isolated);
     if (!check.ok) return [...problems, `deno check of the uploaded files failed:\n${check.stderr}`];
     console.log(`  deno check: ${names.length} entrypoints`);
-    for (const entrypoint of entrypoints) {
+    const sizes: string[] = [];
+    for (const [index, entrypoint] of entrypoints.entries()) {
       const bundle = await deno(
         [
           "bundle",
@@ -346,9 +347,10 @@ async function main(): Promise<string[]> {
         isolated,
       );
       if (!bundle.ok) problems.push(`${entrypoint}: deno bundle of the uploaded files failed:\n${bundle.stderr}`);
+      else sizes.push(`${names[index]} ${((await Deno.stat(`${stage}/bundle.js`)).size / 1_048_576).toFixed(2)} MB`);
     }
     if (problems.length > 0) return problems;
-    console.log(`  deno bundle: ${names.length} entrypoints`);
+    console.log(`  deno bundle: ${names.length} entrypoints (${sizes.join(", ")})`);
     const databaseUrl = embedded?.url ?? Deno.env.get("DATABASE_URL") ?? "";
     await migrate(databaseUrl, () => {});
     return await bootEach(stage, importMapPath, names, databaseUrl, denoDir);

@@ -7,7 +7,7 @@
  * Not part of `npm test`: it takes its time on purpose.
  */
 import postgres from "postgres";
-import { createScratchDatabase, sharedStackLimits, startStack, testAnonKey } from "../tests/support/stack.ts";
+import { createScratchDatabase, sharedStackLimits, startStack, testAnonKey } from "../dev/harness/stack.ts";
 
 const seconds = Number(Deno.env.get("SOAK_SECONDS") ?? "60");
 const clients = Number(Deno.env.get("SOAK_CLIENTS") ?? "16");

@@ -6,8 +6,8 @@
  * transaction mode; the tests' own SQL still connects directly.
  */
 import type { TestProject } from "vitest/node";
-import { startPgBouncer } from "./support/pgbouncer.ts";
-import { createScratchDatabase, sharedStackLimits, startStack } from "./support/stack.ts";
+import { startPgBouncer } from "../dev/harness/pgbouncer.ts";
+import { createScratchDatabase, sharedStackLimits, startStack } from "../dev/harness/stack.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {

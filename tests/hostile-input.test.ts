@@ -12,9 +12,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { authErrorEnvelope, notesErrorEnvelope } from "../supabase/functions/_shared/contract.ts";
 import type { ApiResponse, RegisteredUser } from "./support/api.ts";
 import { registerUser } from "./support/api.ts";
+import { expectSession } from "./support/auth.ts";
 import { noteEnvelope } from "./support/notes.ts";
 import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";
-import { testAnonKey } from "./support/stack.ts";
+import { testAnonKey } from "../dev/harness/stack.ts";
 import { claimsOf, signToken, unsignedToken } from "./support/tokens.ts";
 
 let stack: ScratchStack;
@@ -281,8 +282,7 @@ describe("prototype-pollution keys", () => {
           trick,
         ),
       });
-      expect(registered.status, registered.text).toBe(201);
-      expect(registered.body.data.payload.role).toBe("STANDARD_USER");
+      expect(expectSession(registered, 201).payload.role).toBe("STANDARD_USER");
     }
     // Nothing leaked into later requests either.
     const later = await stack.call("/notes-create", { token: owner.accessToken, body: { content: "later" } });

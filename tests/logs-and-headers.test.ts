@@ -8,7 +8,8 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { anonKey, type ApiResponse, call, readResetCode, registerUser, stackLog } from "./support/api.ts";
-import { jwtOf } from "./support/auth.ts";
+import { expectSession, jwtOf } from "./support/auth.ts";
+import { noteEnvelope } from "./support/notes.ts";
 
 interface Exchange {
   path: string;
@@ -58,7 +59,7 @@ beforeAll(async () => {
   await send("/auth/register", { body: { name: "Log Probe", email: `x-${email}`, password } });
   const login = await send("/auth/login", { body: { email: `x-${email}`, password } });
   secrets.password = password;
-  secrets.loginToken = jwtOf(login.body.data.accessToken);
+  secrets.loginToken = jwtOf(expectSession(login, 200).accessToken);
   await send("/auth/login", { body: { email: `x-${email}`, password: wrongPassword } });
   secrets.wrongPassword = wrongPassword;
   await send("/auth/request-password-reset", { body: { email: `x-${email}` } });
@@ -72,7 +73,7 @@ beforeAll(async () => {
 
   const token = user.accessToken;
   const created = await send("/notes-create", { token, body: { title: "log probe" } });
-  const id = created.body.data.id;
+  const id = noteEnvelope.parse(created.body).data.id;
   await send("/notes-fetch?limit=5", { token });
   await send("/notes-save", { token, body: { id, content: "log probe content" } });
   await send(`/notes-delete?id=${id}`, { token, method: "DELETE" });

@@ -9,9 +9,9 @@ import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, registerUser } from "./support/api.ts";
 import { expectSession } from "./support/auth.ts";
-import { type FakeResend, startFakeResend } from "./support/fake-resend.ts";
+import { type FakeResend, type ReceivedMail, startFakeResend } from "./support/fake-resend.ts";
 import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";
-import { sharedStackLimits } from "./support/stack.ts";
+import { sharedStackLimits } from "../dev/harness/stack.ts";
 
 const mailFrom = "Notes <no-reply@notes.example>";
 
@@ -50,7 +50,7 @@ async function until<T>(
 }
 
 const codeIn = (text: string) => /code is (\d{6})/.exec(text)?.[1];
-const mailsTo = (list: { to: string[] }[], email: string) => list.filter((mail) => mail.to.includes(email));
+const mailsTo = (list: ReceivedMail[], email: string) => list.filter((mail) => mail.to.includes(email));
 
 async function requestReset(email: string) {
   const response = await call("/auth/request-password-reset", { body: { email }, baseUrl: stack.baseUrl });

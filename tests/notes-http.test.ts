@@ -44,7 +44,7 @@ const refusedAuthorizations: [string, TokenErrorCode, Authorization][] = [
   ["Bearer and no token", "token_invalid", () => "Bearer "],
   ["Bearer and text that is not a JWT", "token_invalid", () => "Bearer not-a-token"],
   ["Bearer three times", "token_invalid", (user) => `Bearer Bearer ${user.accessToken}`],
-  ["a JWT with a changed payload", "token_invalid", async (user) => {
+  ["a JWT with a changed payload", "token_invalid", (user) => {
     const [header, , signature] = jwtOf(user.accessToken).split(".");
     const forgedPayload = Buffer.from(JSON.stringify({ ...claimsOf(user), app_role: "ADMIN" })).toString("base64url");
     return `Bearer ${header}.${forgedPayload}.${signature}`;

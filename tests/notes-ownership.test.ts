@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Note } from "../supabase/functions/_shared/contract.ts";
 import { call, type RegisteredUser, registerUser } from "./support/api.ts";
-import { allNotes, createNote, expectNotesError, fetchNotes } from "./support/notes.ts";
+import { allNotes, createNote, expectNotesError, fetchNotes, noteEnvelope } from "./support/notes.ts";
 
 // Ada owns notes; Bob is signed in with his own valid token and tries to reach them.
 let ada: RegisteredUser;
@@ -57,7 +57,7 @@ describe("one user cannot reach another's notes", () => {
       body: { id: bobsNote.id, title: "Still Bob's", createdBy: ada.id },
     });
     expect(response.status, response.text).toBe(200);
-    expect(response.body.data.createdBy).toBe(bob.id);
+    expect(noteEnvelope.parse(response.body).data.createdBy).toBe(bob.id);
     expect((await allNotes(ada)).map((note) => note.id)).not.toContain(bobsNote.id);
   });
 });

@@ -17,7 +17,7 @@ import { authErrorEnvelope, notesErrorEnvelope } from "../supabase/functions/_sh
 import { type ApiRequest, type ApiResponse, type RegisteredUser, registerUser, uniqueEmail } from "./support/api.ts";
 import { noteEnvelope } from "./support/notes.ts";
 import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";
-import type { TcpProxy } from "./support/tcp-proxy.ts";
+import type { TcpProxy } from "../dev/harness/tcp-proxy.ts";
 
 const unreachableBoundMs = 5_000;
 

@@ -6,14 +6,15 @@
 import { readFileSync } from "node:fs";
 import { randomUUID } from "node:crypto";
 import { inject } from "vitest";
-import { testAnonKey } from "./stack.ts";
+import { authSuccessEnvelope, bearer, session } from "../../supabase/functions/_shared/contract.ts";
+import { testAnonKey } from "../../dev/harness/stack.ts";
 
 export const anonKey = testAnonKey;
 
 export interface ApiResponse {
   status: number;
   headers: Headers;
-  body: any;
+  body: unknown;
   text: string;
 }
 
@@ -36,7 +37,7 @@ export async function call(path: string, request: ApiRequest = {}): Promise<ApiR
   if (request.apiKey !== null) headers.apikey = request.apiKey ?? anonKey;
   if (request.body !== undefined) headers["Content-Type"] = "application/json";
   if (request.token) {
-    headers.Authorization = request.token.startsWith("Bearer ") ? request.token : `Bearer ${request.token}`;
+    headers.Authorization = bearer(request.token);
   }
   Object.assign(headers, request.headers);
   const response = await fetch(`${request.baseUrl ?? inject("baseUrl")}${path}`, {
@@ -80,7 +81,8 @@ export async function registerUser(label = "user", options: { baseUrl?: string }
     baseUrl: options.baseUrl,
   });
   if (response.status !== 201) throw new Error(`register failed: ${response.status} ${response.text}`);
-  return { id: response.body.data.payload.id, email, password, accessToken: response.body.data.accessToken };
+  const { payload, accessToken } = authSuccessEnvelope(session).parse(response.body).data;
+  return { id: payload.id, email, password, accessToken };
 }
 
 /** The stack's log so far (the shared stack's unless another log file is given). */

@@ -4,13 +4,13 @@
  * the past instead of waiting for it, to suspend or delete an account as an
  * operator would, or to compare the tables before and after a request. The
  * database is a scratch PostgreSQL database on a PostgreSQL run and an
- * embedded PGlite otherwise (tests/support/embedded-database.ts), so these
+ * embedded PGlite otherwise (dev/harness/embedded-database.ts), so these
  * suites need no PostgreSQL. It is dropped when the stack stops.
  */
 import postgres from "postgres";
 import { type ApiRequest, type ApiResponse, call } from "./api.ts";
-import { createSuiteDatabase, type RunningStack, startStack } from "./stack.ts";
-import { startTcpProxy, type TcpProxy } from "./tcp-proxy.ts";
+import { createSuiteDatabase, type RunningStack, startStack } from "../../dev/harness/stack.ts";
+import { startTcpProxy, type TcpProxy } from "../../dev/harness/tcp-proxy.ts";
 
 export interface ScratchStack {
   baseUrl: string;

@@ -6,7 +6,7 @@
  */
 import { type JWTPayload, SignJWT } from "jose";
 import type { RegisteredUser } from "./api.ts";
-import { testJwtSecret } from "./stack.ts";
+import { testJwtSecret } from "../../dev/harness/stack.ts";
 
 const stackSecret = new TextEncoder().encode(testJwtSecret);
 

@@ -1,7 +1,7 @@
 /**
  * Starts the real local stack (Deno, the functions, a real database) for a
- * test run, the way `npm start` does, and captures its log the way a developer
- * reads it. With TEST_DATABASE=postgres it runs on a fresh PostgreSQL database
+ * test run, the bench or the soak, the way `npm start` does, and captures its
+ * log the way a developer reads it. With TEST_DATABASE=postgres it runs on a fresh PostgreSQL database
  * created for the run; otherwise on a fresh embedded PGlite.
  */
 import { type ChildProcess, spawn } from "node:child_process";
