@@ -50,6 +50,13 @@ export function quantile(sorted: readonly number[], q: number): number {
   return sorted[rank - 1];
 }
 
+/** The median of `values` (the mean of the middle two for an even count). */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
 /** Pools the samples of one target: rates over their summed time, percentiles over all answers. */
 export function summarize(samples: readonly LoadSample[]): LoadResult {
   const latencies = samples.flatMap((sample) => sample.latencies).sort((a, b) => a - b);

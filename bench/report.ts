@@ -5,11 +5,11 @@
  *
  * @example
  * ```ts
- * const row = compare(scenario, stackResult, baselineResult);
+ * const row = compare(scenario, rounds);
  * console.log(loadTable([row]));
  * ```
  */
-import type { LoadResult } from "./load.ts";
+import { type LoadResult, type LoadSample, median, summarize } from "./load.ts";
 import type { Scenario } from "./scenarios.ts";
 
 /** The issue's targets, as ratios to the floor measured in the same run. */
@@ -18,29 +18,49 @@ export const targets = {
   login: { minRequestsRatio: 0.9, maxP99Ratio: Number.POSITIVE_INFINITY },
 } as const;
 
+/** One round of a scenario: the floor's two timed runs and the functions' two between them. */
+export interface Round {
+  baseline: LoadSample[];
+  stack: LoadSample[];
+}
+
 /** One scenario on the functions and on the floor. */
 export interface Comparison {
   name: string;
   kind: Scenario["kind"];
+  /** Every round pooled, for the table's absolute figures. */
   stack: LoadResult;
   baseline: LoadResult;
+  /** The median over the rounds of each round's req/s ratio. */
   requestsRatio: number;
+  /** Each round's req/s ratio, to show how much they spread. */
+  roundRatios: number[];
+  /** The median over the rounds of each round's p99 ratio. */
   p99Ratio: number;
   /** Both ratios within target and no failed request on either side. */
   met: boolean;
 }
 
-/** Compares the functions' run of a scenario with the floor's. */
-export function compare(scenario: Scenario, stack: LoadResult, baseline: LoadResult): Comparison {
+/**
+ * Compares the functions' runs of a scenario with the floor's. Each round is
+ * compared on its own, and the ratio is the median over the rounds: a burst
+ * of other load on the machine during one round does not decide it.
+ */
+export function compare(scenario: Scenario, rounds: readonly Round[]): Comparison {
   const target = targets[scenario.kind];
-  const requestsRatio = stack.requestsPerSecond / baseline.requestsPerSecond;
-  const p99Ratio = stack.p99Ms / baseline.p99Ms;
+  const perRound = rounds.map((round) => ({ stack: summarize(round.stack), baseline: summarize(round.baseline) }));
+  const roundRatios = perRound.map((round) => round.stack.requestsPerSecond / round.baseline.requestsPerSecond);
+  const requestsRatio = median(roundRatios);
+  const p99Ratio = median(perRound.map((round) => round.stack.p99Ms / round.baseline.p99Ms));
+  const stack = summarize(rounds.flatMap((round) => round.stack));
+  const baseline = summarize(rounds.flatMap((round) => round.baseline));
   return {
     name: scenario.name,
     kind: scenario.kind,
     stack,
     baseline,
     requestsRatio,
+    roundRatios,
     p99Ratio,
     met: stack.failed === 0 && baseline.failed === 0 && requestsRatio >= target.minRequestsRatio &&
       p99Ratio <= target.maxP99Ratio,

@@ -13,6 +13,7 @@
  * ```
  */
 import type { TcpProxy } from "../dev/harness/tcp-proxy.ts";
+import { median } from "./load.ts";
 
 /** One endpoint's latencies and the round trips they imply. */
 export interface RoundTripRow {
@@ -39,12 +40,6 @@ interface Call {
   body?: unknown;
   /** The status every answer must have, so a broken call is not timed as a fast one. */
   status: number;
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 }
 
 async function send(baseUrl: string, call: Call): Promise<{ ms: number; body: { data?: Record<string, unknown> } }> {

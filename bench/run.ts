@@ -32,9 +32,9 @@ import {
   testJwtSecret,
 } from "../dev/harness/stack.ts";
 import { loadFixtures } from "./fixtures.ts";
-import { drive, summarize } from "./load.ts";
+import { drive } from "./load.ts";
 import { startDeno } from "../dev/processes.ts";
-import { compare, type Comparison, loadTable, markdownTable, writeResults } from "./report.ts";
+import { compare, type Comparison, loadTable, markdownTable, type Round, writeResults } from "./report.ts";
 import { buildScenarios, type Scenario, type ScenarioFixtures } from "./scenarios.ts";
 import { seedNotes, seedPlan } from "./seed.ts";
 import { measureFirstPages, measureRoundTrips } from "./round-trips.ts";
@@ -52,6 +52,8 @@ const settings = {
   /** bcrypt keeps both cores busy with fewer; more would only lengthen the queue. */
   loginConnections: 4,
   seconds,
+  /** Rounds of floor, functions, functions, floor per scenario; the ratio is their median. */
+  rounds: 3,
   warmupSeconds: Math.min(2, seconds),
   coldStartRuns: 3,
   notesToSave: 10_000,
@@ -96,19 +98,24 @@ function connectionsOf(scenario: Scenario): number {
 
 /**
  * One scenario on the floor and on the functions: both warmed up, then timed
- * in the order floor, functions, functions, floor (half the time each), so a
- * drift in the machine's load during the scenario weighs on both alike.
+ * in `rounds` rounds of floor, functions, functions, floor, so a drift in the
+ * machine's load weighs on both alike, and a burst of load elsewhere on the
+ * machine spoils one round rather than the comparison.
  */
-async function measurePair(scenario: Scenario, floorOrigin: string, stackOrigin: string) {
-  const options = { connections: connectionsOf(scenario), seconds: settings.seconds / 2 };
-  const warmup = { ...options, seconds: settings.warmupSeconds };
+async function measurePair(scenario: Scenario, floorOrigin: string, stackOrigin: string): Promise<Round[]> {
+  const segment = { connections: connectionsOf(scenario), seconds: settings.seconds / (2 * settings.rounds) };
+  const warmup = { ...segment, seconds: settings.warmupSeconds };
   await drive(floorOrigin, scenario.next, warmup);
   await drive(stackOrigin, scenario.next, warmup);
-  const floorFirst = await drive(floorOrigin, scenario.next, options);
-  const stackFirst = await drive(stackOrigin, scenario.next, options);
-  const stackSecond = await drive(stackOrigin, scenario.next, options);
-  const floorSecond = await drive(floorOrigin, scenario.next, options);
-  return { baseline: summarize([floorFirst, floorSecond]), stack: summarize([stackFirst, stackSecond]) };
+  const rounds: Round[] = [];
+  for (let round = 0; round < settings.rounds; round++) {
+    const floorFirst = await drive(floorOrigin, scenario.next, segment);
+    const stackFirst = await drive(stackOrigin, scenario.next, segment);
+    const stackSecond = await drive(stackOrigin, scenario.next, segment);
+    const floorSecond = await drive(floorOrigin, scenario.next, segment);
+    rounds.push({ baseline: [floorFirst, floorSecond], stack: [stackFirst, stackSecond] });
+  }
+  return rounds;
 }
 
 /** Each scenario on the functions and on the floor. */
@@ -119,11 +126,12 @@ async function compareWithFloor(
 ): Promise<Comparison[]> {
   const comparisons: Comparison[] = [];
   for (const scenario of buildScenarios(fixtures)) {
-    const { stack, baseline } = await measurePair(scenario, new URL(floorUrl).origin, new URL(stackUrl).origin);
-    const comparison = compare(scenario, stack, baseline);
+    const rounds = await measurePair(scenario, new URL(floorUrl).origin, new URL(stackUrl).origin);
+    const comparison = compare(scenario, rounds);
     log(
-      `  ${scenario.name}: ${stack.requestsPerSecond.toFixed(0)} req/s vs floor ` +
-        `${baseline.requestsPerSecond.toFixed(0)} (${comparison.requestsRatio.toFixed(2)}x)`,
+      `  ${scenario.name}: ${comparison.stack.requestsPerSecond.toFixed(0)} req/s vs floor ` +
+        `${comparison.baseline.requestsPerSecond.toFixed(0)} (${comparison.requestsRatio.toFixed(2)}x; rounds ` +
+        `${comparison.roundRatios.map((ratio) => ratio.toFixed(2)).join(", ")})`,
     );
     comparisons.push(comparison);
   }

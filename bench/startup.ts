@@ -10,6 +10,7 @@
  */
 import { functionsDir } from "../dev/functions.ts";
 import { startDeno } from "../dev/processes.ts";
+import { median } from "./load.ts";
 
 /** The first request a cold function answers: its own method, path and credentials. */
 export interface Probe {
@@ -29,12 +30,6 @@ export interface ColdStart {
   medianMs: number;
   /** Status of the first answer, to show what the probe exercised. */
   status: number;
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 }
 
 /** Starts the function `runs` times, each a fresh process, and times its first answer. */
