@@ -33,7 +33,8 @@ export interface EndpointDefinition {
   handle: Handler;
 }
 
-const securityHeaders = { "X-Content-Type-Options": "nosniff" };
+/** The headers every answer carries (CORS, and no MIME sniffing), as entries read once. */
+const commonHeaders = Object.entries({ ...corsResponseHeaders, "X-Content-Type-Options": "nosniff" });
 
 async function respond(definition: EndpointDefinition, req: Request, info?: ConnectionInfo): Promise<Response> {
   const { envelope, methods, handle, name } = definition;
@@ -74,7 +75,7 @@ export function defineEndpoint(definition: EndpointDefinition): Handler {
     const requestId = requestIdOf(req);
     const response = await respond(definition, req, info);
     const headers = response.headers;
-    for (const [header, value] of Object.entries({ ...corsResponseHeaders, ...securityHeaders })) {
+    for (const [header, value] of commonHeaders) {
       // A preflight has already named this endpoint's own methods.
       if (!headers.has(header)) headers.set(header, value);
     }

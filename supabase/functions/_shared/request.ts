@@ -84,10 +84,13 @@ async function readLimitedBytes(req: Request, maxBytes: number, timeoutMs: numbe
   return buffer.subarray(0, size);
 }
 
+// One decoder for every request: without `stream`, each decode starts afresh.
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
 async function readLimitedText(req: Request, maxBytes: number, timeoutMs: number): Promise<string> {
   const bytes = await readLimitedBytes(req, maxBytes, timeoutMs);
   try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    return strictUtf8.decode(bytes);
   } catch {
     throw new BadRequestError("Request body must be UTF-8 encoded JSON");
   }
