@@ -44,6 +44,11 @@ describe("starting the stack", () => {
       expect(log).toContain("Never deploy with it.");
       expect(log).toContain(`apikey:    ${devAnonKey}`);
       expect(log).toContain(`Base URL:  ${stack.baseUrl}`);
+      const docs = /API docs: {2}(\S+)/.exec(log)?.[1] ?? "";
+      expect(docs).toBe(`${new URL(stack.baseUrl).origin}/docs`);
+      const page = await fetch(docs);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain("swagger-ui");
 
       const body = { email: "nobody@example.com", password: "whatever password" };
       for (const apiKey of [devAnonKey, publishableKey]) {
