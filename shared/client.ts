@@ -44,7 +44,8 @@ export interface NotesClientOptions {
   /**
    * Called when a notes call is answered 401 (the token expired, was revoked,
    * or is missing or invalid), after the client has forgotten the token and
-   * before the call throws. `error.code` says which.
+   * before the call throws. `error.code` says which. Not called when a login
+   * has replaced the token while the call was on its way.
    */
   onUnauthorized?: (error: NotesApiError) => void;
 }
@@ -215,7 +216,8 @@ export class NotesClient {
     }
     const headers: Record<string, string> = { apikey: this.#anonKey };
     if (body !== undefined) headers["Content-Type"] = "application/json";
-    if (spec.envelope === "notes" && this.#accessToken) headers.Authorization = bearer(this.#accessToken);
+    const sentToken = spec.envelope === "notes" ? this.#accessToken : undefined;
+    if (sentToken) headers.Authorization = bearer(sentToken);
     let response: Response;
     try {
       response = await this.#fetch(url, {
@@ -230,7 +232,8 @@ export class NotesClient {
     const payload = await readJson(response);
     if (!response.ok) {
       const error = failure(spec, response, payload);
-      if (spec.envelope === "notes" && error.status === 401) {
+      // Only the token this call sent is known bad: if a login meanwhile set a new one, that session stands.
+      if (spec.envelope === "notes" && error.status === 401 && this.#accessToken === sentToken) {
         this.signOut();
         this.#onUnauthorized?.(error);
       }

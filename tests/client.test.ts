@@ -111,6 +111,36 @@ describe("createNotesClient", () => {
     expect(seen).toHaveLength(1);
   });
 
+  it("keeps a session that a login started while a call with the old token was on its way", async () => {
+    const { client: owner, email } = await signedUp("relogin");
+    const { claims } = decodeAccessToken(owner.accessToken ?? "");
+    const expired = await signToken({ ...claims, iat: Number(claims.iat) - 7300, exp: Number(claims.iat) - 100 });
+    const seen: NotesApiError[] = [];
+    let client: NotesClient | undefined;
+    let loggedInMeanwhile = false;
+    // The app's own fetch: the 401's answer arrives only after the user has logged in again.
+    const loginMeanwhile: typeof fetch = async (input, init) => {
+      const response = await fetch(input, init);
+      if (response.status === 401 && !loggedInMeanwhile) {
+        loggedInMeanwhile = true;
+        await client?.login({ email, password });
+      }
+      return response;
+    };
+    client = createNotesClient({
+      url,
+      anonKey,
+      accessToken: expired,
+      fetch: loginMeanwhile,
+      onUnauthorized: (e) => seen.push(e),
+    });
+    expect(await apiError(client.listNotes())).toMatchObject({ status: 401, code: "token_expired" });
+    expect(seen).toEqual([]);
+    expect(client.accessToken).toMatch(/^Bearer /);
+    expect(client.accessToken).not.toContain(expired);
+    expect((await client.listNotes()).notes).toEqual([]);
+  });
+
   it("throws NotesApiError with status 0 when the service cannot be reached", async () => {
     const closed = new URL(url);
     closed.port = "9";
