@@ -116,23 +116,21 @@ describe("createNotesClient", () => {
     const { claims } = decodeAccessToken(owner.accessToken ?? "");
     const expired = await signToken({ ...claims, iat: Number(claims.iat) - 7300, exp: Number(claims.iat) - 100 });
     const seen: NotesApiError[] = [];
-    let client: NotesClient | undefined;
     let loggedInMeanwhile = false;
-    // The app's own fetch: the 401's answer arrives only after the user has logged in again.
-    const loginMeanwhile: typeof fetch = async (input, init) => {
-      const response = await fetch(input, init);
-      if (response.status === 401 && !loggedInMeanwhile) {
-        loggedInMeanwhile = true;
-        await client?.login({ email, password });
-      }
-      return response;
-    };
-    client = createNotesClient({
+    const client = createNotesClient({
       url,
       anonKey,
       accessToken: expired,
-      fetch: loginMeanwhile,
-      onUnauthorized: (e) => seen.push(e),
+      onUnauthorized: (error) => seen.push(error),
+      // The app's own fetch: the 401's answer arrives only after the user has logged in again.
+      fetch: async (input, init) => {
+        const response = await fetch(input, init);
+        if (response.status === 401 && !loggedInMeanwhile) {
+          loggedInMeanwhile = true;
+          await client.login({ email, password });
+        }
+        return response;
+      },
     });
     expect(await apiError(client.listNotes())).toMatchObject({ status: 401, code: "token_expired" });
     expect(seen).toEqual([]);
