@@ -1,8 +1,9 @@
 /**
- * Child Deno processes (the bench's floor server, functions booted alone for
- * their cold start or the deploy check): spawned with the running Deno
- * binary, ready once their output says so, and drained afterwards so a chatty
- * child never blocks on a full pipe.
+ * Child processes of the scripts and the bench. `startDeno` keeps one
+ * running (the bench's floor server, functions booted alone for their cold
+ * start or the deploy check): spawned with the running Deno binary, ready once
+ * its output says so, and drained afterwards so a chatty child never blocks on
+ * a full pipe. `runCommand` runs one to completion and answers what it printed.
  *
  * @example
  * ```ts
@@ -83,4 +84,22 @@ export async function startDeno(
     await stop();
     throw error;
   }
+}
+
+/** What a command that ran to completion printed, and whether it succeeded. */
+export interface CommandResult {
+  ok: boolean;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `command` with `args` to completion, with no input, and answers its output. */
+export async function runCommand(
+  command: string,
+  args: string[],
+  options: { cwd: string | URL; env?: Record<string, string> },
+): Promise<CommandResult> {
+  const output = await new Deno.Command(command, { args, ...options, stdin: "null" }).output();
+  const decoder = new TextDecoder();
+  return { ok: output.success, stdout: decoder.decode(output.stdout), stderr: decoder.decode(output.stderr) };
 }

@@ -23,7 +23,7 @@ import { parse } from "smol-toml";
 import { startEmbeddedPostgres } from "../dev/embedded-postgres.ts";
 import { functionNames, functionsDir } from "../dev/functions.ts";
 import { migrate } from "../dev/migrate.ts";
-import { startDeno } from "../dev/processes.ts";
+import { runCommand, startDeno } from "../dev/processes.ts";
 
 const repoRoot = new URL("../", import.meta.url);
 const supabaseDir = new URL("supabase/", repoRoot);
@@ -127,10 +127,8 @@ function checkGraph(name: string, modules: ModuleInfo[], imports: Record<string,
   return { problems, files };
 }
 
-async function deno(args: string[], options: { cwd: string | URL; env?: Record<string, string> }) {
-  const output = await new Deno.Command(Deno.execPath(), { args, ...options, stdin: "null" }).output();
-  const decoder = new TextDecoder();
-  return { ok: output.success, stdout: decoder.decode(output.stdout), stderr: decoder.decode(output.stderr) };
+function deno(args: string[], options: { cwd: string | URL; env?: Record<string, string> }) {
+  return runCommand(Deno.execPath(), args, options);
 }
 
 /** Copies the upload (import map and reached files) into a new folder, laid out as in the repository. */

@@ -17,20 +17,16 @@
  * Packages come from npm's cache when `npm ci` has filled it (`--prefer-offline`).
  * Usage: `npm run check:frontend`; exits 1 on the first failure.
  */
-import { startDeno } from "../dev/processes.ts";
+import { runCommand, startDeno } from "../dev/processes.ts";
 
 const repoRoot = new URL("../", import.meta.url).pathname;
 const examples = `${repoRoot}examples/frontend`;
 
 /** Runs a command and answers its standard output; throws with all it printed when it fails. */
 async function run(command: string, args: string[], options: { cwd: string; env?: Record<string, string> }) {
-  const { code, stdout, stderr } = await new Deno.Command(command, { args, ...options, stdin: "null" }).output();
-  const output = new TextDecoder().decode(stdout);
-  if (code !== 0) {
-    const printed = output + new TextDecoder().decode(stderr);
-    throw new Error(`${command} ${args.join(" ")} (in ${options.cwd}) exited ${code}:\n${printed}`);
-  }
-  return output;
+  const { ok, stdout, stderr } = await runCommand(command, args, options);
+  if (!ok) throw new Error(`${command} ${args.join(" ")} (in ${options.cwd}) failed:\n${stdout}${stderr}`);
+  return stdout;
 }
 
 /** Throws unless every pattern matches `output`. */

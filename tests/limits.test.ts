@@ -6,10 +6,9 @@
  * out a window, a test moves the window's start into the past with SQL, as the
  * passing of time would.
  */
-import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createNotesClient, NotesApiError } from "../shared/index.ts";
-import { anonKey, readResetCode, uniqueEmail } from "./support/api.ts";
+import { anonKey, freshAddress, readResetCode, uniqueEmail } from "./support/api.ts";
 import { expectAuthError, expectSession } from "./support/auth.ts";
 import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";
 
@@ -42,12 +41,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all([defaults?.stop(), untrusting?.stop(), short?.stop()]);
 });
-
-/** A client address no other test uses. */
-function freshAddress(): string {
-  const bytes = randomUUID().replaceAll("-", "");
-  return `2001:db8::${bytes.slice(0, 4)}:${bytes.slice(4, 8)}`;
-}
 
 async function register(stack: ScratchStack, label: string) {
   const email = uniqueEmail(label);

@@ -7,12 +7,11 @@
  * comes from an address of its own unless it is there to reach a limit, and
  * it reaches its database through a proxy the 503s cut.
  */
-import { randomUUID } from "node:crypto";
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { limits } from "../supabase/functions/_shared/contract.ts";
 import { operations, type OperationSpec } from "../shared/operations.ts";
-import { type ApiRequest, type ApiResponse, readResetCode, uniqueEmail } from "./support/api.ts";
+import { type ApiRequest, type ApiResponse, freshAddress, readResetCode, uniqueEmail } from "./support/api.ts";
 import { sessionEnvelope } from "./support/auth.ts";
 import { noteEnvelope } from "./support/notes.ts";
 import { expectDocumented, observed, openApiDocument } from "./support/openapi.ts";
@@ -40,12 +39,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await stack?.stop();
 });
-
-/** A client address no other request uses. */
-function freshAddress(): string {
-  const hex = randomUUID().replaceAll("-", "");
-  return `2001:db8::${hex.slice(0, 4)}:${hex.slice(4, 8)}`;
-}
 
 /** The path an operation is documented at. */
 const pathOf = (spec: OperationSpec) => spec.interfacePath ?? `/${spec.functionName}`;

@@ -59,6 +59,12 @@ export async function call(path: string, request: ApiRequest = {}): Promise<ApiR
   return { status: response.status, headers: response.headers, body, text };
 }
 
+/** A client address (IPv6 documentation range) no other test uses, for stacks that trust `x-forwarded-for`. */
+export function freshAddress(): string {
+  const hex = randomUUID().replaceAll("-", "");
+  return `2001:db8::${hex.slice(0, 4)}:${hex.slice(4, 8)}`;
+}
+
 /** An email no other test uses. */
 export function uniqueEmail(label = "user"): string {
   return `${label}-${randomUUID().slice(0, 8)}@example.com`;

@@ -36,10 +36,10 @@ const accountColumnNames = [
   "token_version",
 ] as const satisfies readonly (keyof AccountRow)[];
 
-/** The columns an `AccountRow` is read from, qualified by `table` when given. */
-function accountColumns(table?: string): string {
-  return accountColumnNames.map((column) => (table ? `${table}.${column}` : column)).join(", ");
-}
+/** The columns an `AccountRow` is read from; built once, not per request. */
+const accountColumns = accountColumnNames.join(", ");
+/** The same columns of `app.users u`, for the login query's join. */
+const userAccountColumns = accountColumnNames.map((column) => `u.${column}`).join(", ");
 
 /** A user and the token version its access tokens must carry (see `app.users.token_version`). */
 export interface Account {
@@ -76,7 +76,7 @@ export function insertUser(
     text: `insert into app.users (name, email, password_hash)
            values ($1, $2, case when exists (select from app.users where email = $2) then ''
                                 else extensions.crypt($3, extensions.gen_salt('bf', $4)) end)
-           returning ${accountColumns()}`,
+           returning ${accountColumns}`,
     values: [input.name, input.email, input.password, input.bcryptCost],
     read: ([row]) => toAccount(row),
   };
@@ -100,7 +100,7 @@ export function checkCredentials(
 ): Query<Partial<AccountRow> & { password_matches: boolean }, CredentialCheck | undefined> {
   return {
     text: `with checked as (
-             select ${accountColumns("u")},
+             select ${userAccountColumns},
                     coalesce(u.password_hash = extensions.crypt($2, probe.salt), false) as password_matches
              from (select coalesce(
                      (select password_hash from app.users where email = $1),
