@@ -72,7 +72,7 @@ const verifiedTokensMax = 10_000;
 const verifiedTokens = new WeakMap<Uint8Array, Map<string, AccessClaims>>();
 
 /** How far ahead of this server's clock a token's `iat` may lie before the token is refused. */
-export const maxClockSkewSeconds = 60;
+const maxClockSkewSeconds = 60;
 
 /**
  * Verifies a compact JWT and returns its claims. A token that is genuine but
