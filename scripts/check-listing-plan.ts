@@ -22,20 +22,15 @@ interface PlanNode {
   "Node Type": string;
   "Index Name"?: string;
   "Relation Name"?: string;
-  "Actual Rows"?: number;
-  "Actual Total Time"?: number;
-  "Heap Fetches"?: number;
   Plans?: PlanNode[];
 }
 
 /** What the plan of one page of the heavy user's listing shows. */
 interface PlanCheck {
-  page: { limit: number; offset: number };
-  passed: boolean;
+  /** The rules the plan breaks; none when it passes. */
   problems: string[];
   /** Every node, outermost first, as "<type> [on <relation>] [using <index>]". */
   nodes: string[];
-  planningMs: number;
   executionMs: number;
 }
 
@@ -57,7 +52,7 @@ async function checkListPlan(caller: CallerClaims, page: { limit: number; offset
   const [explained] = await withCallerTransaction(caller, {
     text: `explain (analyze, format json) ${listing.text}`,
     values: listing.values,
-    read: (rows: { "QUERY PLAN": { Plan: PlanNode; "Planning Time": number; "Execution Time": number }[] }[]) => rows,
+    read: (rows: { "QUERY PLAN": { Plan: PlanNode; "Execution Time": number }[] }[]) => rows,
   });
   const [plan] = explained["QUERY PLAN"];
   const nodes = flatten(plan.Plan);
@@ -69,14 +64,7 @@ async function checkListPlan(caller: CallerClaims, page: { limit: number; offset
     node["Node Type"] === "Aggregate" && flatten(node).some((child) => child["Relation Name"] === "notes")
   );
   if (countsNotes) problems.push("the total counts the notes instead of reading the counter");
-  return {
-    page,
-    passed: problems.length === 0,
-    problems,
-    nodes: nodes.map(describe),
-    planningMs: plan["Planning Time"],
-    executionMs: plan["Execution Time"],
-  };
+  return { problems, nodes: nodes.map(describe), executionMs: plan["Execution Time"] };
 }
 
 const heavyUserNotes = 20_000;
@@ -103,8 +91,8 @@ async function main(): Promise<boolean> {
     let passed = true;
     for (const page of [{ limit: 10, offset: 0 }, { limit: 100, offset: 0 }, { limit: 10, offset: 10_000 }]) {
       const check = await checkListPlan(caller, page);
-      passed &&= check.passed;
-      const verdict = check.passed ? "ok" : `FAILED (${check.problems.join(", ")})`;
+      passed &&= check.problems.length === 0;
+      const verdict = check.problems.length === 0 ? "ok" : `FAILED (${check.problems.join(", ")})`;
       console.log(
         `${verdict}: limit ${page.limit} offset ${page.offset} of ${heavyUserNotes} notes, ` +
           `${check.executionMs.toFixed(1)} ms: ${check.nodes.join(" > ")}`,
