@@ -6,19 +6,24 @@
  */
 import { corsHeaders } from "@supabase/supabase-js/cors";
 
-/** Headers every response carries so browsers may read it. */
+/**
+ * What a browser reads from an actual (non-preflight) response: who may read
+ * it, and which of its headers a script may see. The allowed methods and
+ * request headers matter only in the preflight's answer (the Fetch standard's
+ * CORS check reads nothing else), so only the preflight carries them.
+ */
 export const corsResponseHeaders: Readonly<Record<string, string>> = {
-  ...corsHeaders,
-  "Access-Control-Allow-Headers": `${corsHeaders["Access-Control-Allow-Headers"]}, x-region`,
+  "Access-Control-Allow-Origin": corsHeaders["Access-Control-Allow-Origin"],
   "Access-Control-Expose-Headers": "x-request-id, retry-after, www-authenticate",
 };
 
-/** The answer to an `OPTIONS` preflight for an endpoint serving `methods`. */
-export function preflightResponse(methods: readonly string[]): Response {
+/** The answer to an `OPTIONS` preflight for an endpoint serving `methods`, with the endpoint's own `headers`. */
+export function preflightResponse(methods: readonly string[], headers: Readonly<Record<string, string>>): Response {
   return new Response(null, {
     status: 204,
     headers: {
-      ...corsResponseHeaders,
+      ...headers,
+      "Access-Control-Allow-Headers": `${corsHeaders["Access-Control-Allow-Headers"]}, x-region`,
       "Access-Control-Allow-Methods": [...methods, "OPTIONS"].join(", "),
       "Access-Control-Max-Age": "86400",
     },

@@ -1,8 +1,8 @@
 /**
  * Turns an endpoint's core into a `Request -> Response` handler: CORS
- * preflight, method check, the `apikey` check of auth endpoints, security
- * headers, one structured log line, and the mapping of every thrown error to
- * the endpoint's envelope. This is the one place errors become responses.
+ * preflight, method check, the `apikey` check of auth endpoints, the request
+ * id, one structured log line, and the mapping of every thrown error to the
+ * endpoint's envelope (whose builders add the headers every answer carries). This is the one place errors become responses.
  *
  * @example
  * ```ts
@@ -13,9 +13,9 @@
  * ```
  */
 import { getConfig } from "./config.ts";
-import { corsResponseHeaders, preflightResponse } from "./cors.ts";
+import { preflightResponse } from "./cors.ts";
 import type { EnvelopeKind } from "./contract.ts";
-import { errorResponse } from "./envelopes.ts";
+import { answerHeaders, errorResponse } from "./envelopes.ts";
 import { HttpError, MethodNotAllowedError } from "./http-error.ts";
 import { requireApiKey } from "./api-key.ts";
 import { logRequest } from "./log.ts";
@@ -33,22 +33,17 @@ export interface EndpointDefinition {
   handle: Handler;
 }
 
-/** The headers every answer carries (CORS, and no MIME sniffing), as entries read once. */
-const commonHeaders = Object.entries({ ...corsResponseHeaders, "X-Content-Type-Options": "nosniff" });
-
 async function respond(definition: EndpointDefinition, req: Request, info?: ConnectionInfo): Promise<Response> {
   const { envelope, methods, handle, name } = definition;
   try {
-    if (req.method === "OPTIONS") return preflightResponse(methods);
+    if (req.method === "OPTIONS") return preflightResponse(methods, answerHeaders[envelope]);
     if (!methods.includes(req.method)) throw new MethodNotAllowedError(methods);
     // Auth endpoints are called before the client has a token, so the project key gates them.
     if (envelope === "auth") requireApiKey(req, getConfig().apiKeys);
     return await handle(req, info);
   } catch (error) {
     if (error instanceof HttpError) {
-      const response = errorResponse(envelope, error.status, error.message, error.details);
-      for (const [header, value] of Object.entries(error.headers)) response.headers.set(header, value);
-      return response;
+      return errorResponse(envelope, error.status, error.message, error.details, error.headers);
     }
     // The detail stays in the server log; the client gets a generic message.
     console.error(JSON.stringify({ level: "error", function: name, error: describeError(error) }));
@@ -74,13 +69,8 @@ export function defineEndpoint(definition: EndpointDefinition): Handler {
     const started = performance.now();
     const requestId = requestIdOf(req);
     const response = await respond(definition, req, info);
-    const headers = response.headers;
-    for (const [header, value] of commonHeaders) {
-      // A preflight has already named this endpoint's own methods.
-      if (!headers.has(header)) headers.set(header, value);
-    }
-    if (definition.envelope === "auth") headers.set("Cache-Control", "no-store");
-    headers.set("x-request-id", requestId);
+    // Every other header came with the response (`answerHeaders`); only the id is this request's own.
+    response.headers.set("x-request-id", requestId);
     logRequest({
       requestId,
       function: definition.name,

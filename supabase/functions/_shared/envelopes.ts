@@ -10,33 +10,53 @@
  * ```
  */
 import type { AuthErrorEnvelope, EnvelopeKind, ErrorDetails, NotesErrorEnvelope } from "./contract.ts";
+import { corsResponseHeaders } from "./cors.ts";
 
-function json(status: number, body: unknown): Response {
+/**
+ * The headers of every answer of an endpoint of each kind: CORS, no MIME
+ * sniffing and, for auth answers (which carry sessions), no caching. Given
+ * whole to each `Response`, so no answer has them added one by one.
+ */
+export const answerHeaders: Readonly<Record<EnvelopeKind, Readonly<Record<string, string>>>> = {
+  notes: { ...corsResponseHeaders, "X-Content-Type-Options": "nosniff" },
+  auth: { ...corsResponseHeaders, "X-Content-Type-Options": "nosniff", "Cache-Control": "no-store" },
+};
+
+const jsonHeaders: Readonly<Record<EnvelopeKind, Readonly<Record<string, string>>>> = {
+  notes: { ...answerHeaders.notes, "Content-Type": "application/json; charset=utf-8" },
+  auth: { ...answerHeaders.auth, "Content-Type": "application/json; charset=utf-8" },
+};
+
+function json(kind: EnvelopeKind, status: number, body: unknown, headers?: Record<string, string>): Response {
   return new Response(JSON.stringify(body), {
     status,
-    headers: { "Content-Type": "application/json; charset=utf-8" },
+    headers: headers ? { ...jsonHeaders[kind], ...headers } : jsonHeaders[kind],
   });
 }
 
 /** Auth success envelope; `statusCode` repeats the HTTP status. */
 export function authSuccess(status: number, message: string, data: object): Response {
-  return json(status, { success: true, statusCode: status, message, data });
+  return json("auth", status, { success: true, statusCode: status, message, data });
 }
 
 /** Notes success envelope. */
 export function notesSuccess(status: number, message: string, data: object): Response {
-  return json(status, { message, success: true, data });
+  return json("notes", status, { message, success: true, data });
 }
 
-/** The error envelope of `kind` with `message`, and `details` after the envelope's own fields. */
+/**
+ * The error envelope of `kind` with `message`, `details` after the envelope's
+ * own fields, and the error's own `headers` (`Retry-After`, `Allow`, ...).
+ */
 export function errorResponse(
   kind: EnvelopeKind,
   status: number,
   message: string,
   details: ErrorDetails = {},
+  headers?: Record<string, string>,
 ): Response {
   const body: AuthErrorEnvelope | NotesErrorEnvelope = kind === "auth"
     ? { statusCode: status, message, ...details }
     : { error: message, success: false, ...details };
-  return json(status, body);
+  return json(kind, status, body, headers);
 }
