@@ -37,18 +37,57 @@ export function validate<S extends z.ZodType>(schema: S, input: unknown): z.outp
 }
 
 /**
- * Reads the body as it arrives, within `maxBytes` and `timeoutMs`. Each chunk
- * is copied into a buffer that grows with what was received (at most twice
- * it), never kept as it came: a chunk can be a small view of a much larger
- * buffer, so a client trickling single bytes would otherwise pin megabytes.
- * Throws 413 past the limit, 408 when the body has not fully arrived in time
- * (and stops reading it), and `ClientAbortedError` when the client hangs up.
+ * Bodies declared at most this long are read whole by the runtime in one call
+ * rather than chunk by chunk through a stream reader, which costs several
+ * times as much per request. The HTTP server reads no more than the declared
+ * length, so this is also the most a slow client can make a request hold.
+ */
+const wholeBodyMaxBytes = 64 * 1024;
+
+/**
+ * Reads the body within `maxBytes` and `timeoutMs`. Throws 413 past the limit,
+ * 408 when the body has not fully arrived in time, and `ClientAbortedError`
+ * when the client hangs up.
  */
 async function readLimitedBytes(req: Request, maxBytes: number, timeoutMs: number): Promise<Uint8Array> {
-  const declared = Number(req.headers.get("content-length") ?? "0");
+  const length = req.headers.get("content-length");
+  const declared = Number(length ?? "0");
   if (declared > maxBytes) throw new PayloadTooLargeError(maxBytes);
+  // Checked before `req.body` is touched: reading that makes the runtime build a stream, which a whole read avoids.
+  if (length !== null && declared <= wholeBodyMaxBytes) return await readWholeBody(req, timeoutMs);
   if (!req.body) return new Uint8Array(0);
-  const reader = req.body.getReader();
+  return await readBodyChunks(req.body, maxBytes, timeoutMs);
+}
+
+/** A small body of declared length, read in one call that the deadline can overtake. */
+async function readWholeBody(req: Request, timeoutMs: number): Promise<Uint8Array> {
+  let deadline: ReturnType<typeof setTimeout> | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    deadline = setTimeout(() => reject(new RequestTimeoutError()), timeoutMs);
+  });
+  const received = req.bytes().catch((error) => {
+    throw new ClientAbortedError({ cause: error });
+  });
+  try {
+    return await Promise.race([received, timedOut]);
+  } finally {
+    clearTimeout(deadline);
+  }
+}
+
+/**
+ * Reads a body of unknown or large length as it arrives. Each chunk is copied
+ * into a buffer that grows with what was received (at most twice it), never
+ * kept as it came: a chunk can be a small view of a much larger buffer, so a
+ * client trickling single bytes would otherwise pin megabytes. Stops reading
+ * when the deadline passes.
+ */
+async function readBodyChunks(
+  body: ReadableStream<Uint8Array>,
+  maxBytes: number,
+  timeoutMs: number,
+): Promise<Uint8Array> {
+  const reader = body.getReader();
   let timedOut = false;
   const deadline = setTimeout(() => {
     timedOut = true;
