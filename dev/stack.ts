@@ -4,6 +4,7 @@
  * migrations, serves every function on Supabase's URL layout and drains the
  * mail outbox (printing each mail, and sending it when a provider is configured).
  */
+import { batchConsoleOutput } from "./batched-console.ts";
 import { ConfigError, loadConfig } from "../supabase/functions/_shared/config.ts";
 import { closeDb } from "../supabase/functions/_shared/db.ts";
 import { startEmbeddedPostgres } from "./embedded-postgres.ts";
@@ -18,6 +19,7 @@ function fail(message: string): never {
 }
 
 async function main() {
+  batchConsoleOutput();
   const settings = (() => {
     try {
       return readStackSettings();
