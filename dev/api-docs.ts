@@ -6,7 +6,7 @@
  *
  * @example
  * ```ts
- * const docs = serveApiDocs(req);
+ * const docs = serveApiDocs(req, new URL(req.url).pathname);
  * if (docs) return docs;
  * ```
  */
@@ -40,11 +40,10 @@ const docsPage = `<!doctype html>
 // document, so one text serves every Host and nothing a client sends is echoed or cached by it.
 const servedDocument = JSON.stringify(buildOpenApiDocument("/functions/v1"), null, 2);
 
-/** Answers `/openapi.json`, `/docs` and the reference's assets; undefined for any other path. */
-export function serveApiDocs(req: Request): Promise<Response> | undefined {
+/** Answers `/openapi.json`, `/docs` and the reference's assets at `pathname`; undefined for any other path. */
+export function serveApiDocs(req: Request, pathname: string): Promise<Response> | undefined {
   if (req.method !== "GET" && req.method !== "HEAD") return undefined;
-  const url = new URL(req.url);
-  if (url.pathname === "/openapi.json") {
+  if (pathname === "/openapi.json") {
     return Promise.resolve(
       new Response(servedDocument, {
         // Any origin may read it: tools and frontends on other ports load the document too.
@@ -52,10 +51,10 @@ export function serveApiDocs(req: Request): Promise<Response> | undefined {
       }),
     );
   }
-  if (url.pathname === "/docs" || url.pathname === "/docs/") {
+  if (pathname === "/docs" || pathname === "/docs/") {
     return Promise.resolve(new Response(docsPage, { headers: { "Content-Type": "text/html; charset=utf-8" } }));
   }
-  const asset = /^\/docs\/([^/]+)$/.exec(url.pathname)?.[1];
+  const asset = /^\/docs\/([^/]+)$/.exec(pathname)?.[1];
   if (asset && Object.hasOwn(swaggerUiAssets, asset)) {
     return Deno.readFile(new URL(asset, swaggerUiDir)).then((bytes) =>
       new Response(bytes, { headers: { "Content-Type": swaggerUiAssets[asset] } })

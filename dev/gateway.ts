@@ -26,11 +26,10 @@ function notFound(message: string): Response {
 /** A handler routing `/functions/v1/<name>` to the function called `name`. */
 export function createGateway(functions: Map<string, Handler>): Handler {
   return (req, info) => {
-    const docs = serveApiDocs(req);
-    if (docs) return docs;
-    const match = /^\/functions\/v1\/([^/]+)(?:\/.*)?$/.exec(new URL(req.url).pathname);
+    const { pathname } = new URL(req.url);
+    const match = /^\/functions\/v1\/([^/]+)(?:\/.*)?$/.exec(pathname);
     const handler = match ? functions.get(match[1]) : undefined;
-    if (!handler) return Promise.resolve(notFound("Requested function was not found"));
-    return handler(req, info);
+    if (handler) return handler(req, info);
+    return serveApiDocs(req, pathname) ?? Promise.resolve(notFound("Requested function was not found"));
   };
 }
