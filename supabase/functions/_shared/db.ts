@@ -97,12 +97,12 @@ export async function runTransaction(statements: readonly Statement[]): Promise<
   client.on("error", onError);
   let connectionBroken = false;
   try {
-    const sent = [
+    const sent = sendCorked(client, () => [
       client.query("begin"),
       client.query("select set_config('statement_timeout', $1, true)", [String(statementTimeoutMs)]),
       ...statements.map((statement) => client.query(statement.text, statement.values as unknown[])),
       client.query("commit"),
-    ];
+    ]);
     const settled = await Promise.allSettled(sent);
     const failure = settled.find((result) => result.status === "rejected");
     if (failure) {
@@ -114,6 +114,22 @@ export async function runTransaction(statements: readonly Statement[]): Promise<
     client.off("error", onError);
     // A broken connection is destroyed rather than handed to the next request.
     client.release(connectionBroken);
+  }
+}
+
+/**
+ * Runs `send` with the connection's socket corked. In pipeline mode
+ * node-postgres writes each protocol message of each query (Parse, Bind,
+ * Describe, Execute, Sync) to the socket as it is issued, one write call
+ * apiece; corked, the whole transaction leaves in one write.
+ */
+function sendCorked<T>(client: pg.PoolClient, send: () => T): T {
+  const socket = client.connection.stream;
+  socket.cork();
+  try {
+    return send();
+  } finally {
+    socket.uncork();
   }
 }
 
