@@ -42,7 +42,7 @@ import { startTcpProxy } from "../dev/harness/tcp-proxy.ts";
 import { functionNames } from "../dev/functions.ts";
 import { coldStart, probeFor } from "./startup.ts";
 
-const seconds = Number(Deno.env.get("BENCH_SECONDS") || 10);
+const seconds = Number(Deno.env.get("BENCH_SECONDS") || 20);
 const settings = {
   /** The round-trip time the delaying proxy adds, and sequential samples per median. */
   rttMs: Number(Deno.env.get("BENCH_RTT_MS") || 40),
@@ -53,7 +53,7 @@ const settings = {
   loginConnections: 4,
   seconds,
   /** Rounds of floor, functions, functions, floor per scenario; the ratio is their median. */
-  rounds: 3,
+  rounds: 5,
   warmupSeconds: Math.min(2, seconds),
   coldStartRuns: 3,
   notesToSave: 10_000,
