@@ -25,6 +25,8 @@ import { InvalidTokenError, ServiceUnavailableError } from "./http-error.ts";
 export interface Statement {
   readonly text: string;
   readonly values?: readonly unknown[];
+  /** How the statement's columns are parsed, when not node-postgres's defaults. */
+  readonly types?: pg.CustomTypesConfig;
 }
 
 /**
@@ -100,7 +102,7 @@ export async function runTransaction(statements: readonly Statement[]): Promise<
     const sent = sendCorked(client, () => [
       client.query("begin"),
       client.query("select set_config('statement_timeout', $1, true)", [String(statementTimeoutMs)]),
-      ...statements.map((statement) => client.query(statement.text, statement.values as unknown[])),
+      ...statements.map(({ text, values, types }) => client.query({ text, values: values as unknown[], types })),
       client.query("commit"),
     ]);
     const settled = await Promise.allSettled(sent);

@@ -12,6 +12,7 @@
  */
 import type { CreateNoteBody, Note, SaveNoteBody } from "../contract.ts";
 import type { Query } from "../db.ts";
+import { isoTimestamp, timestamptzAsText } from "../timestamps.ts";
 
 interface NoteRow {
   id: string;
@@ -19,8 +20,9 @@ interface NoteRow {
   title: string;
   content: string;
   status: Note["status"];
-  created_at: Date;
-  updated_at: Date;
+  /** Postgres's text of the `timestamptz`: the note statements read it with `timestamptzAsText`. */
+  created_at: string;
+  updated_at: string;
 }
 
 const noteColumns = "id, created_by, title, content, status, created_at, updated_at";
@@ -33,8 +35,8 @@ export function toNote(row: NoteRow): Note {
     content: row.content,
     status: row.status,
     createdBy: row.created_by,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
+    createdAt: isoTimestamp(row.created_at),
+    updatedAt: isoTimestamp(row.updated_at),
   };
 }
 
@@ -45,6 +47,7 @@ export function insertNote(owner: string, input: CreateNoteBody): Query<NoteRow,
            values ($1, $2, $3, $4)
            returning ${noteColumns}`,
     values: [owner, input.title ?? "", input.content ?? "", input.status],
+    types: timestamptzAsText,
     read: ([row]) => toNote(row),
   };
 }
@@ -83,6 +86,7 @@ export function listNotes(owner: string, page: { limit: number; offset: number }
            join public.notes as note on note.id = page.id
            order by page.created_at desc, page.id desc`,
     values: [owner, page.limit, page.offset],
+    types: timestamptzAsText,
     following: [{ text: "select app.caller_note_count() as total" }],
     read: (rows, counted) => ({ notes: rows.map(toNote), total: (counted as { total: number }[])[0].total }),
   };
@@ -102,6 +106,7 @@ export function updateNote(owner: string, id: string, changes: NoteChanges): Que
            where id = $1 and created_by = $2
            returning ${noteColumns}`,
     values: [id, owner, changes.title ?? null, changes.content ?? null, changes.status ?? null],
+    types: timestamptzAsText,
     read: ([row]) => row ? toNote(row) : undefined,
   };
 }
