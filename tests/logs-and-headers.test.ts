@@ -144,4 +144,16 @@ describe("responses", () => {
     // Successes and failures of both envelopes were looked at.
     for (const status of [200, 201, 401, 405]) expect(statuses).toContain(status);
   });
+
+  it("let a browser on any origin read every answer and its id, and leave the preflight's lists to the preflight", () => {
+    for (const { path, response } of exchanges) {
+      expect(response.headers.get("access-control-allow-origin"), path).toBe("*");
+      expect(response.headers.get("access-control-expose-headers")?.split(/,\s*/), path).toEqual(
+        ["x-request-id", "retry-after", "www-authenticate"],
+      );
+      // Browsers read the allowed methods and request headers from the preflight's answer only.
+      expect(response.headers.get("access-control-allow-methods"), path).toBeNull();
+      expect(response.headers.get("access-control-allow-headers"), path).toBeNull();
+    }
+  });
 });
