@@ -9,16 +9,17 @@
  *
  * @example
  * ```ts
- * const flushConsole = batchConsoleOutput();
- * // ... on shutdown:
- * flushConsole();
+ * batchConsoleOutput(); // first thing in the stack's main
  * ```
  */
 
 const flushIntervalMs = 10;
 
-/** Replaces `console.log`/`info`/`debug` (stdout) and `warn`/`error` (stderr); returns a function that writes what is queued. */
-export function batchConsoleOutput(): () => void {
+/**
+ * Replaces `console.log`/`info`/`debug` (stdout) and `warn`/`error` (stderr).
+ * What is queued is written on `unload`, which `Deno.exit` dispatches too.
+ */
+export function batchConsoleOutput(): void {
   const encoder = new TextEncoder();
   const queues = [
     { stream: Deno.stdout, lines: [] as string[] },
@@ -40,9 +41,7 @@ export function batchConsoleOutput(): () => void {
   };
   console.log = console.info = console.debug = writerTo(queues[0].lines);
   console.warn = console.error = writerTo(queues[1].lines);
-  // Deno.exit and the end of the program dispatch `unload`: what is queued is written first.
   globalThis.addEventListener("unload", flush);
-  return flush;
 }
 
 function writeAll(stream: { writeSync(bytes: Uint8Array): number }, bytes: Uint8Array): void {

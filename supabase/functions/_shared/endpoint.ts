@@ -2,7 +2,8 @@
  * Turns an endpoint's core into a `Request -> Response` handler: CORS
  * preflight, method check, the `apikey` check of auth endpoints, the request
  * id, one structured log line, and the mapping of every thrown error to the
- * endpoint's envelope (whose builders add the headers every answer carries). This is the one place errors become responses.
+ * endpoint's envelope (whose builders add the headers every answer carries).
+ * This is the one place errors become responses.
  *
  * @example
  * ```ts
