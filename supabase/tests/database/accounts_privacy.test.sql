@@ -12,7 +12,8 @@ insert into app.password_reset_codes (user_id, code_hash, expires_at, attempts_l
   ('dade0000-0000-4000-8000-000000000001', 'not-a-real-hash', now() + interval '15 minutes', 5);
 insert into app.mail_outbox (recipient, subject, body) values ('dave@example.test', 'Your code', '123456');
 
-select tables_are('public', array['notes'], 'the only table in the exposed schema public is notes');
+select tables_are('public', array['notes', 'note_tombstones'],
+  'the only tables in the exposed schema public are notes and their tombstones');
 select ok(not has_schema_privilege('anon', 'app', 'usage'), 'anon cannot even look into schema app');
 select is_empty(
   $$select c.oid::regclass::text, r.role
@@ -37,8 +38,10 @@ select is(
     where n.nspname = 'app' and has_function_privilege('authenticated', p.oid, 'execute')
     order by 1
   ),
-  array['caller_is_active', 'caller_note_count', 'require_active_caller'],
-  'authenticated can execute only the checks its policies and listing use: no rate limit, reset or mail function'
+  array['caller_change_position', 'caller_is_active', 'caller_note_count', 'caller_note_count',
+        'caller_note_create_key', 'caller_note_matches', 'claim_note_create_key', 'require_active_caller'],
+  'authenticated can execute only the checks its policies, listing, search and changes feed use and its own ' ||
+  'create keys: no rate limit, reset, mail, numbering or pruning function'
 );
 
 set local role authenticated;

@@ -1,10 +1,10 @@
 -- What public.notes accepts, whoever writes it: status values, the title/content
--- rule, the length limits, the defaults, and updated_at kept by the trigger.
+-- rule, the length limits, the defaults, and updated_at kept by the trigger as a strictly increasing version.
 begin;
 create extension if not exists pgtap with schema extensions;
 set local search_path = public, extensions;
 
-select plan(15);
+select plan(16);
 
 insert into app.users (id, name, email, password_hash) values
   ('c0ffee00-0000-4000-8000-000000000001', 'Carol', 'carol@example.test', 'not-a-real-hash');
@@ -69,20 +69,30 @@ select throws_ok(
   'a note must belong to an existing account'
 );
 
--- updated_at: now() is fixed for the whole transaction, so start from a known past instead.
-update public.notes set created_at = '2000-01-01T00:00:00Z', updated_at = '2000-01-01T00:00:00Z'
-  where id = '00000000-0000-4000-8000-0000000000c1';
+-- updated_at is the note's version: every update moves it to now() or, when that is not later (now() is
+-- fixed for the whole transaction), 1 ms past the previous version, so versions never repeat.
+update public.notes set created_at = '2000-01-01T00:00:00Z' where id = '00000000-0000-4000-8000-0000000000c1';
+create temporary table versions as
+  select 0 as step, updated_at from public.notes where id = '00000000-0000-4000-8000-0000000000c1';
 update public.notes set content = 'later' where id = '00000000-0000-4000-8000-0000000000c1';
-select results_eq(
-  $$select created_at, updated_at from public.notes where id = '00000000-0000-4000-8000-0000000000c1'$$,
-  $$values ('2000-01-01T00:00:00Z'::timestamptz, now())$$,
-  'an update refreshes updated_at and leaves created_at alone'
-);
+insert into versions select 1, updated_at from public.notes where id = '00000000-0000-4000-8000-0000000000c1';
 update public.notes set status = 'PUBLISHED', updated_at = '1999-01-01T00:00:00Z'
   where id = '00000000-0000-4000-8000-0000000000c1';
-select is(
-  (select updated_at from public.notes where id = '00000000-0000-4000-8000-0000000000c1'),
-  now(),
+insert into versions select 2, updated_at from public.notes where id = '00000000-0000-4000-8000-0000000000c1';
+select results_eq(
+  $$select created_at from public.notes where id = '00000000-0000-4000-8000-0000000000c1'$$,
+  $$values ('2000-01-01T00:00:00Z'::timestamptz)$$,
+  'an update leaves created_at alone'
+);
+select ok(
+  (select bool_and(date_trunc('milliseconds', later.updated_at) > date_trunc('milliseconds', earlier.updated_at)
+                   and later.updated_at >= now())
+   from versions as earlier join versions as later on later.step = earlier.step + 1),
+  'each update in one transaction moves updated_at at least 1 ms past the previous version, and never before now()'
+);
+select isnt(
+  (select updated_at from versions where step = 2),
+  '1999-01-01T00:00:00Z'::timestamptz,
   'updated_at cannot be set by hand: the trigger overrides it'
 );
 
