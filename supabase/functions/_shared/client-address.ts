@@ -1,31 +1,33 @@
 /**
- * The client's network address, for the per-address limits. Behind proxies
- * every connection comes from the nearest proxy, so the address is read from
- * `x-forwarded-for`, but only when `TRUST_PROXY` says trusted proxies stand in
- * front, and only the entry the nearest trusted proxy appended: the entries to
- * its left are whatever the client chose to send.
+ * The client's network address, for the per-address limits, as the key it is
+ * limited under (`addressBucket`: IPv6 by its /64). In order of trust:
  *
- * Where no trustworthy address exists (no trusted proxy, and a peer address
- * that is unknown or unspecified, as on Supabase's edge runtime where every
- * caller is 0.0.0.0), the answer is undefined and the per-address limits are
- * skipped, with one warning per isolate: pooling every caller into one bucket
- * would let anyone lock everyone out.
+ * - `CLIENT_ADDRESS_HEADER`: a header the platform's edge sets and overwrites
+ *   with the caller's address (`cf-connecting-ip` on hosted Supabase, whose
+ *   front is Cloudflare). A caller cannot forge it there, so it is used alone.
+ * - `TRUST_PROXY`: behind proxies of one's own every connection comes from the
+ *   nearest proxy, so the address is the `x-forwarded-for` entry the nearest
+ *   trusted proxy appended: the entries to its left are whatever the client
+ *   chose to send.
+ * - The connection's peer.
+ *
+ * Where no trustworthy address exists (an unknown or unspecified peer, as on
+ * Supabase's edge runtime where every caller is 0.0.0.0, or a value that is no
+ * IP address), the answer is undefined and the per-address limits are skipped,
+ * with one warning per isolate: pooling every caller into one bucket would let
+ * anyone lock everyone out.
  *
  * @example
  * ```ts
  * const address = clientAddress(req, info, getConfig().limits);
  * ```
  */
+import { addressBucket } from "./http/address-bucket.ts";
 
 /** What the server knows about the connection (`Deno.ServeHandlerInfo`, reduced to what is used). */
 export interface ConnectionInfo {
   remoteAddr: { transport: string; hostname?: string };
 }
-
-// Long enough for any IPv6 form; a longer "address" is junk and must not grow the limits' keys.
-const maxAddressChars = 64;
-
-const unspecifiedAddresses = new Set(["0.0.0.0", "::", ""]);
 
 let warned = false;
 
@@ -34,29 +36,40 @@ function warnOnce(): void {
   warned = true;
   console.warn(JSON.stringify({
     level: "warn",
-    event: "no trustworthy client address: per-address limits are skipped (set TRUST_PROXY behind a proxy)",
+    event:
+      "no trustworthy client address: per-address limits are skipped (set CLIENT_ADDRESS_HEADER, or TRUST_PROXY behind a proxy)",
   }));
 }
 
-/**
- * The client's address, or undefined when none can be trusted. With
- * `trustProxy`, the `trustedProxyHops`-th `x-forwarded-for` entry from the right.
- */
+/** The settings that say where the address comes from (`SecurityLimits`' fields of the same names). */
+export interface AddressSource {
+  clientAddressHeader: string | undefined;
+  trustProxy: boolean;
+  trustedProxyHops: number;
+}
+
+function claimedAddress(req: Request, info: ConnectionInfo | undefined, source: AddressSource): string | undefined {
+  if (source.clientAddressHeader) return req.headers.get(source.clientAddressHeader) ?? undefined;
+  if (source.trustProxy) {
+    // Several headers are one list, in order (RFC 9110, 5.3).
+    const hops = (req.headers.get("x-forwarded-for") ?? "").split(",").map((hop) => hop.trim()).filter(Boolean);
+    const appended = hops[hops.length - source.trustedProxyHops];
+    if (appended) return appended;
+  }
+  return info?.remoteAddr.hostname;
+}
+
+/** The key the client's address is limited under, or undefined when no address can be trusted. */
 export function clientAddress(
   req: Request,
   info: ConnectionInfo | undefined,
-  settings: { trustProxy: boolean; trustedProxyHops: number },
+  source: AddressSource,
 ): string | undefined {
-  if (settings.trustProxy) {
-    // Several headers are one list, in order (RFC 9110, 5.3).
-    const hops = (req.headers.get("x-forwarded-for") ?? "").split(",").map((hop) => hop.trim()).filter(Boolean);
-    const appended = hops[hops.length - settings.trustedProxyHops];
-    if (appended) return appended.slice(0, maxAddressChars);
-  }
-  const peer = info?.remoteAddr.hostname;
-  if (peer === undefined || unspecifiedAddresses.has(peer)) {
+  const claimed = claimedAddress(req, info, source);
+  const bucket = claimed === undefined ? undefined : addressBucket(claimed);
+  if (bucket === undefined) {
     warnOnce();
     return undefined;
   }
-  return peer.slice(0, maxAddressChars);
+  return bucket;
 }

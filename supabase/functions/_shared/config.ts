@@ -32,8 +32,27 @@ export interface Config {
   statementTimeoutMs: number;
   /** Brute-force limits of login and of reset mails; see `SecurityLimits`. */
   limits: SecurityLimits;
+  /** How long sessions last and how refresh tokens rotate; see `SessionSettings`. */
+  sessions: SessionSettings;
+  /**
+   * `REQUIRE_EMAIL_VERIFICATION`: when true, notes calls of an account whose
+   * address is not verified answer 403 `email_not_verified`.
+   */
+  requireEmailVerification: boolean;
   /** The mail provider, or undefined when none is configured (the local stack only prints mails then). */
   mail: MailProvider | undefined;
+  /**
+   * What `/mail-dispatch` accepts as `Authorization: Bearer <secret>`: `MAIL_DISPATCH_SECRET` and the
+   * platform's `SUPABASE_SERVICE_ROLE_KEY`. Empty: every call is refused.
+   */
+  mailDispatchSecrets: ReadonlySet<string>;
+  /** `AUDIT_RETENTION_DAYS`: how long security events are kept before the mail drain prunes them. */
+  auditRetentionDays: number;
+  /**
+   * `NOTES_TOMBSTONE_DAYS`: how long deleted notes stay in the changes feed;
+   * a changes cursor that needs an older deletion answers 410.
+   */
+  tombstoneDays: number;
 }
 
 /** Resend's HTTPS API, the provider Supabase documents for sending mail from Edge Functions. */
@@ -74,6 +93,17 @@ export interface SecurityLimits {
   loginMaxAttemptsPerAddress: number;
   /** `LOGIN_ADDRESS_WINDOW_SECONDS`: the per-address window. */
   loginAddressWindowSeconds: number;
+  /**
+   * `LOGIN_MAX_FAILURES_PER_ACCOUNT`: failed logins of one account from every address in its window; past them
+   * the account refuses logins from devices without its device token.
+   */
+  loginMaxFailuresPerAccount: number;
+  /** `LOGIN_ACCOUNT_WINDOW_SECONDS`: that window. */
+  loginAccountWindowSeconds: number;
+  /** `HASH_CONCURRENCY`: passwords an isolate hashes or checks at once. */
+  hashConcurrency: number;
+  /** `HASH_QUEUE_MAX`: hashes that may wait for a turn; past them a request is answered 503 at once. */
+  hashQueueMax: number;
   /** `SIGNUP_MAX_PER_ADDRESS`: registers from one client address in its window. */
   signupMaxPerAddress: number;
   /** `SIGNUP_ADDRESS_WINDOW_SECONDS`: that window. */
@@ -86,6 +116,18 @@ export interface SecurityLimits {
   resetCodeMaxWrongPerAccount: number;
   /** `RESET_CODE_ACCOUNT_WINDOW_SECONDS`: that window. */
   resetCodeAccountWindowSeconds: number;
+  /** `VERIFY_MAX_PER_ADDRESS`: verify-email and resend-verification calls from one client address in its window. */
+  verifyMaxPerAddress: number;
+  /** `VERIFY_ADDRESS_WINDOW_SECONDS`: that window. */
+  verifyAddressWindowSeconds: number;
+  /** `VERIFICATION_MAIL_MIN_INTERVAL_SECONDS`: least time between two verification mails to one account. */
+  verificationMailMinIntervalSeconds: number;
+  /** `VERIFICATION_MAILS_PER_DAY`: verification mails to one account per day. */
+  verificationMailsPerDay: number;
+  /** `REFRESH_MAX_PER_ADDRESS`: session refreshes from one client address in its window. */
+  refreshMaxPerAddress: number;
+  /** `REFRESH_ADDRESS_WINDOW_SECONDS`: that window. */
+  refreshAddressWindowSeconds: number;
   /**
    * `TRUST_PROXY`: true when proxies that append to `x-forwarded-for` stand in
    * front; the client's address is then the entry the nearest trusted proxy appended.
@@ -93,12 +135,34 @@ export interface SecurityLimits {
   trustProxy: boolean;
   /** `TRUSTED_PROXY_HOPS`: how many trusted proxies append to `x-forwarded-for`, counted from the right. */
   trustedProxyHops: number;
+  /**
+   * `CLIENT_ADDRESS_HEADER`: a header the platform's edge sets to the caller's address, overwriting any the
+   * caller sent (`cf-connecting-ip` on hosted Supabase). When set, it alone gives the address.
+   */
+  clientAddressHeader: string | undefined;
+  /** `RESET_REQUEST_MAX_PER_ADDRESS`: request-password-reset calls from one client address in its window. */
+  resetRequestMaxPerAddress: number;
+  /** `RESET_REQUEST_ADDRESS_WINDOW_SECONDS`: that window. */
+  resetRequestAddressWindowSeconds: number;
   /** `RESET_MAIL_MIN_INTERVAL_SECONDS`: least time between two reset mails to one account. */
   resetMailMinIntervalSeconds: number;
   /** `RESET_MAILS_PER_HOUR`: reset mails to one account per hour. */
   resetMailsPerHour: number;
   /** `BODY_TIMEOUT_MS`: how long a request body may take to arrive after its headers. */
   bodyTimeoutMs: number;
+}
+
+/** Session lifetimes, each a positive whole number of seconds. */
+export interface SessionSettings {
+  /** `SESSION_IDLE_TIMEOUT_SECONDS`: a session not refreshed for this long ends (default 7 days). */
+  idleTimeoutSeconds: number;
+  /** `SESSION_MAX_LIFETIME_SECONDS`: a session ends this long after sign-in, refreshed or not (default 30 days). */
+  maxLifetimeSeconds: number;
+  /**
+   * `SESSION_REFRESH_GRACE_SECONDS`: how long a replaced refresh token still refreshes (to the current one),
+   * so two tabs or a retry that spend the same token converge instead of signing the user out (default 10).
+   */
+  refreshGraceSeconds: number;
 }
 
 export const minJwtSecretBytes = 32;
@@ -108,7 +172,8 @@ export const defaultBodyTimeoutMs = 10_000;
 
 type Env = { get(name: string): string | undefined };
 
-function integerSetting(env: Env, name: string, fallback: number, min: number, max: number): number {
+/** The integer setting `name` within `min`..`max`, or `fallback` when unset; throws `ConfigError` otherwise. */
+export function integerSetting(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = env.get(name);
   if (raw === undefined || raw === "") return fallback;
   const value = Number(raw);
@@ -166,6 +231,16 @@ function booleanSetting(env: Env, name: string, fallback: boolean): boolean {
   throw new ConfigError(`${name} must be true or false, got "${raw}"`);
 }
 
+// RFC 9110's token: what a header name may be made of.
+const headerNamePattern = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+function headerNameSetting(env: Env, name: string): string | undefined {
+  const raw = env.get(name);
+  if (raw === undefined || raw === "") return undefined;
+  if (!headerNamePattern.test(raw)) throw new ConfigError(`${name} must be a header name, got "${raw}"`);
+  return raw.toLowerCase();
+}
+
 function limitsFrom(env: Env): SecurityLimits {
   const day = 86_400;
   const count = (name: string, fallback: number) => integerSetting(env, name, fallback, 1, 1_000_000);
@@ -175,33 +250,84 @@ function limitsFrom(env: Env): SecurityLimits {
     loginFailureWindowSeconds: seconds("LOGIN_FAILURE_WINDOW_SECONDS", 900),
     loginMaxAttemptsPerAddress: count("LOGIN_MAX_ATTEMPTS_PER_ADDRESS", 30),
     loginAddressWindowSeconds: seconds("LOGIN_ADDRESS_WINDOW_SECONDS", 300),
+    loginMaxFailuresPerAccount: count("LOGIN_MAX_FAILURES_PER_ACCOUNT", 20),
+    loginAccountWindowSeconds: seconds("LOGIN_ACCOUNT_WINDOW_SECONDS", 3600),
+    hashConcurrency: integerSetting(env, "HASH_CONCURRENCY", 2, 1, 64),
+    hashQueueMax: integerSetting(env, "HASH_QUEUE_MAX", 16, 0, 10_000),
     signupMaxPerAddress: count("SIGNUP_MAX_PER_ADDRESS", 30),
     signupAddressWindowSeconds: seconds("SIGNUP_ADDRESS_WINDOW_SECONDS", 300),
     resetCodeMaxAttemptsPerAddress: count("RESET_CODE_MAX_ATTEMPTS_PER_ADDRESS", 30),
     resetCodeAddressWindowSeconds: seconds("RESET_CODE_ADDRESS_WINDOW_SECONDS", 300),
     resetCodeMaxWrongPerAccount: count("RESET_CODE_MAX_WRONG_PER_ACCOUNT", 20),
     resetCodeAccountWindowSeconds: seconds("RESET_CODE_ACCOUNT_WINDOW_SECONDS", day),
+    verifyMaxPerAddress: count("VERIFY_MAX_PER_ADDRESS", 30),
+    verifyAddressWindowSeconds: seconds("VERIFY_ADDRESS_WINDOW_SECONDS", 300),
+    verificationMailMinIntervalSeconds: integerSetting(env, "VERIFICATION_MAIL_MIN_INTERVAL_SECONDS", 60, 0, day),
+    verificationMailsPerDay: count("VERIFICATION_MAILS_PER_DAY", 5),
+    refreshMaxPerAddress: count("REFRESH_MAX_PER_ADDRESS", 300),
+    refreshAddressWindowSeconds: seconds("REFRESH_ADDRESS_WINDOW_SECONDS", 300),
     trustProxy: booleanSetting(env, "TRUST_PROXY", false),
     trustedProxyHops: integerSetting(env, "TRUSTED_PROXY_HOPS", 1, 1, 10),
+    clientAddressHeader: headerNameSetting(env, "CLIENT_ADDRESS_HEADER"),
+    resetRequestMaxPerAddress: count("RESET_REQUEST_MAX_PER_ADDRESS", 30),
+    resetRequestAddressWindowSeconds: seconds("RESET_REQUEST_ADDRESS_WINDOW_SECONDS", 300),
     resetMailMinIntervalSeconds: integerSetting(env, "RESET_MAIL_MIN_INTERVAL_SECONDS", 60, 0, day),
     resetMailsPerHour: count("RESET_MAILS_PER_HOUR", 5),
     bodyTimeoutMs: integerSetting(env, "BODY_TIMEOUT_MS", defaultBodyTimeoutMs, 100, 600_000),
   };
 }
 
+function sessionSettingsFrom(env: Env): SessionSettings {
+  // Any positive whole number of seconds, up to a century: Postgres adds them to a timestamp.
+  const seconds = (name: string, fallback: number) => integerSetting(env, name, fallback, 1, 3_153_600_000);
+  const day = 86_400;
+  return {
+    idleTimeoutSeconds: seconds("SESSION_IDLE_TIMEOUT_SECONDS", 7 * day),
+    maxLifetimeSeconds: seconds("SESSION_MAX_LIFETIME_SECONDS", 30 * day),
+    refreshGraceSeconds: seconds("SESSION_REFRESH_GRACE_SECONDS", 10),
+  };
+}
+
+function mailDispatchSecretsFrom(env: Env, apiKeys: ReadonlySet<string>): Set<string> {
+  const secrets = new Set<string>();
+  const own = env.get("MAIL_DISPATCH_SECRET");
+  if (own) {
+    if (new TextEncoder().encode(own).length < minJwtSecretBytes) {
+      throw new ConfigError(`MAIL_DISPATCH_SECRET must be at least ${minJwtSecretBytes} bytes`);
+    }
+    secrets.add(own);
+  }
+  const serviceRoleKey = env.get("SUPABASE_SERVICE_ROLE_KEY");
+  if (serviceRoleKey) secrets.add(serviceRoleKey);
+  // A public key would let anyone drain the outbox and call the mail provider at will.
+  for (const key of apiKeys) {
+    if (secrets.has(key)) throw new ConfigError("MAIL_DISPATCH_SECRET must not be a public (anon or publishable) key");
+  }
+  return secrets;
+}
+/** How long deleted notes stay in the changes feed when `NOTES_TOMBSTONE_DAYS` is not set. */
+export const defaultTombstoneDays = 30;
+
 /** Reads and validates every setting; throws `ConfigError` on the first bad one. */
 export function loadConfig(env: Env): Config {
   const databaseUrl = env.get("DATABASE_URL") || env.get("SUPABASE_DB_URL");
   if (!databaseUrl) throw new ConfigError("Neither DATABASE_URL nor SUPABASE_DB_URL is set");
+  const apiKeys = apiKeysFrom(env);
   return {
     jwtSecret: jwtSecretFrom(env),
-    apiKeys: apiKeysFrom(env),
+    apiKeys,
     databaseUrl,
     dbPoolMax: integerSetting(env, "DB_POOL_MAX", 5, 1, 100),
     bcryptCost: integerSetting(env, "BCRYPT_COST", 10, 4, 15),
     statementTimeoutMs: integerSetting(env, "DB_STATEMENT_TIMEOUT_MS", 5_000, 100, 600_000),
     limits: limitsFrom(env),
+    sessions: sessionSettingsFrom(env),
+    requireEmailVerification: booleanSetting(env, "REQUIRE_EMAIL_VERIFICATION", false),
     mail: mailProviderFrom(env),
+    mailDispatchSecrets: mailDispatchSecretsFrom(env, apiKeys),
+    // At least a day: app.prune_security_events refuses anything younger.
+    auditRetentionDays: integerSetting(env, "AUDIT_RETENTION_DAYS", 90, 1, 36_500),
+    tombstoneDays: integerSetting(env, "NOTES_TOMBSTONE_DAYS", defaultTombstoneDays, 1, 3_650),
   };
 }
 

@@ -1,8 +1,9 @@
 /**
  * CORS for browser apps on other origins, with Supabase's canonical header
- * list so the headers supabase-js sends are always allowed, plus `x-region`:
- * the header that pins a call to one region (supabase-js sends it for
- * `functions.invoke(name, { region })`), which that list lacks.
+ * list so the headers supabase-js sends are always allowed, plus two that
+ * list lacks: `x-region`, the header that pins a call to one region
+ * (supabase-js sends it for `functions.invoke(name, { region })`), and
+ * `idempotency-key`, which makes a browser's retried create safe.
  */
 import { corsHeaders } from "@supabase/supabase-js/cors";
 
@@ -23,7 +24,7 @@ export function preflightResponse(methods: readonly string[], headers: Readonly<
     status: 204,
     headers: {
       ...headers,
-      "Access-Control-Allow-Headers": `${corsHeaders["Access-Control-Allow-Headers"]}, x-region`,
+      "Access-Control-Allow-Headers": `${corsHeaders["Access-Control-Allow-Headers"]}, x-region, idempotency-key`,
       "Access-Control-Allow-Methods": [...methods, "OPTIONS"].join(", "),
       "Access-Control-Max-Age": "86400",
     },

@@ -19,7 +19,7 @@
 // @ts-types="@types/pg"
 import pg from "pg";
 import { getConfig } from "./config.ts";
-import { InvalidTokenError, ServiceUnavailableError } from "./http-error.ts";
+import { ForbiddenError, InvalidTokenError, ServiceUnavailableError } from "./http-error.ts";
 
 /** One SQL statement with `$1`-style parameters. */
 export interface Statement {
@@ -168,32 +168,89 @@ export interface CallerClaims {
 
 /** SQLSTATE of `app.require_active_caller()`: the token is revoked or its user inactive or gone. */
 const revokedCaller = "PT401";
+/** SQLSTATE of `app.require_active_caller()`: the request requires a verified address and the caller's is not. */
+const unverifiedCaller = "PT403";
+/** SQLSTATE of `app.require_admin()`: the caller's account does not have the role ADMIN. */
+const notAdmin = "PTADM";
 
 /**
  * Runs `query` in a transaction as role `authenticated` with the caller's JWT
  * claims set locally, in one statement as PostgREST does, so `auth.uid()` and
  * the notes policies see the caller. The same statement checks in Postgres
- * that the caller still exists, is ACTIVE and holds a token of the account's
- * current version; if not, `query` never takes effect and this throws a 401.
- * All of it is one round trip.
+ * that the caller still exists, is ACTIVE, holds a token of the account's
+ * current version and that the token's session is live; if not, `query`
+ * never takes effect and this throws a 401. With `REQUIRE_EMAIL_VERIFICATION`
+ * it also requires a verified address (else 403). All of it is one round trip.
  */
-export async function withCallerTransaction<Row, Result>(
+export function withCallerTransaction<Row, Result>(
   claims: CallerClaims,
   query: Query<Row, Result>,
 ): Promise<Result> {
   // The CTE holds volatile calls, so Postgres runs it (and sets the claims) before the check reads them.
-  const takeOnCaller: Statement = {
+  return guardedByCaller(query, {
     text: `with session as (
              select set_config('role', 'authenticated', true),
-                    set_config('request.jwt.claims', $1, true)
+                    set_config('request.jwt.claims', $1, true),
+                    set_config('app.require_email_verification', $2, true)
            )
            select app.require_active_caller() from session`,
+    values: [JSON.stringify(claims), String(getConfig().requireEmailVerification)],
+  });
+}
+
+/**
+ * Runs `query` as the connection's own role (for the account tables), behind
+ * the same check of the caller as `withCallerTransaction`, in one round trip:
+ * the statements of auth endpoints that act for a signed-in caller (sign-out,
+ * the sessions list, the user record).
+ */
+export function withLiveCaller<Row, Result>(claims: CallerClaims, query: Query<Row, Result>): Promise<Result> {
+  return guardedByCaller(query, {
+    text: `with session as (select set_config('request.jwt.claims', $1, true))
+           select app.require_active_caller() from session`,
     values: [JSON.stringify(claims)],
-  };
+  });
+}
+
+/** Where an admin's request comes from, recorded with the security events its statement causes. */
+export interface AdminContext {
+  address: string | undefined;
+  userAgent: string | undefined;
+}
+
+/**
+ * Runs `query` as the connection's own role behind `app.require_admin()`: the
+ * caller's session must be live and its account ACTIVE and an ADMIN now, read
+ * in the same round trip, so a revoked admin is refused on its next request
+ * (403 `admin_required`) whatever its token says. The same statement names the
+ * admin as the actor of every security event the query causes.
+ */
+export function withAdminCaller<Row, Result>(
+  claims: CallerClaims,
+  context: AdminContext,
+  query: Query<Row, Result>,
+): Promise<Result> {
+  return guardedByCaller(query, {
+    text: `with acting as (
+             select set_config('request.jwt.claims', $1, true),
+                    set_config('app.audit_actor', $2, true),
+                    set_config('app.audit_address', $3, true),
+                    set_config('app.audit_user_agent', $4, true)
+           )
+           select app.require_admin() from acting`,
+    values: [JSON.stringify(claims), claims.sub, context.address ?? "", context.userAgent ?? ""],
+  });
+}
+
+async function guardedByCaller<Row, Result>(query: Query<Row, Result>, callerCheck: Statement): Promise<Result> {
   try {
-    return await withServiceTransaction(query, takeOnCaller);
+    return await withServiceTransaction(query, callerCheck);
   } catch (error) {
     if (pgErrorCode(error) === revokedCaller) throw new InvalidTokenError("token_revoked");
+    if (pgErrorCode(error) === unverifiedCaller) {
+      throw new ForbiddenError("Email address not verified", { code: "email_not_verified" });
+    }
+    if (pgErrorCode(error) === notAdmin) throw new ForbiddenError("Admin role required", { code: "admin_required" });
     throw error;
   }
 }

@@ -7,7 +7,16 @@
  * throw new NotFoundError("Note not found");
  * ```
  */
-import type { ErrorDetails, FieldProblem, TokenErrorCode } from "./contract.ts";
+import {
+  cursorExpiredCode,
+  type ErrorDetails,
+  type FieldProblem,
+  idempotencyKeyReusedCode,
+  type Note,
+  noteConflictCode,
+  type RefreshErrorCode,
+  type TokenErrorCode,
+} from "./contract.ts";
 
 export class HttpError extends Error {
   constructor(
@@ -68,10 +77,29 @@ export class InvalidTokenError extends UnauthorizedError {
   }
 }
 
-/** 403: the caller is known but not allowed (a suspended account). */
+const refreshErrorMessages: Record<RefreshErrorCode, string> = {
+  refresh_token_invalid: "Invalid refresh token",
+  refresh_token_reused: "Refresh token already used; the session has been ended",
+  session_expired: "Session expired; log in again",
+  session_revoked: "Session ended; log in again",
+};
+
+/**
+ * 401 of `POST /auth/refresh`. Every code means the app must ask its user to
+ * log in again; `refresh_token_reused` also says the session was ended because
+ * a copy of one of its refresh tokens was used.
+ */
+export class InvalidRefreshTokenError extends UnauthorizedError {
+  constructor(readonly code: RefreshErrorCode) {
+    super(refreshErrorMessages[code], {}, { code });
+    this.name = "InvalidRefreshTokenError";
+  }
+}
+
+/** 403: the caller is known but not allowed (a suspended account, an address not yet verified). */
 export class ForbiddenError extends HttpError {
-  constructor(message: string) {
-    super(403, message);
+  constructor(message: string, details: ErrorDetails = {}) {
+    super(403, message, {}, undefined, details);
     this.name = "ForbiddenError";
   }
 }
@@ -86,9 +114,45 @@ export class NotFoundError extends HttpError {
 
 /** 409: the request conflicts with what is stored (an email already registered). */
 export class ConflictError extends HttpError {
-  constructor(message: string, options?: ErrorOptions) {
-    super(409, message, {}, options);
+  constructor(message: string, options?: ErrorOptions, details: ErrorDetails = {}) {
+    super(409, message, {}, options, details);
     this.name = "ConflictError";
+  }
+}
+
+/**
+ * 409 of a versioned save or delete: the note has a newer version than the
+ * one the client named. Nothing was changed; the answer carries the stored
+ * note so the app can show both and let the user merge.
+ */
+export class NoteConflictError extends ConflictError {
+  constructor(stored: Note) {
+    super("Note has changed since it was read", undefined, { code: noteConflictCode, note: stored });
+    this.name = "NoteConflictError";
+  }
+}
+
+/** 422: an `Idempotency-Key` already used for a create with a different body (draft-ietf-httpapi-idempotency-key-header). */
+export class IdempotencyKeyReusedError extends HttpError {
+  constructor() {
+    super(422, "Idempotency-Key was already used for a different note", {}, undefined, {
+      code: idempotencyKeyReusedCode,
+    });
+    this.name = "IdempotencyKeyReusedError";
+  }
+}
+
+/**
+ * 410 of the changes feed: deletions after the cursor are no longer kept
+ * (tombstones live `NOTES_TOMBSTONE_DAYS`), so what it would answer is
+ * incomplete. The client drops its copy and syncs again without a cursor.
+ */
+export class CursorExpiredError extends HttpError {
+  constructor() {
+    super(410, "The changes cursor has expired; sync again from the start", {}, undefined, {
+      code: cursorExpiredCode,
+    });
+    this.name = "CursorExpiredError";
   }
 }
 
@@ -110,8 +174,9 @@ export class MethodNotAllowedError extends HttpError {
 
 /** 503: a dependency (the database, or the mail provider's configuration) is not available; the client may retry. */
 export class ServiceUnavailableError extends HttpError {
-  constructor(options?: ErrorOptions & { message?: string }) {
-    super(503, options?.message ?? "Service temporarily unavailable", { "Retry-After": "5" }, options);
+  constructor(options?: ErrorOptions & { message?: string; retryAfter?: number }) {
+    const retryAfter = String(options?.retryAfter ?? 5);
+    super(503, options?.message ?? "Service temporarily unavailable", { "Retry-After": retryAfter }, options);
     this.name = "ServiceUnavailableError";
   }
 }

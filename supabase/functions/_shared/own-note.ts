@@ -9,13 +9,11 @@
  * const id = await withOwnNote(caller, query.id, (noteId) => deleteNote(caller.sub, noteId));
  * ```
  */
-import { z } from "zod";
 import type { Caller } from "./caller.ts";
 import { type Query, withCallerTransaction } from "./db.ts";
-import { NotFoundError } from "./http-error.ts";
-
-// Any 8-4-4-4-12 hex string, as Postgres's uuid type reads it in its usual form.
-const noteId = z.guid();
+import { NoteConflictError, NotFoundError } from "./http-error.ts";
+import type { VersionedOutcome } from "./queries/notes.ts";
+import { isUuid } from "./uuid.ts";
 
 /**
  * Runs the query that `queryFor` builds for note `id` in the caller's
@@ -28,7 +26,13 @@ export async function withOwnNote<Row, T>(
   id: string,
   queryFor: (id: string) => Query<Row, T | undefined>,
 ): Promise<T> {
-  const found = noteId.safeParse(id).success ? await withCallerTransaction(caller, queryFor(id)) : undefined;
+  const found = isUuid(id) ? await withCallerTransaction(caller, queryFor(id)) : undefined;
   if (found === undefined) throw new NotFoundError("Note not found");
   return found;
+}
+
+/** The result of a versioned write that took effect; a 409 carrying the stored note when its version had moved on. */
+export function doneOrConflict<T>(outcome: VersionedOutcome<T>): T {
+  if ("conflict" in outcome) throw new NoteConflictError(outcome.conflict);
+  return outcome.done;
 }

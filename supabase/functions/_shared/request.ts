@@ -17,14 +17,19 @@ import {
   RequestTimeoutError,
   UnsupportedMediaTypeError,
 } from "./http-error.ts";
+import { jsonDepthExceeds, maxJsonDepth } from "./http/json-depth.ts";
 
 /** Each zod issue as a problem of its field, in a message that names the field. */
 export function fieldProblems(error: z.ZodError): FieldProblem[] {
-  return error.issues.map((issue) => {
+  return error.issues.flatMap((issue): FieldProblem[] => {
+    // Only queries are strict (bodies ignore unknown keys), so an unknown key is a query parameter.
+    if (issue.code === "unrecognized_keys") {
+      return issue.keys.map((key) => ({ field: key, message: `${key} is not a query parameter of this endpoint` }));
+    }
     const field = issue.path.join(".");
-    if (!field) return { message: issue.message };
+    if (!field) return [{ message: issue.message }];
     // The contract's messages start with the field's name; zod's own ones get it put in front.
-    return { field, message: issue.message.startsWith(field) ? issue.message : `${field}: ${issue.message}` };
+    return [{ field, message: issue.message.startsWith(field) ? issue.message : `${field}: ${issue.message}` }];
   });
 }
 
@@ -149,6 +154,9 @@ export async function readJsonBody<S extends z.ZodType>(
     throw new UnsupportedMediaTypeError("Content-Type must be application/json");
   }
   const raw = await readLimitedText(req, limits.bodyMaxBytes, timeoutMs);
+  if (jsonDepthExceeds(raw, maxJsonDepth)) {
+    throw new BadRequestError(`Request body must not nest more than ${maxJsonDepth} levels deep`);
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);
@@ -162,6 +170,27 @@ export async function readJsonBody<S extends z.ZodType>(
 }
 
 /**
+ * Like `readJsonBody`, for endpoints whose every field is optional: a request
+ * that carries no body at all is read as `{}`.
+ */
+export function readOptionalJsonBody<S extends z.ZodType>(
+  req: Request,
+  schema: S,
+  timeoutMs = defaultBodyTimeoutMs,
+): Promise<z.output<S>> {
+  const declaresBody = req.headers.has("transfer-encoding") || (req.headers.get("content-length") ?? "0") !== "0";
+  return declaresBody ? readJsonBody(req, schema, timeoutMs) : Promise.resolve(validate(schema, {}));
+}
+
+/**
+ * Parameters meant for the platform, not the function: Supabase routes a call
+ * by `forceFunctionRegion` where a request's headers cannot be set ("Regional
+ * Invocations"), and may pass it on. Endpoints that refuse unknown parameters
+ * must not refuse it.
+ */
+const platformParameters = new Set(["forceFunctionRegion"]);
+
+/**
  * Validates the URL's query with `schema`. A parameter given twice is a 400:
  * which of the values was meant is not ours to guess.
  */
@@ -170,6 +199,7 @@ export function readQuery<S extends z.ZodType>(req: Request, schema: S): z.outpu
   // No prototype, so a parameter named `__proto__` is just a key.
   const query: Record<string, string> = Object.create(null);
   for (const [name, value] of params) {
+    if (platformParameters.has(name)) continue;
     if (Object.hasOwn(query, name)) {
       const message = `${name} must be given once`;
       throw new BadRequestError(message, [{ field: name, message }]);

@@ -1,14 +1,42 @@
 /**
- * The `data` that login, register and create-password answer with: the user,
- * a fresh access token in the `"Bearer <jwt>"` form of interface.md, and when
- * that token expires.
+ * The `data` that login, register, create-password and refresh answer with:
+ * the user, a fresh access token in the `"Bearer <jwt>"` form of
+ * interface.md, when that token expires, and the session's current refresh
+ * token.
  */
+import type { SessionSettings } from "./config.ts";
 import { bearer, type Session } from "./contract.ts";
 import type { Account } from "./queries/accounts.ts";
+import type { NewSession } from "./queries/sessions.ts";
+import { issueRefreshToken } from "./refresh-tokens.ts";
 import { signAccessToken } from "./tokens.ts";
 
-/** Signs a token for the account's current token version and pairs it with the user record. */
-export async function sessionFor(account: Account, jwtSecret: Uint8Array): Promise<Session> {
-  const { jwt, expiresAt } = await signAccessToken(account, jwtSecret);
-  return { payload: account.user, accessToken: bearer(jwt), expiresAt: expiresAt.toISOString() };
+/** A live session as the statement that started or refreshed it returns it. */
+export interface SessionGrant {
+  sessionId: string;
+  generation: number;
+}
+
+/** Signs an access token for the account's session and pairs it with the user and the refresh token. */
+export async function sessionFor(account: Account, grant: SessionGrant, jwtSecret: Uint8Array): Promise<Session> {
+  const [{ jwt, expiresAt }, refreshToken] = await Promise.all([
+    signAccessToken({ ...account, sessionId: grant.sessionId }, jwtSecret),
+    issueRefreshToken(grant, jwtSecret),
+  ]);
+  return {
+    payload: account.user,
+    accessToken: bearer(jwt),
+    expiresAt: expiresAt.toISOString(),
+    refreshToken,
+  };
+}
+
+/** The request's `User-Agent`, cut to the 512 characters the database keeps, or undefined when it sent none. */
+export function userAgentOf(req: Request): string | undefined {
+  return req.headers.get("user-agent")?.slice(0, 512) || undefined;
+}
+
+/** The session a sign-in from `req` at `address` starts: the timeouts, and the device as its user will see it. */
+export function newSessionOf(req: Request, address: string | undefined, settings: SessionSettings): NewSession {
+  return { settings, userAgent: userAgentOf(req), address };
 }

@@ -6,7 +6,7 @@
  *
  * @example
  * ```ts
- * const jwt = await signAccessToken({ user, tokenVersion: 0 }, secret);
+ * const jwt = await signAccessToken({ user, tokenVersion: 0, sessionId }, secret);
  * const claims = await verifyAccessToken(jwt, secret);
  * ```
  */
@@ -32,6 +32,12 @@ export interface AccessClaims {
    * token without it counts as version 0, the version every account starts at.
    */
   token_version: number;
+  /**
+   * The session the token was issued for (`app.sessions`, Supabase's claim
+   * name). Postgres accepts the token only while that session is live, so a
+   * sign-out or a timeout ends it on its next use.
+   */
+  session_id: string;
   iat: number;
   exp: number;
 }
@@ -42,12 +48,12 @@ export interface SignedToken {
   expiresAt: Date;
 }
 
-/** Signs a token for the user that expires `limits.accessTokenSeconds` after issue. */
+/** Signs a token for the user's session that expires `limits.accessTokenSeconds` after issue. */
 export async function signAccessToken(
-  account: { user: Pick<User, "id" | "email" | "role">; tokenVersion: number },
+  account: { user: Pick<User, "id" | "email" | "role">; tokenVersion: number; sessionId: string },
   secret: Uint8Array,
 ): Promise<SignedToken> {
-  const { user, tokenVersion } = account;
+  const { user, tokenVersion, sessionId } = account;
   const issuedAt = Math.floor(Date.now() / 1000);
   const expiresAt = issuedAt + limits.accessTokenSeconds;
   const jwt = await new SignJWT({
@@ -55,6 +61,7 @@ export async function signAccessToken(
     email: user.email,
     app_role: user.role,
     token_version: tokenVersion,
+    session_id: sessionId,
   })
     .setProtectedHeader({ alg: algorithm, typ: "JWT" })
     .setSubject(user.id)
@@ -65,7 +72,9 @@ export async function signAccessToken(
   return { jwt, expiresAt: new Date(expiresAt * 1000) };
 }
 
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** A UUID in its canonical text form, as Postgres prints one: the source of a pattern, to build others with. */
+export const uuidSource = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}";
+const uuidPattern = new RegExp(`^${uuidSource}$`, "i");
 
 /** How many verified tokens an isolate remembers per secret. */
 const verifiedTokensMax = 10_000;
@@ -103,11 +112,12 @@ async function verifyWithJose(jwt: string, secret: Uint8Array): Promise<AccessCl
     const { payload } = await jwtVerify(jwt, secret, {
       algorithms: [algorithm],
       audience,
-      requiredClaims: ["sub", "exp", "iat", "role"],
+      requiredClaims: ["sub", "exp", "iat", "role", "session_id"],
     });
-    const { sub, email, app_role: appRole, token_version: tokenVersion = 0, iat, exp } = payload;
+    const { sub, email, app_role: appRole, token_version: tokenVersion = 0, session_id: sessionId, iat, exp } = payload;
     if (
       payload.role !== "authenticated" || !sub || !uuidPattern.test(sub) || !iat || !exp ||
+      typeof sessionId !== "string" || !uuidPattern.test(sessionId) ||
       // Issued in the future (beyond clock skew): not a token this service signed now.
       iat > Date.now() / 1000 + maxClockSkewSeconds ||
       typeof tokenVersion !== "number" || !Number.isSafeInteger(tokenVersion) || tokenVersion < 0
@@ -121,6 +131,7 @@ async function verifyWithJose(jwt: string, secret: Uint8Array): Promise<AccessCl
       email: typeof email === "string" ? email : "",
       app_role: appRole === "ADMIN" ? "ADMIN" : "STANDARD_USER",
       token_version: tokenVersion,
+      session_id: sessionId,
       iat,
       exp,
     };

@@ -7,8 +7,9 @@ import { BadRequestError, ForbiddenError, NotFoundError, TooManyRequestsError } 
 import { clientAddress } from "../_shared/client-address.ts";
 import { asTooManyRequests, requireAddressLimit } from "../_shared/queries/rate-limits.ts";
 import { resetPassword } from "../_shared/queries/accounts.ts";
+import { hashPassword, withPasswordAdmission } from "../_shared/passwords.ts";
 import { readJsonBody } from "../_shared/request.ts";
-import { sessionFor } from "../_shared/session.ts";
+import { newSessionOf, sessionFor } from "../_shared/session.ts";
 
 /** The 429 message of the code-guessing limits (per address, and per account). */
 export const tooManyCodeAttempts = "Too many code attempts; try again later";
@@ -21,13 +22,20 @@ export const handler = defineEndpoint({
   envelope: "auth",
   methods: ["POST"],
   handle: async (req, info) => {
-    const { bcryptCost, jwtSecret, limits } = getConfig();
+    const { bcryptCost, jwtSecret, limits, sessions } = getConfig();
     const { email, password, code } = await readJsonBody(req, createPasswordBody, limits.bodyTimeoutMs);
     const address = clientAddress(req, info, limits);
+    const passwordHash = await withPasswordAdmission(() => hashPassword(password, bcryptCost));
     // One round trip: the address's attempt is counted, then one statement consumes a valid code with the
     // new password, or uses up an attempt of a wrong one (and counts it against the account); both commit.
     const outcome = await withServiceTransaction(
-      resetPassword({ email, code, password, bcryptCost, limits }),
+      resetPassword({
+        email,
+        code,
+        passwordHash,
+        limits,
+        session: newSessionOf(req, address, sessions),
+      }),
       requireAddressLimit("reset-address", address, limits),
     ).catch(asTooManyRequests(tooManyCodeAttempts));
     switch (outcome.kind) {
@@ -40,7 +48,11 @@ export const handler = defineEndpoint({
       case "suspended":
         throw new ForbiddenError("Account is suspended");
       case "updated":
-        return authSuccess(200, "Password set successfully", await sessionFor(outcome.account, jwtSecret));
+        return authSuccess(
+          200,
+          "Password set successfully",
+          await sessionFor(outcome.account, outcome.session, jwtSecret),
+        );
     }
   },
 });

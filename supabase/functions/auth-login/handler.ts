@@ -1,3 +1,4 @@
+import { afterResponse } from "../_shared/after-response.ts";
 import { clientAddress } from "../_shared/client-address.ts";
 import { getConfig } from "../_shared/config.ts";
 import { loginBody } from "../_shared/contract.ts";
@@ -5,10 +6,11 @@ import { withServiceTransaction } from "../_shared/db.ts";
 import { defineEndpoint } from "../_shared/endpoint.ts";
 import { authSuccess } from "../_shared/envelopes.ts";
 import { ForbiddenError, TooManyRequestsError, UnauthorizedError } from "../_shared/http-error.ts";
-import { checkCredentials } from "../_shared/queries/accounts.ts";
-import { reserveLoginAttempt } from "../_shared/queries/rate-limits.ts";
+import { completeLogin, passwordAttempt, recordLoginFailure } from "../_shared/queries/accounts.ts";
+import { verifyPassword, withPasswordAdmission } from "../_shared/passwords.ts";
+import { deviceTokenOwner, issueDeviceToken } from "../_shared/device-tokens.ts";
 import { readJsonBody } from "../_shared/request.ts";
-import { sessionFor } from "../_shared/session.ts";
+import { newSessionOf, sessionFor } from "../_shared/session.ts";
 
 /** One message for an unknown email and a wrong password, so neither is revealed. */
 export const invalidCredentials = "Invalid email or password";
@@ -22,17 +24,66 @@ export const handler = defineEndpoint({
   envelope: "auth",
   methods: ["POST"],
   handle: async (req, info) => {
-    const { bcryptCost, jwtSecret, limits } = getConfig();
-    const { email, password } = await readJsonBody(req, loginBody, limits.bodyTimeoutMs);
+    const { bcryptCost, jwtSecret, limits, sessions } = getConfig();
+    const { email, password, deviceToken } = await readJsonBody(
+      req,
+      loginBody,
+      limits.bodyTimeoutMs,
+    );
     const address = clientAddress(req, info, limits);
-    // Counted and committed before the password is checked, so concurrent guesses each see the others.
-    const retryAfter = await withServiceTransaction(reserveLoginAttempt({ email, address, limits }));
-    if (retryAfter > 0) throw new TooManyRequestsError(tooManyAttempts, retryAfter);
-    // A match on an ACTIVE account also clears the failures of this email from this address, in the same statement.
-    const match = await withServiceTransaction(checkCredentials({ email, password, bcryptCost, address }));
-    if (!match?.passwordMatches) throw new UnauthorizedError(invalidCredentials);
-    // Checked only after the password, so a wrong guess cannot learn the account's status.
-    if (match.account.user.status === "SUSPENDED") throw new ForbiddenError("Account is suspended");
-    return authSuccess(200, "Login successful", await sessionFor(match.account, jwtSecret));
+    // A device its owner logged in from before gets through the account's cap of failures; a forged or
+    // expired device token counts as none.
+    const trustedUserId = await deviceTokenOwner(deviceToken, jwtSecret);
+    const newSession = newSessionOf(req, address, sessions);
+    const { userAgent } = newSession;
+    /**
+     * Refuses the login, and records the failure on a known account's security log after the answer: a write
+     * for a known email and none for an unknown one would otherwise tell them apart by the answer's timing.
+     */
+    const refuse = (error: Error, details: Record<string, string> = {}): never => {
+      afterResponse(
+        "login failure record",
+        () => withServiceTransaction(recordLoginFailure({ email, address, userAgent, details })),
+      );
+      throw error;
+    };
+    // Admitted only while few enough password steps are under way; past that a flood is turned away at once.
+    return withPasswordAdmission(async () => {
+      // Counted and committed before the password is checked, so concurrent guesses each see the others; the
+      // same round trip reads the account's hash, which is checked here, in the function, not in Postgres.
+      const attempt = await withServiceTransaction(
+        passwordAttempt({ email, address, userAgent, limits, trustedUserId }),
+      );
+      if (attempt.retryAfter > 0) {
+        throw new TooManyRequestsError(tooManyAttempts, attempt.retryAfter);
+      }
+      // An unknown email is checked against a stand-in hash, so it takes as long as a wrong password.
+      if (
+        !await verifyPassword(password, attempt.passwordHash, bcryptCost) ||
+        !attempt.account || !attempt.passwordHash
+      ) {
+        return refuse(new UnauthorizedError(invalidCredentials));
+      }
+      // Checked only after the password, so a wrong guess cannot learn the account's status.
+      if (attempt.account.user.status === "SUSPENDED") {
+        return refuse(new ForbiddenError("Account is suspended"), { reason: "account_suspended" });
+      }
+      const match = await withServiceTransaction(completeLogin({
+        userId: attempt.account.user.id,
+        passwordHash: attempt.passwordHash,
+        address,
+        session: newSession,
+      }));
+      // The password changed, or the account was suspended, since the hash was read: as for a wrong password.
+      if (!match) return refuse(new UnauthorizedError(invalidCredentials));
+      const [session, newDeviceToken] = await Promise.all([
+        sessionFor(match.account, match.session, jwtSecret),
+        issueDeviceToken(match.account.user.id, jwtSecret),
+      ]);
+      return authSuccess(200, "Login successful", {
+        ...session,
+        deviceToken: newDeviceToken,
+      });
+    });
   },
 });

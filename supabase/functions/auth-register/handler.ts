@@ -5,27 +5,38 @@ import { defineEndpoint } from "../_shared/endpoint.ts";
 import { authSuccess } from "../_shared/envelopes.ts";
 import { ConflictError } from "../_shared/http-error.ts";
 import { insertUser } from "../_shared/queries/accounts.ts";
+import { hashPassword, withPasswordAdmission } from "../_shared/passwords.ts";
 import { asTooManyRequests, requireAddressLimit } from "../_shared/queries/rate-limits.ts";
 import { clientAddress } from "../_shared/client-address.ts";
+import { issueDeviceToken } from "../_shared/device-tokens.ts";
+import { dispatchAfterResponse } from "../_shared/mail/dispatch.ts";
 import { readJsonBody } from "../_shared/request.ts";
-import { sessionFor } from "../_shared/session.ts";
+import { newSessionOf, sessionFor } from "../_shared/session.ts";
+import { newVerificationCode } from "../_shared/verification.ts";
 
 /** The 429 message of the per-address sign-up limit. */
 export const tooManySignUps = "Too many sign-ups from this address; try again later";
 
-/** `POST /auth/register`: creates a STANDARD_USER account and signs it in. */
+/** `POST /auth/register`: creates a STANDARD_USER account, signs it in, and mails a code to verify the address. */
 export const handler = defineEndpoint({
   name: "auth-register",
   envelope: "auth",
   methods: ["POST"],
   handle: async (req, info) => {
-    const { bcryptCost, jwtSecret, limits } = getConfig();
+    const { bcryptCost, jwtSecret, limits, sessions } = getConfig();
     const body = await readJsonBody(req, registerBody, limits.bodyTimeoutMs);
     const address = clientAddress(req, info, limits);
+    const passwordHash = await withPasswordAdmission(() => hashPassword(body.password, bcryptCost));
     // The unique index decides, so two concurrent registers of one email cannot both win. The sign-up
     // limit is counted in the same transaction and round trip, and a refused sign-up counts nothing.
-    const account = await withServiceTransaction(
-      insertUser({ ...body, bcryptCost }),
+    const { account, session } = await withServiceTransaction(
+      insertUser({
+        name: body.name,
+        email: body.email,
+        passwordHash,
+        session: newSessionOf(req, address, sessions),
+        verification: await newVerificationCode(jwtSecret, body.email),
+      }),
       requireAddressLimit("signup-address", address, limits),
     ).catch((error) => {
       if (isUniqueViolation(error)) {
@@ -33,6 +44,12 @@ export const handler = defineEndpoint({
       }
       return asTooManyRequests(tooManySignUps)(error);
     });
-    return authSuccess(201, "User registered successfully", await sessionFor(account, jwtSecret));
+    // The verification mail was queued with the account; it goes out after the answer.
+    dispatchAfterResponse();
+    const [data, deviceToken] = await Promise.all([
+      sessionFor(account, session, jwtSecret),
+      issueDeviceToken(account.user.id, jwtSecret),
+    ]);
+    return authSuccess(201, "User registered successfully", { ...data, deviceToken });
   },
 });

@@ -1,7 +1,16 @@
+import { handler as changePassword } from "../auth-change-password/handler.ts";
 import { handler as createPassword } from "../auth-create-password/handler.ts";
+import { handler as deleteAccount } from "../auth-delete-account/handler.ts";
+import { handler as events } from "../auth-events/handler.ts";
 import { handler as login } from "../auth-login/handler.ts";
+import { handler as logout } from "../auth-logout/handler.ts";
+import { handler as refresh } from "../auth-refresh/handler.ts";
+import { handler as sessions } from "../auth-sessions/handler.ts";
+import { handler as user } from "../auth-user/handler.ts";
 import { handler as register } from "../auth-register/handler.ts";
 import { handler as requestPasswordReset } from "../auth-request-password-reset/handler.ts";
+import { handler as resendVerification } from "../auth-resend-verification/handler.ts";
+import { handler as verifyEmail } from "../auth-verify-email/handler.ts";
 import { routeBySubpath } from "../_shared/router.ts";
 
 /** `/auth/<action>`: the interface's paths, served by the same handlers as the single-purpose functions. */
@@ -10,4 +19,13 @@ export const handler = routeBySubpath("auth", {
   "/register": register,
   "/create-password": createPassword,
   "/request-password-reset": requestPasswordReset,
+  "/refresh": refresh,
+  "/logout": logout,
+  "/sessions": sessions,
+  "/user": user,
+  "/verify-email": verifyEmail,
+  "/resend-verification": resendVerification,
+  "/change-password": changePassword,
+  "/delete-account": deleteAccount,
+  "/events": events,
 });

@@ -4,18 +4,32 @@ import { createNoteBody } from "../_shared/contract.ts";
 import { withCallerTransaction } from "../_shared/db.ts";
 import { defineEndpoint } from "../_shared/endpoint.ts";
 import { notesSuccess } from "../_shared/envelopes.ts";
-import { insertNote } from "../_shared/queries/notes.ts";
+import { IdempotencyKeyReusedError } from "../_shared/http-error.ts";
+import { readIdempotencyKey, requestFingerprint } from "../_shared/idempotency-key.ts";
+import { insertNote, insertNoteOnce } from "../_shared/queries/notes.ts";
 import { readJsonBody } from "../_shared/request.ts";
 
-/** `POST /notes-create`: creates a note owned by the caller (status `DRAFT` unless given). */
+const created = "Note created successfully";
+
+/**
+ * `POST /notes-create`: creates a note owned by the caller (status `DRAFT`
+ * unless given). With an `Idempotency-Key`, a repeat of the same create within
+ * 24 hours answers the note the first one made and makes nothing.
+ */
 export const handler = defineEndpoint({
   name: "notes-create",
   envelope: "notes",
   methods: ["POST"],
   handle: async (req) => {
     const caller = await requireCaller(req);
+    const key = readIdempotencyKey(req);
     const body = await readJsonBody(req, createNoteBody, getConfig().limits.bodyTimeoutMs);
-    const note = await withCallerTransaction(caller, insertNote(caller.sub, body));
-    return notesSuccess(201, "Note created successfully", note);
+    if (key === undefined) {
+      return notesSuccess(201, created, await withCallerTransaction(caller, insertNote(caller.sub, body)));
+    }
+    const fingerprint = await requestFingerprint(body);
+    const outcome = await withCallerTransaction(caller, insertNoteOnce(caller.sub, body, key, fingerprint));
+    if ("keyReused" in outcome) throw new IdempotencyKeyReusedError();
+    return notesSuccess(201, created, "created" in outcome ? outcome.created : outcome.replayed);
   },
 });

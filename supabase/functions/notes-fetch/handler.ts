@@ -6,15 +6,20 @@ import { notesSuccess } from "../_shared/envelopes.ts";
 import { listNotes } from "../_shared/queries/notes.ts";
 import { readQuery } from "../_shared/request.ts";
 
-/** `GET /notes-fetch?limit=&offset=`: one page of the caller's notes, newest first. */
+/**
+ * `GET /notes-fetch?limit=&offset=&status=&q=&order=`: one page of the
+ * caller's notes that match the filters, newest first by creation or by last
+ * edit, with how many match in all.
+ */
 export const handler = defineEndpoint({
   name: "notes-fetch",
   envelope: "notes",
   methods: ["GET"],
   handle: async (req) => {
     const caller = await requireCaller(req);
-    const { limit, offset } = readQuery(req, listNotesQuery);
-    const { notes, total } = await withCallerTransaction(caller, listNotes(caller.sub, { limit, offset }));
+    const listing = readQuery(req, listNotesQuery);
+    const { limit, offset } = listing;
+    const { notes, total } = await withCallerTransaction(caller, listNotes(caller.sub, listing));
     const data: NoteList = {
       notes,
       pagination: { total, limit, offset, hasMore: offset + notes.length < total },

@@ -5,26 +5,34 @@ import { violatesConstraint } from "../_shared/db.ts";
 import { defineEndpoint } from "../_shared/endpoint.ts";
 import { notesSuccess } from "../_shared/envelopes.ts";
 import { BadRequestError } from "../_shared/http-error.ts";
-import { withOwnNote } from "../_shared/own-note.ts";
+import { doneOrConflict, withOwnNote } from "../_shared/own-note.ts";
 import { updateNote } from "../_shared/queries/notes.ts";
 import { readJsonBody } from "../_shared/request.ts";
 
-/** `POST /notes-save`: changes the given fields of one of the caller's notes. */
+/**
+ * `POST /notes-save`: changes the given fields of one of the caller's notes;
+ * with `expectedUpdatedAt`, only while the note still has that version (else 409).
+ */
 export const handler = defineEndpoint({
   name: "notes-save",
   envelope: "notes",
   methods: ["POST"],
   handle: async (req) => {
     const caller = await requireCaller(req);
-    const { id, ...changes } = await readJsonBody(req, saveNoteBody, getConfig().limits.bodyTimeoutMs);
+    const body = await readJsonBody(req, saveNoteBody, getConfig().limits.bodyTimeoutMs);
+    const { id, expectedUpdatedAt, ...changes } = body;
     // Only the stored note knows whether the result would be empty, so its check constraint decides.
-    const note = await withOwnNote(caller, id, (noteId) => updateNote(caller.sub, noteId, changes))
+    const outcome = await withOwnNote(
+      caller,
+      id,
+      (noteId) => updateNote(caller.sub, noteId, changes, expectedUpdatedAt),
+    )
       .catch((error) => {
         if (violatesConstraint(error, "notes_title_or_content")) {
           throw new BadRequestError(titleOrContentRequired, undefined, { cause: error });
         }
         throw error;
       });
-    return notesSuccess(200, "Note saved successfully", note);
+    return notesSuccess(200, "Note saved successfully", doneOrConflict(outcome));
   },
 });

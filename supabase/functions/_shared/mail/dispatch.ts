@@ -10,10 +10,15 @@
  * const outcome = await dispatchDueMail((mail) => sendWithResend(provider, mail));
  * ```
  */
+import { edgeRuntimeWaitUntil } from "../after-response.ts";
 import { getConfig } from "../config.ts";
 import { runTransaction, type Statement, withServiceTransaction } from "../db.ts";
 import { claimDueMails, isLastAttempt, markSent, type OutboxMail, recordFailure } from "./outbox.ts";
+import { resolveQueuedResetRequests } from "./reset-requests.ts";
 import { sendWithResend } from "./resend.ts";
+import { pruneExpiredTombstones } from "../queries/note-changes.ts";
+import { pruneExpiredCreateKeys } from "../queries/notes.ts";
+import { pruneSecurityEvents } from "../queries/security-events.ts";
 
 /** Delivers one mail, or throws. */
 export type DeliverMail = (mail: OutboxMail) => Promise<void>;
@@ -27,9 +32,24 @@ export interface DispatchOutcome {
   failed: number;
 }
 
-/** Claims up to `batchSize` due mails, delivers them concurrently and records each outcome. */
+/**
+ * Resolves queued reset requests into mails, then claims up to `batchSize` due
+ * mails, delivers them concurrently and records each outcome.
+ */
 export async function dispatchDueMail(deliver: DeliverMail, batchSize = 20): Promise<DispatchOutcome> {
-  const mails = await withServiceTransaction(claimDueMails(batchSize));
+  await resolveQueuedResetRequests(batchSize);
+  const claim = claimDueMails(batchSize);
+  // The drain is the service's schedule, so it also prunes expired create keys, tombstones and security events
+  // past their retention, in the same round trip.
+  const mails = await withServiceTransaction({
+    ...claim,
+    following: [
+      ...(claim.following ?? []),
+      pruneExpiredCreateKeys,
+      pruneSecurityEvents(getConfig().auditRetentionDays),
+      pruneExpiredTombstones(getConfig().tombstoneDays),
+    ],
+  });
   const outcome: DispatchOutcome = { sent: 0, retrying: 0, failed: 0 };
   if (mails.length === 0) return outcome;
   const results = await Promise.allSettled(mails.map((mail) => deliver(mail)));
@@ -66,22 +86,19 @@ export function providerDelivery(): DeliverMail | undefined {
   return provider && ((mail) => sendWithResend(provider, mail));
 }
 
-interface EdgeRuntimeGlobal {
-  EdgeRuntime?: { waitUntil(promise: Promise<unknown>): void };
-}
-
 /**
  * On Supabase's edge runtime, drains the outbox after the response has been
  * sent (`EdgeRuntime.waitUntil`), so a mail goes out within moments without
- * delaying the answer. Elsewhere (the local stack, whose mail loop drains the
- * outbox) and without a provider it does nothing.
+ * delaying the answer. Without a provider it still turns queued reset requests
+ * into codes and queued mails. Elsewhere (the local stack, whose mail loop
+ * drains the outbox) it does nothing.
  */
 export function dispatchAfterResponse(): void {
-  const edgeRuntime = (globalThis as EdgeRuntimeGlobal).EdgeRuntime;
+  const waitUntil = edgeRuntimeWaitUntil();
+  if (!waitUntil) return;
   const deliver = providerDelivery();
-  if (!edgeRuntime || !deliver) return;
-  edgeRuntime.waitUntil(
-    dispatchDueMail(deliver).catch((error) =>
+  waitUntil(
+    (deliver ? dispatchDueMail(deliver) : resolveQueuedResetRequests()).catch((error) =>
       console.error(JSON.stringify({ level: "warn", event: "mail dispatch failed", error: String(error) }))
     ),
   );

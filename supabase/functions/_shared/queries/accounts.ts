@@ -2,15 +2,22 @@
  * SQL of the account tables (`app.users`, `app.password_reset_codes`,
  * `app.mail_outbox`), one statement per step. Run as the connection's own
  * role: these tables are not exposed to `anon` or `authenticated`. Passwords
- * and codes are hashed by pgcrypto inside Postgres and never leave it in the
- * clear.
+ * are hashed and checked in the function (`passwords.ts`), never in Postgres;
+ * these statements carry only hashes.
+ *
+ * Login, register and create-password start the account's session in the
+ * same statement that proves the password (or creates the account), so
+ * signing in still costs what it did before sessions existed.
  */
 import type { SecurityLimits } from "../config.ts";
+import { reserveLoginAttempt } from "./rate-limits.ts";
 import type { User } from "../contract.ts";
 import type { Query } from "../db.ts";
+import type { SessionGrant } from "../session.ts";
+import { grantOf, type NewSession, type SessionColumns, sessionValues, startSessionCall } from "./sessions.ts";
 
 /** A row of `app.users` as these statements return it: never the password hash. */
-interface AccountRow {
+export interface AccountRow {
   id: string;
   name: string;
   phone_number: string | null;
@@ -37,9 +44,7 @@ const accountColumnNames = [
 ] as const satisfies readonly (keyof AccountRow)[];
 
 /** The columns an `AccountRow` is read from; built once, not per request. */
-const accountColumns = accountColumnNames.join(", ");
-/** The same columns of `app.users u`, for the login query's join. */
-const userAccountColumns = accountColumnNames.map((column) => `u.${column}`).join(", ");
+export const accountColumns = accountColumnNames.join(", ");
 
 /** A user and the token version its access tokens must carry (see `app.users.token_version`). */
 export interface Account {
@@ -47,7 +52,7 @@ export interface Account {
   tokenVersion: number;
 }
 
-function toAccount(row: AccountRow): Account {
+export function toAccount(row: AccountRow): Account {
   return {
     user: {
       id: row.id,
@@ -64,89 +69,144 @@ function toAccount(row: AccountRow): Account {
   };
 }
 
-/**
- * Inserts a user with a bcrypt hash of `password`. Fails with 23505 when the
- * email is taken; then no hash is computed, so repeated registers of a taken
- * email cost no bcrypt work.
- */
-export function insertUser(
-  input: { name: string; email: string; password: string; bcryptCost: number },
-): Query<AccountRow, Account> {
-  return {
-    text: `insert into app.users (name, email, password_hash)
-           values ($1, $2, case when exists (select from app.users where email = $2) then ''
-                                else extensions.crypt($3, extensions.gen_salt('bf', $4)) end)
-           returning ${accountColumns}`,
-    values: [input.name, input.email, input.password, input.bcryptCost],
-    read: ([row]) => toAccount(row),
-  };
-}
-
-/** What a login's password check found. */
-export interface CredentialCheck {
+/** An account that has just signed in, and its new session. */
+export interface SignedInAccount {
   account: Account;
-  passwordMatches: boolean;
+  session: SessionGrant;
 }
 
-/**
- * The user with `email` and whether `password` matches. For an unknown email
- * it still hashes the password once at the same cost, so the answer takes as
- * long as for a wrong password. When the password matches an ACTIVE account,
- * the same statement wipes the failed logins of the email from `address`, so
- * its owner starts afresh there.
- */
-export function checkCredentials(
-  input: { email: string; password: string; bcryptCost: number; address: string | undefined },
-): Query<Partial<AccountRow> & { password_matches: boolean }, CredentialCheck | undefined> {
-  return {
-    text: `with checked as (
-             select ${userAccountColumns},
-                    coalesce(u.password_hash = extensions.crypt($2, probe.salt), false) as password_matches
-             from (select coalesce(
-                     (select password_hash from app.users where email = $1),
-                     extensions.gen_salt('bf', $3)) as salt) as probe
-             left join app.users u on u.email = $1
-           ), cleared as (
-             delete from app.rate_limits
-             where bucket = 'login-failure' and key = $1 || ' ' || $4
-               and exists (select from checked where password_matches and status = 'ACTIVE')
-           )
-           select * from checked`,
-    values: [input.email, input.password, input.bcryptCost, input.address ?? null],
-    read: ([row]) =>
-      row?.id ? { account: toAccount(row as AccountRow), passwordMatches: row.password_matches } : undefined,
-  };
-}
-
-/** What a reset request needs to store a code and queue its mail. */
-export interface ResetRequest {
-  email: string;
-  code: string;
-  ttlMinutes: number;
+/** A verification code to store (as its HMAC) and the mail that carries it. */
+export interface NewVerificationCode {
+  codeHash: string;
+  ttlHours: number;
   attempts: number;
-  minIntervalSeconds: number;
-  mailsPerHour: number;
   mail: { subject: string; body: string };
 }
 
 /**
- * Stores a new reset code for the account with `email`, replacing the last
- * one, and queues its mail, unless the email is unknown or the account's
- * reset-mail quota is used up (`app.request_password_reset`).
+ * Inserts a user with `passwordHash`, starts its first session, and stores a
+ * verification code and queues its mail. Fails with 23505 when the email is
+ * taken.
  */
-export function requestPasswordReset(request: ResetRequest): Query<unknown, void> {
+export function insertUser(
+  input: {
+    name: string;
+    email: string;
+    passwordHash: string;
+    session: NewSession;
+    verification: NewVerificationCode;
+  },
+): Query<AccountRow & SessionColumns, SignedInAccount> {
+  const { verification } = input;
   return {
-    text: "select app.request_password_reset($1, $2, $3, $4, $5, $6, $7, $8)",
+    text: `with account as (
+             insert into app.users (name, email, password_hash) values ($1, $2, $3)
+             returning ${accountColumns}
+           ), started as (
+             select s.* from account cross join lateral ${startSessionCall("account.id", 4)} s
+           ), code as (
+             insert into app.email_verification_codes (user_id, code_hash, expires_at, attempts_left)
+             select id, $8, now() + make_interval(hours => $9), $10 from account
+           ), mail as (
+             insert into app.mail_outbox (recipient, subject, body) select email, $11, $12 from account
+           )
+           select account.*, started.* from account, started`,
     values: [
-      request.email,
-      request.code,
-      request.ttlMinutes,
-      request.attempts,
-      request.minIntervalSeconds,
-      request.mailsPerHour,
-      request.mail.subject,
-      request.mail.body,
+      input.name,
+      input.email,
+      input.passwordHash,
+      ...sessionValues(input.session),
+      verification.codeHash,
+      verification.ttlHours,
+      verification.attempts,
+      verification.mail.subject,
+      verification.mail.body,
     ],
+    read: ([row]) => ({ account: toAccount(row), session: grantOf(row) }),
+  };
+}
+
+/** What an attempt to prove the password found before the password is checked. */
+export interface PasswordAttempt {
+  /** Seconds until the limits allow an attempt, or 0 when this one was counted and may go on. */
+  retryAfter: number;
+  /** The account with the email, and its hash; undefined for an unknown email. */
+  account: Account | undefined;
+  passwordHash: string | undefined;
+}
+
+/**
+ * Counts an attempt to prove the password of the account with `email` (a
+ * login, or a password re-entered to change it or delete the account) against
+ * the limits, and reads the account and its hash, in one round trip that
+ * commits before the password is checked, so concurrent guesses each see the
+ * others.
+ */
+export function passwordAttempt(
+  input: Parameters<typeof reserveLoginAttempt>[0] & { email: string },
+): Query<{ retry_after: number }, PasswordAttempt> {
+  return {
+    ...reserveLoginAttempt(input),
+    following: [{
+      text: `select ${accountColumns}, password_hash from app.users where email = $1`,
+      values: [input.email],
+    }],
+    read: ([reserved], [row]) => {
+      const found = row as (AccountRow & { password_hash: string }) | undefined;
+      return {
+        retryAfter: reserved.retry_after,
+        account: found ? toAccount(found) : undefined,
+        passwordHash: found?.password_hash,
+      };
+    },
+  };
+}
+
+/**
+ * Completes a login whose password matched `passwordHash`: unless the hash or
+ * the status changed meanwhile, it wipes the failed logins of the email from
+ * `address` (its owner starts afresh there), takes the attempt back from the
+ * account's count, and starts the session. Undefined when it did not.
+ */
+export function completeLogin(
+  input: { userId: string; passwordHash: string; address: string | undefined; session: NewSession },
+): Query<AccountRow & SessionColumns, SignedInAccount | undefined> {
+  return {
+    text: `with account as (
+             select ${accountColumns} from app.users
+             where id = $1 and password_hash = $2 and status = 'ACTIVE'
+           ), cleared as (
+             delete from app.rate_limits r using account
+             where r.bucket = 'login-failure' and r.key = account.email || ' ' || $3
+           ), uncounted as (
+             -- A success is no guess: it takes its own attempt back from the account's count.
+             update app.rate_limits r set hits = greatest(r.hits - 1, 0) from account
+             where r.bucket = 'login-account' and r.key = account.email
+           ), started as (
+             select s.* from account cross join lateral ${startSessionCall("account.id", 4)} s
+           ), recorded as (
+             select app.record_security_event('login_succeeded', account.id, account.id, $3, $6,
+                                              jsonb_build_object('sessionId', started.session_id))
+             from account, started
+           )
+           select account.*, started.* from account, started, recorded`,
+    values: [input.userId, input.passwordHash, input.address ?? null, ...sessionValues(input.session)],
+    read: ([row]) => row ? { account: toAccount(row), session: grantOf(row) } : undefined,
+  };
+}
+
+/**
+ * Records a failed login of the account with `email` on its security log
+ * (nothing for an unknown email). Login sends it after its answer, so the
+ * write cannot tell a known email from an unknown one by the answer's timing.
+ */
+export function recordLoginFailure(
+  input: { email: string; address: string | undefined; userAgent: string | undefined; details: Record<string, string> },
+): Query<unknown, void> {
+  return {
+    text: `select app.record_security_event('login_failed', u.id, u.id, $2, $3, $4::jsonb)
+           from app.users u where u.email = $1`,
+    values: [input.email, input.address ?? null, input.userAgent ?? null, JSON.stringify(input.details)],
     read: () => undefined,
   };
 }
@@ -157,36 +217,167 @@ export type PasswordReset =
   | { kind: "throttled"; retryAfter: number }
   | { kind: "bad-code" }
   | { kind: "suspended" }
-  | { kind: "updated"; account: Account };
+  | { kind: "updated"; account: Account; session: SessionGrant };
 
 /**
  * Sets a new password with a reset code (`app.reset_password`): a valid code
  * is consumed, a wrong one uses up an attempt (and that commits), and the
- * account is marked verified and its earlier tokens revoked.
+ * account is marked verified, its sessions and earlier tokens revoked, and a
+ * new session started.
  */
 export function resetPassword(
   input: {
     email: string;
     code: string;
-    password: string;
-    bcryptCost: number;
+    passwordHash: string;
     limits: Pick<SecurityLimits, "resetCodeMaxWrongPerAccount" | "resetCodeAccountWindowSeconds">;
+    session: NewSession;
   },
-): Query<Partial<AccountRow> & { outcome: PasswordReset["kind"]; retry_after: number | null }, PasswordReset> {
+): Query<
+  Partial<AccountRow & SessionColumns> & { outcome: PasswordReset["kind"]; retry_after: number | null },
+  PasswordReset
+> {
   return {
-    text: "select * from app.reset_password($1, $2, $3, $4, $5, $6)",
+    // The reset revokes the account's sessions (trigger users_end_sessions) before the new one starts.
+    text: `with reset as (
+             select * from app.reset_password($1, $2, $3, $4, $5)
+           ), started as (
+             select s.* from reset cross join lateral ${startSessionCall("reset.id", 6)} s
+             where reset.outcome = 'updated'
+           ), lifted as (
+             -- The owner proved the mailbox, as for the failures per address: the account's cap is lifted too.
+             delete from app.rate_limits r using reset
+             where reset.outcome = 'updated' and r.bucket = 'login-account' and r.key = reset.email
+           )
+           select reset.*, started.* from reset left join started on true`,
     values: [
       input.email,
       input.code,
-      input.password,
-      input.bcryptCost,
+      input.passwordHash,
       input.limits.resetCodeMaxWrongPerAccount,
       input.limits.resetCodeAccountWindowSeconds,
+      ...sessionValues(input.session),
     ],
     read: ([row]) => {
-      if (row.outcome === "updated") return { kind: "updated", account: toAccount(row as AccountRow) };
+      if (row.outcome === "updated") {
+        return { kind: "updated", account: toAccount(row as AccountRow), session: grantOf(row as SessionColumns) };
+      }
       if (row.outcome === "throttled") return { kind: "throttled", retryAfter: row.retry_after ?? 1 };
       return { kind: row.outcome } as PasswordReset;
     },
+  };
+}
+
+/** The outcome of verifying an address with its code. */
+export type EmailVerification =
+  | { kind: "bad-code" }
+  | { kind: "suspended" }
+  | { kind: "verified"; account: Account; session: SessionGrant };
+
+/**
+ * Verifies the address with the HMAC of the code presented
+ * (`app.verify_email`): a right code marks the account verified and starts a
+ * session; a wrong one uses up an attempt (and that commits).
+ */
+export function verifyEmail(
+  input: { email: string; codeHash: string; session: NewSession },
+): Query<Partial<AccountRow & SessionColumns> & { outcome: EmailVerification["kind"] }, EmailVerification> {
+  return {
+    text: `with verified as (
+             select * from app.verify_email($1, $2)
+           ), started as (
+             select s.* from verified cross join lateral ${startSessionCall("verified.id", 3)} s
+             where verified.outcome = 'verified'
+           )
+           select verified.*, started.* from verified left join started on true`,
+    values: [input.email, input.codeHash, ...sessionValues(input.session)],
+    read: ([row]) =>
+      row.outcome === "verified"
+        ? { kind: "verified", account: toAccount(row as AccountRow), session: grantOf(row as SessionColumns) }
+        : { kind: row.outcome },
+  };
+}
+
+/**
+ * Mails a new verification code to an unverified account, within its mail
+ * quota (`app.resend_verification`); nothing for a verified or unknown address.
+ */
+export function resendVerification(
+  input: {
+    email: string;
+    verification: NewVerificationCode;
+    limits: Pick<SecurityLimits, "verificationMailMinIntervalSeconds" | "verificationMailsPerDay">;
+  },
+): Query<unknown, void> {
+  const { email, verification, limits } = input;
+  return {
+    text: "select app.resend_verification($1, $2, $3, $4, $5, $6, $7, $8)",
+    values: [
+      email,
+      verification.codeHash,
+      verification.ttlHours,
+      verification.attempts,
+      limits.verificationMailMinIntervalSeconds,
+      limits.verificationMailsPerDay,
+      verification.mail.subject,
+      verification.mail.body,
+    ],
+    read: () => undefined,
+  };
+}
+
+/** The outcome of a password change: `stale` when the password changed since it was checked. */
+export type PasswordChange =
+  | { kind: "stale" }
+  | { kind: "changed"; account: Account; session: SessionGrant };
+
+/**
+ * Sets `newHash` as the password when the stored hash is still `expectedHash`,
+ * the one the current password was checked against (`app.change_password`),
+ * which ends every session of the account; then starts the caller's new one,
+ * clears the email's failed logins from `address` and takes the attempt back
+ * from the account's count, as a login would.
+ */
+export function changePassword(
+  input: {
+    userId: string;
+    expectedHash: string;
+    newHash: string;
+    address: string | undefined;
+    session: NewSession;
+  },
+): Query<Partial<AccountRow & SessionColumns> & { outcome: PasswordChange["kind"] }, PasswordChange> {
+  return {
+    text: `with changed as (
+             select * from app.change_password($1, $2, $3)
+           ), started as (
+             select s.* from changed cross join lateral ${startSessionCall("changed.id", 5)} s
+             where changed.outcome = 'changed'
+           ), cleared as (
+             delete from app.rate_limits r using changed
+             where changed.outcome = 'changed' and r.bucket = 'login-failure' and r.key = changed.email || ' ' || $4
+           ), uncounted as (
+             update app.rate_limits r set hits = greatest(r.hits - 1, 0) from changed
+             where changed.outcome = 'changed' and r.bucket = 'login-account' and r.key = changed.email
+           )
+           select changed.*, started.* from changed left join started on true`,
+    values: [input.userId, input.expectedHash, input.newHash, input.address ?? null, ...sessionValues(input.session)],
+    read: ([row]) =>
+      row.outcome === "changed"
+        ? { kind: "changed", account: toAccount(row as AccountRow), session: grantOf(row as SessionColumns) }
+        : { kind: row.outcome },
+  };
+}
+
+/**
+ * Deletes the account and everything that holds its id or address while its
+ * stored hash is still `expectedHash`, the one the password was checked
+ * against (`app.delete_account`); answers whether it did.
+ */
+export function deleteAccount(input: { userId: string; expectedHash: string }): Query<{ deleted: boolean }, boolean> {
+  return {
+    text: "select app.delete_account($1, $2) as deleted",
+    values: [input.userId, input.expectedHash],
+    read: ([row]) => row.deleted,
   };
 }

@@ -10,11 +10,11 @@
  * const note = await withCallerTransaction(caller, insertNote(caller.sub, body));
  * ```
  */
-import type { CreateNoteBody, Note, SaveNoteBody } from "../contract.ts";
-import type { Query } from "../db.ts";
+import { type CreateNoteBody, limits, type Note, type NoteChanges, type NoteOrder } from "../contract.ts";
+import type { Query, Statement } from "../db.ts";
 import { isoTimestamp, timestamptzAsText } from "../timestamps.ts";
 
-interface NoteRow {
+export interface NoteRow {
   id: string;
   created_by: string;
   title: string;
@@ -25,7 +25,7 @@ interface NoteRow {
   updated_at: string;
 }
 
-const noteColumns = "id, created_by, title, content, status, created_at, updated_at";
+export const noteColumns = "id, created_by, title, content, status, created_at, updated_at";
 
 /** The API's Note from a row of `public.notes`. */
 export function toNote(row: NoteRow): Note {
@@ -52,70 +52,279 @@ export function insertNote(owner: string, input: CreateNoteBody): Query<NoteRow,
   };
 }
 
-/** One page of a listing and the count of all the owner's notes. */
+/** What a create with an `Idempotency-Key` did. */
+export type KeyedCreateOutcome =
+  | { created: Note }
+  /** The key had made this note (with the same request) within the window: nothing new was made. */
+  | { replayed: Note }
+  /** The key had made a note with a different request. */
+  | { keyReused: true };
+
+interface CreateKeyRow {
+  note_id: string;
+  request_hash: string;
+  created_at: string;
+}
+
+/** How long a create's key is remembered (`app.claim_note_create_key` holds the same window). */
+const createKeyWindow = `interval '${limits.idempotencyKeyHours} hours'`;
+
+/**
+ * Inserts a note owned by `owner` unless key `key` already made one within
+ * the window, and records the key in the same statement. The key is claimed
+ * first (`app.claim_note_create_key`, for the JWT caller): a repeat finds it (a concurrent repeat waits on its unique
+ * index until the first commits, then finds it, or takes the key if the first
+ * rolled back), and an expired key is taken over. A second statement of the
+ * same transaction, with a snapshot taken after that wait, reads what the key
+ * made. The note a repeat answers is the one first answered: same id, the
+ * request's fields (its fingerprint matched), and `createdAt` = `updatedAt` =
+ * when the key was used, as the note was made.
+ */
+export function insertNoteOnce(
+  owner: string,
+  input: CreateNoteBody,
+  key: string,
+  fingerprint: string,
+): Query<NoteRow, KeyedCreateOutcome> {
+  return {
+    text: `with claimed as (select app.claim_note_create_key($1, $2) as note_id)
+           insert into public.notes (id, created_by, title, content, status)
+           select note_id, $3, $4, $5, $6 from claimed where note_id is not null
+           returning ${noteColumns}`,
+    values: [key, fingerprint, owner, input.title ?? "", input.content ?? "", input.status],
+    types: timestamptzAsText,
+    following: [{
+      text: "select note_id, request_hash, created_at from app.caller_note_create_key($1)",
+      values: [key],
+      types: timestamptzAsText,
+    }],
+    read: ([row], recorded) => {
+      if (row) return { created: toNote(row) };
+      const [used] = recorded as (CreateKeyRow | undefined)[];
+      // The claim found the key unexpired, and keys are pruned only an hour after they expire.
+      if (!used) throw new Error("An idempotency key that was not claimed has no row");
+      if (used.request_hash !== fingerprint) return { keyReused: true };
+      return {
+        replayed: toNote({
+          id: used.note_id,
+          created_by: owner,
+          title: input.title ?? "",
+          content: input.content ?? "",
+          status: input.status,
+          created_at: used.created_at,
+          updated_at: used.created_at,
+        }),
+      };
+    },
+  };
+}
+
+/**
+ * Deletes up to 100 create keys expired for an hour, oldest first (the hour
+ * keeps pruning clear of a create that has just found its key unexpired). Run
+ * by the mail drain, the service's one schedule (every minute on Supabase
+ * Cron, every 250 ms locally), so the table holds about a day of keys.
+ */
+export const pruneExpiredCreateKeys: Statement = {
+  text: `delete from app.note_create_keys
+         where (user_id, key) in (
+           select user_id, key from app.note_create_keys
+           where created_at <= now() - ${createKeyWindow} - interval '1 hour'
+           order by created_at
+           limit 100
+         )`,
+};
+
+/** One page of a listing and the count of every note it could show. */
 export interface NotePage {
   notes: Note[];
   total: number;
 }
 
+/** What a listing shows: a page of the notes that match its filters, in its order. */
+export interface NoteListing {
+  limit: number;
+  offset: number;
+  order: NoteOrder;
+  status?: Note["status"];
+  /** Words that must all occur in the title or content. */
+  q?: string;
+}
+
 // The listing reads each note through this alias; see listNotes.
 const pageColumns = noteColumns.split(", ").map((column) => `note.${column}`).join(", ");
 
+const orderColumns: Record<NoteOrder, string> = { createdAt: "created_at", updatedAt: "updated_at" };
+
 /**
- * The owner's notes newest first (`created_at` desc, then `id` desc), `limit`
- * of them after skipping `offset`, and the total, in one round trip.
- *
- * The page's keys come from an index-only scan of `notes_owner_recent_idx`,
- * so the rows skipped by a deep offset cost no heap reads; each of the at most
- * `limit` notes is then fetched by primary key in a nested loop that keeps the
- * index's order, so nothing is sorted (`npm run bench` checks this plan). The
- * total is the owner's counter (`app.caller_note_count()`, kept exact by
- * triggers), read by a second statement in the same transaction, so it costs
- * the same at 10 notes or a million and is there for a page past the end too.
+ * The `where` of a listing: the owner, and the filters given, as conditions
+ * on parameters numbered from `$firstParameter`. A search takes the ids of
+ * the caller's matches from `app.caller_note_matches` (its words index; see
+ * the migration for why it is not an index of public.notes).
  */
-export function listNotes(owner: string, page: { limit: number; offset: number }): Query<NoteRow, NotePage> {
+function listingConditions(owner: string, listing: NoteListing, firstParameter: number) {
+  const values: unknown[] = [owner];
+  const conditions = [`created_by = $${firstParameter}`];
+  const parameter = (value: unknown) => `$${firstParameter + values.push(value) - 1}`;
+  if (listing.status !== undefined) conditions.push(`status = ${parameter(listing.status)}`);
+  if (listing.q !== undefined) {
+    conditions.push(`id in (select match from app.caller_note_matches(${parameter(listing.q)}) as match)`);
+  }
+  return { where: conditions.join(" and "), values };
+}
+
+/**
+ * How a listing's total is counted. Without a search, from the owner's
+ * counters (`app.note_counts`, kept exact by triggers in each writing
+ * transaction), so it costs the same at 10 notes or a million; a search
+ * counts its matches, which the words index finds without reading the
+ * owner's other notes.
+ */
+function listingTotal(owner: string, listing: NoteListing): Statement {
+  if (listing.q !== undefined) {
+    const { where, values } = listingConditions(owner, listing, 1);
+    return { text: `select count(*)::integer as total from public.notes where ${where}`, values };
+  }
+  if (listing.status !== undefined) {
+    return { text: "select app.caller_note_count($1) as total", values: [listing.status] };
+  }
+  return { text: "select app.caller_note_count() as total" };
+}
+
+/**
+ * The owner's notes that match the listing's filters, newest first by
+ * creation or by last edit (then `id` desc), `limit` of them after skipping
+ * `offset`, and the total that match, in one round trip.
+ *
+ * The page's keys come from an index-only scan of the index that starts with
+ * the owner (and the status, when filtered) and holds the order's column
+ * (`notes_owner_recent_idx`, `notes_owner_edited_idx`,
+ * `notes_owner_status_*_idx`), so the rows skipped by a deep offset cost no
+ * heap reads and nothing is sorted; each of the at most `limit` notes is then
+ * fetched by primary key in a nested loop that keeps that order. A search
+ * takes its keys from `note_words_owner_search_idx` (the owner's matches
+ * only) and sorts those. `npm run check:plan` checks these plans.
+ */
+export function listNotes(owner: string, listing: NoteListing): Query<NoteRow, NotePage> {
+  const order = orderColumns[listing.order];
+  const { where, values } = listingConditions(owner, listing, 3);
   return {
     text: `select ${pageColumns}
            from (
-             select id, created_at
+             select id, ${order}
              from public.notes
-             where created_by = $1
-             order by created_at desc, id desc
-             limit $2 offset $3
+             where ${where}
+             order by ${order} desc, id desc
+             limit $1 offset $2
            ) as page
            join public.notes as note on note.id = page.id
-           order by page.created_at desc, page.id desc`,
-    values: [owner, page.limit, page.offset],
+           order by page.${order} desc, page.id desc`,
+    values: [listing.limit, listing.offset, ...values],
     types: timestamptzAsText,
-    following: [{ text: "select app.caller_note_count() as total" }],
+    following: [listingTotal(owner, listing)],
     read: (rows, counted) => ({ notes: rows.map(toNote), total: (counted as { total: number }[])[0].total }),
   };
 }
 
-/** The changes of `POST /notes-save`: each field given replaces the stored one. */
-export type NoteChanges = Omit<SaveNoteBody, "id">;
-
-/** Applies `changes` to the owner's note `id`; undefined when the caller has no such note. */
-export function updateNote(owner: string, id: string, changes: NoteChanges): Query<NoteRow, Note | undefined> {
+/** The owner's note `id`; undefined when the caller has no such note. */
+export function selectNote(owner: string, id: string): Query<NoteRow, Note | undefined> {
   return {
-    // null keeps the stored value.
-    text: `update public.notes
-           set title = coalesce($3, title),
-               content = coalesce($4, content),
-               status = coalesce($5, status)
-           where id = $1 and created_by = $2
-           returning ${noteColumns}`,
-    values: [id, owner, changes.title ?? null, changes.content ?? null, changes.status ?? null],
+    text: `select ${noteColumns} from public.notes where id = $1 and created_by = $2`,
+    values: [id, owner],
     types: timestamptzAsText,
     read: ([row]) => row ? toNote(row) : undefined,
   };
 }
 
-/** Deletes the owner's note `id` and returns its id; undefined when the caller has no such note. */
-export function deleteNote(owner: string, id: string): Query<{ id: string }, string | undefined> {
+/**
+ * What a versioned write did: `done` with its result, or `conflict` with the
+ * note as it is stored now, whose version is not the one the client named.
+ */
+export type VersionedOutcome<T> = { done: T } | { conflict: Note };
+
+/** An update or delete of one note, whose `where` can take one more condition. */
+interface NoteWrite<Row, T> {
+  /** The statement with `versionCheck` (empty, or `and ...`) appended to its `where`. */
+  text: (versionCheck: string) => string;
+  values: unknown[];
+  read: (row: Row) => T;
+}
+
+/**
+ * Runs `write` on the owner's note `id`, versioned when `expectedUpdatedAt` is
+ * given: then the write's own statement also requires the stored version to
+ * match, so the check and the write are one statement, serialised on the row's
+ * lock, and of concurrent writes naming one version exactly one finds it. When
+ * the write matched nothing, a second statement of the same transaction reads
+ * the note: it takes a new snapshot, so it sees the version a concurrent
+ * winner committed, the one the write was compared with.
+ */
+function versioned<Row, T>(
+  owner: string,
+  id: string,
+  write: NoteWrite<Row, T>,
+  expectedUpdatedAt: string | undefined,
+): Query<Row, VersionedOutcome<T> | undefined> {
+  if (expectedUpdatedAt === undefined) {
+    return {
+      text: write.text(""),
+      values: write.values,
+      types: timestamptzAsText,
+      read: ([row]) => row ? { done: write.read(row) } : undefined,
+    };
+  }
+  const versionParameter = write.values.length + 1;
   return {
-    text: "delete from public.notes where id = $1 and created_by = $2 returning id",
-    values: [id, owner],
-    read: ([row]) => row?.id,
+    // The API shows versions to the millisecond; rows written before versions existed may store microseconds.
+    text: write.text(`and date_trunc('milliseconds', updated_at) = $${versionParameter}::timestamptz`),
+    values: [...write.values, expectedUpdatedAt],
+    types: timestamptzAsText,
+    following: [selectNote(owner, id)],
+    read: ([row], stored) => {
+      if (row) return { done: write.read(row) };
+      const [current] = stored as NoteRow[];
+      return current ? { conflict: toNote(current) } : undefined;
+    },
   };
+}
+
+/**
+ * Applies `changes` to the owner's note `id`, only if its version is still
+ * `expectedUpdatedAt` when that is given; undefined when the caller has no such note.
+ */
+export function updateNote(
+  owner: string,
+  id: string,
+  changes: NoteChanges,
+  expectedUpdatedAt?: string,
+): Query<NoteRow, VersionedOutcome<Note> | undefined> {
+  return versioned(owner, id, {
+    // null keeps the stored value.
+    text: (versionCheck) =>
+      `update public.notes
+       set title = coalesce($3, title),
+           content = coalesce($4, content),
+           status = coalesce($5, status)
+       where id = $1 and created_by = $2 ${versionCheck}
+       returning ${noteColumns}`,
+    values: [id, owner, changes.title ?? null, changes.content ?? null, changes.status ?? null],
+    read: toNote,
+  }, expectedUpdatedAt);
+}
+
+/**
+ * Deletes the owner's note `id`, only if its version is still
+ * `expectedUpdatedAt` when that is given, and returns its id; undefined when
+ * the caller has no such note.
+ */
+export function deleteNote(
+  owner: string,
+  id: string,
+  expectedUpdatedAt?: string,
+): Query<{ id: string }, VersionedOutcome<string> | undefined> {
+  return versioned(owner, id, {
+    text: (versionCheck) => `delete from public.notes where id = $1 and created_by = $2 ${versionCheck} returning id`,
+    values: [id, owner],
+    read: (row: { id: string }) => row.id,
+  }, expectedUpdatedAt);
 }

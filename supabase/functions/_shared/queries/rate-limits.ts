@@ -15,16 +15,24 @@ import { TooManyRequestsError } from "../http-error.ts";
 import { pgErrorCode } from "../db.ts";
 
 /**
- * Counts one login attempt against the address and the (email, address) pair
- * and reads how many seconds until both allow it, or 0 when it may go on. Run
- * it in a transaction of its own, so the attempt commits before bcrypt runs.
+ * Counts one login attempt against the account, the address and the (email,
+ * address) pair and reads how many seconds until all allow it, or 0 when it
+ * may go on. `trustedUserId`, the account a valid device token names, lets a
+ * login through the account's cap when it is this email's. Run it in a
+ * transaction of its own, so the attempt commits before bcrypt runs.
  */
 export function reserveLoginAttempt(
-  input: { email: string; address: string | undefined; limits: SecurityLimits },
+  input: {
+    email: string;
+    address: string | undefined;
+    userAgent: string | undefined;
+    limits: SecurityLimits;
+    trustedUserId?: string;
+  },
 ): Query<{ retry_after: number }, number> {
   const { email, address, limits } = input;
   return {
-    text: "select app.take_login_attempt($1, $2, $3, $4, $5, $6) as retry_after",
+    text: "select app.take_login_attempt($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) as retry_after",
     values: [
       email,
       address ?? null,
@@ -32,18 +40,36 @@ export function reserveLoginAttempt(
       limits.loginMaxFailures,
       limits.loginAddressWindowSeconds,
       limits.loginMaxAttemptsPerAddress,
+      limits.loginAccountWindowSeconds,
+      limits.loginMaxFailuresPerAccount,
+      input.trustedUserId ?? null,
+      input.userAgent ?? null,
     ],
     read: ([row]) => row.retry_after,
   };
 }
 
 /** The per-address limits a statement can be guarded by. */
-export type AddressLimit = "signup-address" | "reset-address";
+export type AddressLimit =
+  | "signup-address"
+  | "reset-address"
+  | "reset-request-address"
+  | "refresh-address"
+  | "verify-address";
 
 function windowOf(limit: AddressLimit, limits: SecurityLimits): { seconds: number; max: number } {
-  return limit === "signup-address"
-    ? { seconds: limits.signupAddressWindowSeconds, max: limits.signupMaxPerAddress }
-    : { seconds: limits.resetCodeAddressWindowSeconds, max: limits.resetCodeMaxAttemptsPerAddress };
+  switch (limit) {
+    case "signup-address":
+      return { seconds: limits.signupAddressWindowSeconds, max: limits.signupMaxPerAddress };
+    case "reset-address":
+      return { seconds: limits.resetCodeAddressWindowSeconds, max: limits.resetCodeMaxAttemptsPerAddress };
+    case "reset-request-address":
+      return { seconds: limits.resetRequestAddressWindowSeconds, max: limits.resetRequestMaxPerAddress };
+    case "refresh-address":
+      return { seconds: limits.refreshAddressWindowSeconds, max: limits.refreshMaxPerAddress };
+    case "verify-address":
+      return { seconds: limits.verifyAddressWindowSeconds, max: limits.verifyMaxPerAddress };
+  }
 }
 
 /**

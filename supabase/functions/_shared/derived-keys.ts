@@ -1,0 +1,40 @@
+/**
+ * HMAC keys derived from `JWT_SECRET`, one per purpose, so a MAC made for one
+ * purpose (a refresh token, a stored verification code) can never pass for
+ * another's or for a JWT signature made with the same secret.
+ *
+ * @example
+ * ```ts
+ * const key = await derivedKey(jwtSecret, "refresh token");
+ * const mac = await crypto.subtle.sign("HMAC", key, new TextEncoder().encode("..."));
+ * ```
+ */
+
+/** What each derived key is for; the label is part of the derivation. */
+export type KeyPurpose = "refresh token" | "email verification code" | "device token";
+
+const encoder = new TextEncoder();
+
+/** Keys derived in this isolate, per secret and purpose. */
+const derived = new WeakMap<Uint8Array, Map<KeyPurpose, Promise<CryptoKey>>>();
+
+/** The HMAC-SHA256 key of `purpose` under `jwtSecret`, derived once per isolate. */
+export function derivedKey(jwtSecret: Uint8Array, purpose: KeyPurpose): Promise<CryptoKey> {
+  let keys = derived.get(jwtSecret);
+  if (!keys) derived.set(jwtSecret, keys = new Map());
+  let key = keys.get(purpose);
+  if (!key) {
+    key = derive(jwtSecret, purpose);
+    keys.set(purpose, key);
+  }
+  return key;
+}
+
+async function derive(jwtSecret: Uint8Array, purpose: KeyPurpose): Promise<CryptoKey> {
+  // Copied: WebCrypto takes only buffers that cannot be shared.
+  const secret = await crypto.subtle.importKey("raw", new Uint8Array(jwtSecret), hmac, false, ["sign"]);
+  const bytes = await crypto.subtle.sign("HMAC", secret, encoder.encode(`notes-service ${purpose} key v1`));
+  return crypto.subtle.importKey("raw", bytes, hmac, false, ["sign", "verify"]);
+}
+
+const hmac = { name: "HMAC", hash: "SHA-256" } as const;

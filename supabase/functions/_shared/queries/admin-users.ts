@@ -1,0 +1,95 @@
+/**
+ * SQL of the admin endpoints: listing accounts and changing their status.
+ * Run behind `withAdminCaller`, whose opening statement checks the caller is
+ * an ADMIN now and names it as the actor of the events these changes record.
+ * Nothing here reads `public.notes`: an admin sees how many notes an account
+ * has (its counter), never what they say.
+ *
+ * @example
+ * ```ts
+ * const page = await withAdminCaller(caller, context, listUsers({ limit: 10, offset: 0 }));
+ * ```
+ */
+import type { ListUsersQuery, ManagedUser, User } from "../contract.ts";
+import type { Query } from "../db.ts";
+import { uuidOrNull } from "../uuid.ts";
+import { accountColumns, type AccountRow, toAccount } from "./accounts.ts";
+
+interface ManagedUserRow extends AccountRow {
+  note_count: number;
+  last_active_at: Date | null;
+  total: number;
+}
+
+/** One page of accounts and how many match in all. */
+export interface ManagedUserPage {
+  users: ManagedUser[];
+  total: number;
+}
+
+/** `text` as a LIKE pattern that matches it literally anywhere in a value. */
+function containing(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (character) => `\\${character}`)}%`;
+}
+
+/**
+ * Accounts whose email or name contains `query` (case-insensitively) and
+ * whose status is `status`, newest first, with the count of all that match,
+ * in one statement. A page past the end still carries the count.
+ */
+export function listUsers(filter: ListUsersQuery): Query<Partial<ManagedUserRow> & { total: number }, ManagedUserPage> {
+  return {
+    text: `with matching as (
+             select ${accountColumns} from app.users
+             where ($1::text is null or email ilike $1 or name ilike $1)
+               and ($2::text is null or status = $2)
+           ), counted as (
+             select count(*)::integer as total from matching
+           )
+           select counted.total, page.*
+           from counted
+           left join lateral (
+             select m.*, coalesce(c.notes, 0) as note_count,
+                    (select max(s.refreshed_at) from app.sessions s where s.user_id = m.id) as last_active_at
+             from matching m
+             left join app.note_counts c on c.user_id = m.id
+             order by m.created_at desc, m.id desc
+             limit $3 offset $4
+           ) page on true`,
+    values: [filter.query ? containing(filter.query) : null, filter.status ?? null, filter.limit, filter.offset],
+    read: (rows) => ({
+      total: rows[0]?.total ?? 0,
+      users: rows.filter((row): row is ManagedUserRow => row.id !== null && row.id !== undefined).map((row) => ({
+        ...toAccount(row).user,
+        noteCount: row.note_count,
+        lastActiveAt: row.last_active_at?.toISOString() ?? null,
+      })),
+    }),
+  };
+}
+
+/** What setting an account's status did. */
+export type StatusChange = { kind: "own-account" } | { kind: "unknown-user" } | { kind: "updated"; user: User };
+
+/**
+ * Sets account `id`'s status, unless it is the acting admin's own (a lone
+ * admin who suspended itself would leave nobody to lift it) or no account has
+ * that id (a malformed one included). Suspending raises the account's token
+ * version, which ends every session (triggers users_revoke_tokens and
+ * users_end_sessions), in this same statement.
+ */
+export function setUserStatus(
+  input: { id: string; status: User["status"]; adminId: string },
+): Query<Partial<AccountRow> & { own_account: boolean | null }, StatusChange> {
+  return {
+    text: `with updated as (
+             update app.users set status = $2 where id = $1::uuid and id <> $3::uuid returning ${accountColumns}
+           )
+           select $1::uuid = $3::uuid as own_account, updated.* from (select) as one left join updated on true`,
+    values: [uuidOrNull(input.id), input.status, input.adminId],
+    read: ([row]) => {
+      if (row.own_account) return { kind: "own-account" };
+      return row.id ? { kind: "updated", user: toAccount(row as AccountRow).user } : { kind: "unknown-user" };
+    },
+  };
+}

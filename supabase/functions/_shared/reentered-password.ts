@@ -1,0 +1,45 @@
+/**
+ * A password re-entered by a signed-in user to change it or delete the
+ * account: counted as a login attempt, committed before the hash is checked,
+ * so a stolen access token gets no more guesses than the login form gives.
+ *
+ * @example
+ * ```ts
+ * const expectedHash = await checkReenteredPassword(caller, body.password, address);
+ * ```
+ */
+import { tooManyAttempts } from "../auth-login/handler.ts";
+import type { Caller } from "./caller.ts";
+import { getConfig } from "./config.ts";
+import { withLiveCaller } from "./db.ts";
+import { TooManyRequestsError, UnauthorizedError } from "./http-error.ts";
+import { verifyPassword } from "./passwords.ts";
+import { passwordAttempt, recordLoginFailure } from "./queries/accounts.ts";
+
+/**
+ * The caller's password hash when `password` matches it; the statement that
+ * changes or deletes the account acts only while the hash is still this one.
+ * Throws 429 past the login limits and 401 `invalid_credentials` for a wrong
+ * password.
+ */
+export async function checkReenteredPassword(
+  caller: Caller,
+  password: string,
+  client: { address: string | undefined; userAgent: string | undefined; via: "change_password" | "delete_account" },
+): Promise<string> {
+  const { bcryptCost, limits } = getConfig();
+  const { address, userAgent, via } = client;
+  const attempt = await withLiveCaller(caller, passwordAttempt({ email: caller.email, address, userAgent, limits }));
+  if (attempt.retryAfter > 0) throw new TooManyRequestsError(tooManyAttempts, attempt.retryAfter);
+  if (!attempt.passwordHash || !await verifyPassword(password, attempt.passwordHash, bcryptCost)) {
+    // On the account's security log as a failed login, made through this request.
+    await withLiveCaller(caller, recordLoginFailure({ email: caller.email, address, userAgent, details: { via } }));
+    throw wrongPassword();
+  }
+  return attempt.passwordHash;
+}
+
+/** The 401 of a wrong password re-entered, or one changed since it was checked. */
+export function wrongPassword(): UnauthorizedError {
+  return new UnauthorizedError("Password is incorrect", {}, { code: "invalid_credentials" });
+}

@@ -1,0 +1,84 @@
+import { requireCaller } from "../_shared/caller.ts";
+import { clientAddress, type ConnectionInfo } from "../_shared/client-address.ts";
+import { getConfig } from "../_shared/config.ts";
+import {
+  accountEventsQuery,
+  type CurrentUser,
+  listUsersQuery,
+  type ManagedUserList,
+  type SecurityEventList,
+  setUserStatusBody,
+} from "../_shared/contract.ts";
+import { type AdminContext, withAdminCaller } from "../_shared/db.ts";
+import { defineEndpoint } from "../_shared/endpoint.ts";
+import { authSuccess } from "../_shared/envelopes.ts";
+import { BadRequestError, NotFoundError } from "../_shared/http-error.ts";
+import { listUsers, setUserStatus } from "../_shared/queries/admin-users.ts";
+import { listSecurityEvents } from "../_shared/queries/security-events.ts";
+import { readJsonBody, readQuery } from "../_shared/request.ts";
+import { routeBySubpath } from "../_shared/router.ts";
+import { userAgentOf } from "../_shared/session.ts";
+
+/** The admin's client, recorded with the events its changes cause. */
+function adminContextOf(req: Request, info: ConnectionInfo | undefined): AdminContext {
+  return { address: clientAddress(req, info, getConfig().limits), userAgent: userAgentOf(req) };
+}
+
+/**
+ * `GET /admin-users?query=&status=&limit=&offset=`: accounts, newest first.
+ * `POST /admin-users` `{id, status}`: suspends or reactivates one. Both
+ * answer 403 `admin_required` unless the caller's account is an ADMIN now.
+ */
+const users = defineEndpoint({
+  name: "admin-users",
+  envelope: "auth",
+  methods: ["GET", "POST"],
+  handle: async (req, info) => {
+    const caller = await requireCaller(req);
+    if (req.method === "GET") {
+      const filter = readQuery(req, listUsersQuery);
+      const page = await withAdminCaller(caller, adminContextOf(req, info), listUsers(filter));
+      const data: ManagedUserList = {
+        users: page.users,
+        pagination: {
+          total: page.total,
+          limit: filter.limit,
+          offset: filter.offset,
+          hasMore: filter.offset + page.users.length < page.total,
+        },
+      };
+      return authSuccess(200, "Users fetched successfully", data);
+    }
+    const { id, status } = await readJsonBody(req, setUserStatusBody, getConfig().limits.bodyTimeoutMs);
+    const change = await withAdminCaller(
+      caller,
+      adminContextOf(req, info),
+      setUserStatus({ id, status, adminId: caller.sub }),
+    );
+    if (change.kind === "own-account") {
+      const message = "An admin cannot change its own status";
+      throw new BadRequestError(message, [{ field: "id", message }]);
+    }
+    if (change.kind === "unknown-user") throw new NotFoundError("User not found");
+    const data: CurrentUser = { payload: change.user };
+    return authSuccess(200, status === "SUSPENDED" ? "User suspended" : "User reactivated", data);
+  },
+});
+
+/** `GET /admin-users/events?id=&limit=&before=`: one account's security events, newest first. */
+const events = defineEndpoint({
+  name: "admin-users",
+  envelope: "auth",
+  methods: ["GET"],
+  handle: async (req, info) => {
+    const caller = await requireCaller(req);
+    const { id, limit, before } = readQuery(req, accountEventsQuery);
+    const data: SecurityEventList = {
+      events: await withAdminCaller(caller, adminContextOf(req, info), listSecurityEvents(id, { limit, before })),
+    };
+    return authSuccess(200, "Events fetched successfully", data);
+  },
+});
+
+/** The admin API: accounts at `/admin-users`, their security events at `/admin-users/events`. */
+export const handler = routeBySubpath("admin-users", { "/": users, "/events": events });

@@ -1,0 +1,36 @@
+import { requireCaller } from "../_shared/caller.ts";
+import { clientAddress } from "../_shared/client-address.ts";
+import { getConfig } from "../_shared/config.ts";
+import { deleteAccountBody, type DeletedAccount } from "../_shared/contract.ts";
+import { withLiveCaller } from "../_shared/db.ts";
+import { defineEndpoint } from "../_shared/endpoint.ts";
+import { authSuccess } from "../_shared/envelopes.ts";
+import { deleteAccount } from "../_shared/queries/accounts.ts";
+import { checkReenteredPassword, wrongPassword } from "../_shared/reentered-password.ts";
+import { withPasswordAdmission } from "../_shared/passwords.ts";
+import { readJsonBody } from "../_shared/request.ts";
+
+/**
+ * `POST /auth/delete-account`: erases the signed-in user's account, with the
+ * password re-entered, in one transaction: the account, its notes, counters,
+ * sessions, codes, rate-limit rows and queued mails. The address can then
+ * register again as a new, empty account.
+ */
+export const handler = defineEndpoint({
+  name: "auth-delete-account",
+  envelope: "auth",
+  methods: ["POST"],
+  handle: async (req, info) => {
+    const caller = await requireCaller(req);
+    const { limits } = getConfig();
+    const { password } = await readJsonBody(req, deleteAccountBody, limits.bodyTimeoutMs);
+    const address = clientAddress(req, info, limits);
+    const client = { address, userAgent: req.headers.get("user-agent") ?? undefined, via: "delete_account" as const };
+    const expectedHash = await withPasswordAdmission(() => checkReenteredPassword(caller, password, client));
+    // False when the password changed since it was checked: the one given is no longer it.
+    const deleted = await withLiveCaller(caller, deleteAccount({ userId: caller.sub, expectedHash }));
+    if (!deleted) throw wrongPassword();
+    const data: DeletedAccount = { id: caller.sub };
+    return authSuccess(200, "Account deleted", data);
+  },
+});

@@ -1,0 +1,25 @@
+import { requireCaller } from "../_shared/caller.ts";
+import { type SecurityEventList, securityEventsQuery } from "../_shared/contract.ts";
+import { withLiveCaller } from "../_shared/db.ts";
+import { defineEndpoint } from "../_shared/endpoint.ts";
+import { authSuccess } from "../_shared/envelopes.ts";
+import { listSecurityEvents } from "../_shared/queries/security-events.ts";
+import { readQuery } from "../_shared/request.ts";
+
+/**
+ * `GET /auth/events?limit=&before=`: the caller's own security events, newest
+ * first, so a user can spot a sign-in or a change they did not make.
+ */
+export const handler = defineEndpoint({
+  name: "auth-events",
+  envelope: "auth",
+  methods: ["GET"],
+  handle: async (req) => {
+    const caller = await requireCaller(req);
+    const { limit, before } = readQuery(req, securityEventsQuery);
+    const data: SecurityEventList = {
+      events: await withLiveCaller(caller, listSecurityEvents(caller.sub, { limit, before })),
+    };
+    return authSuccess(200, "Events fetched successfully", data);
+  },
+});

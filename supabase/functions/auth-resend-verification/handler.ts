@@ -1,0 +1,39 @@
+import { tooManyVerifications } from "../auth-verify-email/handler.ts";
+import { clientAddress } from "../_shared/client-address.ts";
+import { getConfig } from "../_shared/config.ts";
+import { resendVerificationBody, type VerificationRequested } from "../_shared/contract.ts";
+import { withServiceTransaction } from "../_shared/db.ts";
+import { defineEndpoint } from "../_shared/endpoint.ts";
+import { authSuccess } from "../_shared/envelopes.ts";
+import { dispatchAfterResponse } from "../_shared/mail/dispatch.ts";
+import { resendVerification } from "../_shared/queries/accounts.ts";
+import { asTooManyRequests, requireAddressLimit } from "../_shared/queries/rate-limits.ts";
+import { readJsonBody } from "../_shared/request.ts";
+import { newVerificationCode } from "../_shared/verification.ts";
+
+/** The same answer for every address, verified, unverified or unknown, so it reveals none. */
+export const verificationRequestedMessage =
+  "If this address has an account waiting for verification, a new code has been sent";
+
+/**
+ * `POST /auth/resend-verification`: mails a new verification code to an
+ * unverified account, at most once a minute and 5 times a day; the answer is
+ * the same 200 for every address.
+ */
+export const handler = defineEndpoint({
+  name: "auth-resend-verification",
+  envelope: "auth",
+  methods: ["POST"],
+  handle: async (req, info) => {
+    const { jwtSecret, limits } = getConfig();
+    const { email } = await readJsonBody(req, resendVerificationBody, limits.bodyTimeoutMs);
+    await withServiceTransaction(
+      resendVerification({ email, verification: await newVerificationCode(jwtSecret, email), limits }),
+      requireAddressLimit("verify-address", clientAddress(req, info, limits), limits),
+    ).catch(asTooManyRequests(tooManyVerifications));
+    // Called for every address alike, and it runs after the answer is sent.
+    dispatchAfterResponse();
+    const data: VerificationRequested = {};
+    return authSuccess(200, verificationRequestedMessage, data);
+  },
+});

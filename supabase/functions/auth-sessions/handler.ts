@@ -1,0 +1,30 @@
+import { requireCaller } from "../_shared/caller.ts";
+import { type EndedSession, endSessionQuery, type SessionList } from "../_shared/contract.ts";
+import { withLiveCaller } from "../_shared/db.ts";
+import { defineEndpoint } from "../_shared/endpoint.ts";
+import { authSuccess } from "../_shared/envelopes.ts";
+import { NotFoundError } from "../_shared/http-error.ts";
+import { endSession, listSessions } from "../_shared/queries/sessions.ts";
+import { readQuery } from "../_shared/request.ts";
+
+/**
+ * `GET /auth/sessions`: the live sessions of the caller's account.
+ * `DELETE /auth/sessions?id=`: ends one of them; any other id is a 404.
+ */
+export const handler = defineEndpoint({
+  name: "auth-sessions",
+  envelope: "auth",
+  methods: ["GET", "DELETE"],
+  handle: async (req) => {
+    const caller = await requireCaller(req);
+    if (req.method === "GET") {
+      const data: SessionList = { sessions: await withLiveCaller(caller, listSessions(caller)) };
+      return authSuccess(200, "Sessions fetched successfully", data);
+    }
+    const { id } = readQuery(req, endSessionQuery);
+    const ended = await withLiveCaller(caller, endSession(caller, id));
+    if (!ended) throw new NotFoundError("Session not found");
+    const data: EndedSession = { id: ended };
+    return authSuccess(200, "Session ended", data);
+  },
+});
