@@ -4,10 +4,13 @@
  * `data` of the success envelope, checked against the contract; every failure,
  * an unreachable service included, throws a {@link NotesApiError}.
  *
- * Sessions: login, register and create-password keep the access token and
- * its expiry. There is no refresh token; after `expiresAt` (2 hours) the user
- * logs in again. A notes call answered 401 forgets the token and calls
- * `onUnauthorized`, where an app shows its login screen.
+ * Sessions: login, register and create-password keep the session (access
+ * token, refresh token, expiry, user) in the client's storage. The client
+ * refreshes the access token shortly before it expires, and once after a call
+ * is answered 401, then retries that call; one refresh at a time, shared by
+ * concurrent calls, and across tabs that share a storage. It drops the
+ * session only when a refresh is answered 401 (the session ended, expired or
+ * was revoked), never on a network error, a timeout or a 5xx.
  *
  * @example
  * ```ts
@@ -22,15 +25,27 @@ import {
   authErrorEnvelope,
   authSuccessEnvelope,
   bearer,
+  type ChangeList,
   type DeletedNote,
+  type EndedSession,
+  idempotencyKeyHeader,
+  type LogoutScope,
+  type ManagedUserList,
   type Note,
   type NoteList,
+  type NoteOrder,
   notesErrorEnvelope,
   notesSuccessEnvelope,
+  type SecurityEvent,
   type Session,
+  type SessionInfo,
+  tokenErrorCodes,
+  type User,
 } from "../supabase/functions/_shared/contract.ts";
 import { NotesApiError } from "./errors.ts";
-import { type OperationName, operations, type OperationSpec } from "./operations.ts";
+import { type OperationName, operations, type OperationSpec, pathOf } from "./operations.ts";
+import { memorySessionStorage, type SessionStorage } from "./session-storage.ts";
+import { TabCoordinator, type TabMessage } from "./tab-coordinator.ts";
 
 export interface NotesClientOptions {
   /** The functions' base URL: `https://<project-ref>.supabase.co/functions/v1`, or the one `npm start` prints. */
@@ -39,33 +54,107 @@ export interface NotesClientOptions {
   anonKey: string;
   /** A fetch to use instead of the global one (for tests, proxies, or older runtimes). */
   fetch?: typeof globalThis.fetch;
-  /** An access token kept from an earlier session, e.g. in localStorage. */
-  accessToken?: string;
   /**
-   * Called when a notes call is answered 401 (the token expired, was revoked,
-   * or is missing or invalid), after the client has forgotten the token and
-   * before the call throws. `error.code` says which. Not called when a login
-   * has replaced the token while the call was on its way.
+   * Where the session is kept: `memorySessionStorage()` (the default),
+   * `localSessionStorage()` (survives reloads, shared by tabs) or
+   * `tabSessionStorage()`. See session-storage.ts for what each exposes.
+   */
+  storage?: SessionStorage;
+  /**
+   * Called when the session has ended (a refresh was answered 401: signed out
+   * elsewhere, expired, revoked, or its refresh token reused), after the
+   * client has dropped it and before the call throws. `error.code` says why.
    */
   onUnauthorized?: (error: NotesApiError) => void;
+  /** How long before `expiresAt` the client refreshes ahead of a call; 60 seconds by default. */
+  refreshMarginSeconds?: number;
 }
+
+/** Called with the session after every change: signed in, refreshed (here or in another tab), or undefined when signed out. */
+export type SessionListener = (session: Session | undefined) => void;
 
 /** What a method takes as its body: the contract's request schema before defaults and trimming. */
 type BodyOf<K extends OperationName> = (typeof operations)[K] extends { body: z.ZodType }
   ? z.input<(typeof operations)[K]["body"]>
   : never;
 
-/** Paging of {@link NotesClient.listNotes}; the API's defaults are limit 10 and offset 0. */
+/** Paging and filters of {@link NotesClient.listNotes}; the API's defaults are limit 10, offset 0, every note. */
 export interface ListNotesOptions {
   /** 1 to 100. */
   limit?: number;
   /** 0 or more. */
   offset?: number;
+  /** Only notes of this status. */
+  status?: Note["status"];
+  /** Words that must all occur in the title or content (each as the start of a word), at most 200 characters. */
+  q?: string;
+  /** Newest first by `createdAt` (the default) or by `updatedAt`. */
+  order?: NoteOrder;
+}
+
+/** Paging of {@link NotesClient.listChanges} and {@link NotesClient.syncNotes}. */
+export interface ListChangesOptions {
+  /** `cursor` of an earlier answer; omit it to start with every current note. */
+  since?: string;
+  /** 1 to 100 changes per request (100 by default). */
+  limit?: number;
+}
+
+/** Options of {@link NotesClient.createNote}. */
+export interface CreateNoteOptions {
+  /**
+   * The create's `Idempotency-Key`; the client makes a fresh one per call when
+   * none is given. Give your own to retry a create across app restarts.
+   */
+  idempotencyKey?: string;
+}
+
+/** Options of {@link NotesClient.deleteNote}. */
+export interface DeleteNoteOptions {
+  /** The note's `updatedAt` as last read: a note changed since is kept, and the call throws a 409. */
+  expectedUpdatedAt?: string;
+}
+
+/** Filters and paging of {@link AdminApi.listUsers}. */
+export interface ListUsersOptions extends Pick<ListNotesOptions, "limit" | "offset"> {
+  /** Part of the email or name, case-insensitively. */
+  query?: string;
+  status?: User["status"];
+}
+
+/** Paging of security events, newest first: `before` is the last `id` of the page before. */
+export interface SecurityEventsOptions {
+  /** 1 to 100; 20 by default. */
+  limit?: number;
+  before?: string;
+}
+
+/** What an ADMIN account may call: {@link NotesClient.admin}. Others are answered 403 `admin_required`. */
+export interface AdminApi {
+  /** One page of accounts, newest first, with their note counts (never their notes). */
+  listUsers(options?: ListUsersOptions): Promise<ManagedUserList>;
+  /** Suspends (`SUSPENDED`) or reactivates (`ACTIVE`) an account; answers it as updated. */
+  setStatus(id: string, status: User["status"]): Promise<User>;
+  /** One page of an account's security events, newest first. */
+  events(id: string, options?: SecurityEventsOptions): Promise<SecurityEvent[]>;
 }
 
 interface CallInput {
   body?: unknown;
   query?: Record<string, string | number | undefined>;
+  headers?: Record<string, string>;
+}
+
+/** A 401 that refused the access token itself (expired, revoked, missing or invalid). */
+function isTokenRefusal(error: unknown): error is NotesApiError {
+  return error instanceof NotesApiError && error.status === 401 &&
+    (tokenErrorCodes as readonly (string | undefined)[]).includes(error.code);
+}
+
+/** A failure after which a create may or may not have happened: no answer, or the database unavailable. */
+function outcomeUnknown(error: unknown): boolean {
+  return error instanceof NotesApiError &&
+    (error.status === 0 || error.status === 503);
 }
 
 async function readJson(response: Response): Promise<unknown> {
@@ -86,7 +175,11 @@ function retryAfterOf(response: Response): number | undefined {
   return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - Date.now()) / 1000));
 }
 
-function failure(spec: OperationSpec, response: Response, payload: unknown): NotesApiError {
+function failure(
+  spec: OperationSpec,
+  response: Response,
+  payload: unknown,
+): NotesApiError {
   const common = {
     status: response.status,
     requestId: response.headers.get("x-request-id") ?? undefined,
@@ -94,12 +187,27 @@ function failure(spec: OperationSpec, response: Response, payload: unknown): Not
   };
   if (spec.envelope === "auth") {
     const parsed = authErrorEnvelope.safeParse(payload);
-    if (parsed.success) return new NotesApiError({ ...common, message: parsed.data.message, envelope: parsed.data });
+    if (parsed.success) {
+      return new NotesApiError({
+        ...common,
+        message: parsed.data.message,
+        envelope: parsed.data,
+      });
+    }
   } else {
     const parsed = notesErrorEnvelope.safeParse(payload);
-    if (parsed.success) return new NotesApiError({ ...common, message: parsed.data.error, envelope: parsed.data });
+    if (parsed.success) {
+      return new NotesApiError({
+        ...common,
+        message: parsed.data.error,
+        envelope: parsed.data,
+      });
+    }
   }
-  return new NotesApiError({ ...common, message: `Request failed with status ${response.status}` });
+  return new NotesApiError({
+    ...common,
+    message: `Request failed with status ${response.status}`,
+  });
 }
 
 /** The client itself; create one with {@link createNotesClient}. */
@@ -108,83 +216,264 @@ export class NotesClient {
   readonly #anonKey: string;
   readonly #fetch: typeof globalThis.fetch;
   readonly #onUnauthorized: ((error: NotesApiError) => void) | undefined;
-  #accessToken: string | undefined;
-  #expiresAt: Date | undefined;
+  readonly #storage: SessionStorage;
+  readonly #refreshMarginMs: number;
+  readonly #listeners = new Set<SessionListener>();
+  readonly #tabs: TabCoordinator | undefined;
+  /** The refresh under way in this client, which concurrent calls wait for. */
+  #refreshing: Promise<Session> | undefined;
 
   constructor(options: NotesClientOptions) {
     this.#base = options.url.replace(/\/+$/, "");
     this.#anonKey = options.anonKey;
     // Called through a closure: a bare reference to window.fetch throws "Illegal invocation" in browsers.
-    this.#fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+    this.#fetch = options.fetch ??
+      ((input, init) => globalThis.fetch(input, init));
     this.#onUnauthorized = options.onUnauthorized;
-    this.#accessToken = options.accessToken;
+    this.#storage = options.storage ?? memorySessionStorage();
+    this.#refreshMarginMs = (options.refreshMarginSeconds ?? 60) * 1000;
+    const shared = this.#storage.sharedBy;
+    this.#tabs = shared && typeof BroadcastChannel === "function"
+      ? new TabCoordinator(shared, (message) => this.#heardFromTab(message))
+      : undefined;
+  }
+
+  /** The session in use, if signed in: read from the storage, so another tab's refresh or sign-out shows here. */
+  get session(): Session | undefined {
+    return this.#storage.load();
   }
 
   /** The access token in use, exactly as the API issued it (`"Bearer <jwt>"`), if signed in. */
   get accessToken(): string | undefined {
-    return this.#accessToken;
+    return this.session?.accessToken;
   }
 
-  /** When the access token in use expires, if this client signed in (or was told with `setAccessToken`). */
+  /** When the access token in use expires, if signed in. */
   get expiresAt(): Date | undefined {
-    return this.#expiresAt;
+    const expiresAt = this.session?.expiresAt;
+    return expiresAt === undefined ? undefined : new Date(expiresAt);
   }
 
-  /** Uses `token` (with or without `Bearer `) for the notes calls, e.g. one kept from an earlier session. */
-  setAccessToken(token: string, expiresAt?: string | Date): void {
-    this.#accessToken = token;
-    this.#expiresAt = expiresAt === undefined ? undefined : new Date(expiresAt);
+  /** Uses `session` (e.g. one an app kept elsewhere) from now on, or forgets the session when undefined. */
+  setSession(session: Session | undefined): void {
+    this.#storage.save(session);
+    for (const listener of this.#listeners) listener(session);
+  }
+
+  /** Calls `listener` after every change of the session; answers a function that stops it. */
+  onSessionChange(listener: SessionListener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
   }
 
   /**
-   * Forgets the access token. Tokens are stateless, so this is all a sign-out
-   * is: a copy of the token kept elsewhere stays valid until it expires or
-   * the password is changed.
+   * Trades the refresh token for a new session now. Concurrent callers (and
+   * tabs sharing the storage) share one request. A 401 ends the session
+   * (`onUnauthorized` is called); any other failure keeps it and throws.
    */
-  signOut(): void {
-    this.#accessToken = undefined;
-    this.#expiresAt = undefined;
+  refreshSession(): Promise<Session> {
+    this.#refreshing ??= this.#refresh().finally(() => {
+      this.#refreshing = undefined;
+    });
+    return this.#refreshing;
   }
 
-  /** Creates an account and keeps its token. */
+  /**
+   * Signs out on the server: `local` (the default) ends this session,
+   * `others` every other session of the account, `global` all of them. This
+   * client forgets its session for `local` and `global` even when the server
+   * cannot be reached, so a user who signs out is signed out here.
+   */
+  async signOut(options: { scope?: LogoutScope } = {}): Promise<void> {
+    const scope = options.scope ?? "local";
+    const ending = this.session;
+    try {
+      if (ending) await this.#call("signOut", { body: { scope } });
+    } finally {
+      if (ending && scope !== "others") this.#forget(ending);
+    }
+  }
+
+  /** The account's live sessions, this one marked `current`. */
+  async listSessions(): Promise<SessionInfo[]> {
+    return ((await this.#call("listSessions", {})) as {
+      sessions: SessionInfo[];
+    }).sessions;
+  }
+
+  /** Ends one session of the account (another device, or this one). */
+  async revokeSession(id: string): Promise<EndedSession> {
+    return await this.#call("revokeSession", { query: { id } }) as EndedSession;
+  }
+
+  /** The signed-in user, as the server has it now. */
+  async getUser(): Promise<User> {
+    return ((await this.#call("getUser", {})) as { payload: User }).payload;
+  }
+
+  /** The signed-in user's own security events (sign-ins, password changes, sessions), newest first. */
+  async securityEvents(options: SecurityEventsOptions = {}): Promise<SecurityEvent[]> {
+    return ((await this.#call("listSecurityEvents", { query: { ...options } })) as { events: SecurityEvent[] }).events;
+  }
+
+  /** The admin API, for a signed-in ADMIN account. */
+  readonly admin: AdminApi = {
+    listUsers: async (options = {}) => await this.#call("listUsers", { query: { ...options } }) as ManagedUserList,
+    setStatus: async (id, status) =>
+      ((await this.#call("setUserStatus", { body: { id, status } })) as { payload: User }).payload,
+    events: async (id, options = {}) =>
+      ((await this.#call("listAccountEvents", { query: { id, ...options } })) as { events: SecurityEvent[] }).events,
+  };
+
+  /** Creates an account and keeps its session. */
   async register(body: BodyOf<"register">): Promise<Session> {
-    return this.#keep((await this.#call("register", { body })).data as Session);
+    return this.#keep(await this.#call("register", { body }) as Session);
   }
 
-  /** Logs in and keeps the token. */
+  /** Logs in, sending this device's token when it has one, and keeps the session. */
   async login(body: BodyOf<"login">): Promise<Session> {
-    return this.#keep((await this.#call("login", { body })).data as Session);
+    const deviceToken = body.deviceToken ?? this.#storage.loadDeviceToken();
+    return this.#keep(
+      await this.#call("login", { body: { ...body, deviceToken } }) as Session,
+    );
   }
 
   /** Asks for a reset code to be mailed; answers the API's message, which is the same for every email. */
-  async requestPasswordReset(body: BodyOf<"requestPasswordReset">): Promise<string> {
-    return (await this.#call("requestPasswordReset", { body })).message;
+  async requestPasswordReset(
+    body: BodyOf<"requestPasswordReset">,
+  ): Promise<string> {
+    return (await this.#send("requestPasswordReset", { body }, undefined))
+      .message;
   }
 
-  /** Sets a new password with a reset code and keeps the new token. */
+  /** Sets a new password with a reset code and keeps the new session (every other one has ended). */
   async createPassword(body: BodyOf<"createPassword">): Promise<Session> {
-    return this.#keep((await this.#call("createPassword", { body })).data as Session);
+    return this.#keep(await this.#call("createPassword", { body }) as Session);
   }
 
-  /** Creates a note of the signed-in user. */
-  async createNote(body: BodyOf<"createNote">): Promise<Note> {
-    return (await this.#call("createNote", { body })).data as Note;
+  /** Verifies the address with the code mailed at sign-up, and keeps the session it answers. */
+  async verifyEmail(body: BodyOf<"verifyEmail">): Promise<Session> {
+    return this.#keep(await this.#call("verifyEmail", { body }) as Session);
   }
 
-  /** One page of the signed-in user's notes, newest first. */
+  /** Asks for a new verification code; answers the API's message, which is the same for every address. */
+  async resendVerification(
+    body: BodyOf<"resendVerification">,
+  ): Promise<string> {
+    return (await this.#send("resendVerification", { body }, undefined))
+      .message;
+  }
+
+  /** Changes the password and keeps the fresh session it answers; every other session of the account ends. */
+  async changePassword(body: BodyOf<"changePassword">): Promise<Session> {
+    return this.#keep(await this.#call("changePassword", { body }) as Session);
+  }
+
+  /** Deletes the account with everything it owns (the password re-entered), and forgets the session. */
+  async deleteAccount(body: BodyOf<"deleteAccount">): Promise<void> {
+    const ending = this.session;
+    await this.#call("deleteAccount", { body });
+    if (ending) this.#forget(ending);
+  }
+
+  /**
+   * Creates a note of the signed-in user. Each call sends an `Idempotency-Key`
+   * and, after a 503 or no answer at all (the note may or may not have been
+   * made), retries once with the same key, so a retry never makes it twice.
+   */
+  async createNote(
+    body: BodyOf<"createNote">,
+    options: CreateNoteOptions = {},
+  ): Promise<Note> {
+    const headers = {
+      [idempotencyKeyHeader]: options.idempotencyKey ?? crypto.randomUUID(),
+    };
+    try {
+      return await this.#call("createNote", { body, headers }) as Note;
+    } catch (error) {
+      if (!outcomeUnknown(error)) throw error;
+      return await this.#call("createNote", { body, headers }) as Note;
+    }
+  }
+
+  /** One of the signed-in user's notes, as it is stored now. */
+  async getNote(id: string): Promise<Note> {
+    return await this.#call("getNote", { query: { id } }) as Note;
+  }
+
+  /** One page of the signed-in user's notes that match the filters given, newest first. */
   async listNotes(options: ListNotesOptions = {}): Promise<NoteList> {
-    return (await this.#call("listNotes", { query: { limit: options.limit, offset: options.offset } }))
-      .data as NoteList;
+    const { limit, offset, status, q, order } = options;
+    return await this.#call("listNotes", {
+      query: { limit, offset, status, q, order },
+    }) as NoteList;
   }
 
-  /** Changes the given fields of a note and answers the updated note. */
+  /** The signed-in user's notes that hold every word of `q`, newest first: {@link listNotes} with `q`. */
+  async search(
+    q: string,
+    options: Omit<ListNotesOptions, "q"> = {},
+  ): Promise<NoteList> {
+    return await this.listNotes({ ...options, q });
+  }
+
+  /**
+   * One page of the changes feed: the notes changed after `since` as they are
+   * now, and tombstones (`{ id, deleted: true }`) of those deleted since. A
+   * cursor too old for the deletions kept throws a {@link NotesApiError}
+   * with status 410 and `code` `cursor_expired`: drop the local copy and
+   * start again without `since`.
+   */
+  async listChanges(options: ListChangesOptions = {}): Promise<ChangeList> {
+    return await this.#call("listChanges", {
+      query: { since: options.since, limit: options.limit },
+    }) as ChangeList;
+  }
+
+  /**
+   * Every page of the changes feed after `cursor` (every current note without
+   * one), one request per page, until `hasMore` is false. Apply each page's
+   * `changes` in order and keep its `cursor`; the next sync starts from the
+   * last one kept, and nothing written meanwhile is skipped.
+   *
+   * @example
+   * ```ts
+   * for await (const page of client.syncNotes(localStorage.getItem("cursor") ?? undefined)) {
+   *   for (const change of page.changes) "deleted" in change ? copy.delete(change.id) : copy.set(change.id, change);
+   *   localStorage.setItem("cursor", page.cursor);
+   * }
+   * ```
+   */
+  async *syncNotes(
+    cursor?: string,
+    options: Pick<ListChangesOptions, "limit"> = {},
+  ): AsyncGenerator<ChangeList, void, undefined> {
+    let since = cursor;
+    for (;;) {
+      const page = await this.listChanges({ since, limit: options.limit });
+      yield page;
+      if (!page.hasMore) return;
+      since = page.cursor;
+    }
+  }
+
+  /**
+   * Changes the given fields of a note and answers the updated note. With
+   * `expectedUpdatedAt`, a note changed since throws a {@link NotesApiError}
+   * with status 409, `code` `note_conflict` and the stored note as `note`.
+   */
   async saveNote(body: BodyOf<"saveNote">): Promise<Note> {
-    return (await this.#call("saveNote", { body })).data as Note;
+    return await this.#call("saveNote", { body }) as Note;
   }
 
-  /** Deletes a note and answers its id. */
-  async deleteNote(id: string): Promise<DeletedNote> {
-    return (await this.#call("deleteNote", { query: { id } })).data as DeletedNote;
+  /** Deletes a note and answers its id; with `expectedUpdatedAt`, only while the note has that version. */
+  async deleteNote(
+    id: string,
+    options: DeleteNoteOptions = {},
+  ): Promise<DeletedNote> {
+    return await this.#call("deleteNote", {
+      query: { id, expectedUpdatedAt: options.expectedUpdatedAt },
+    }) as DeletedNote;
   }
 
   /**
@@ -192,7 +481,9 @@ export class NotesClient {
    * `hasMore` is false. Notes created or deleted meanwhile shift the pages,
    * as offset paging does.
    */
-  async *notePages(options: Pick<ListNotesOptions, "limit"> = {}): AsyncGenerator<NoteList, void, undefined> {
+  async *notePages(
+    options: Pick<ListNotesOptions, "limit"> = {},
+  ): AsyncGenerator<NoteList, void, undefined> {
     let offset = 0;
     for (;;) {
       const page = await this.listNotes({ limit: options.limit, offset });
@@ -202,22 +493,120 @@ export class NotesClient {
     }
   }
 
+  /** Keeps `session`, and the device token that login and register answer, which outlives it. */
   #keep(session: Session): Session {
-    this.setAccessToken(session.accessToken, session.expiresAt);
+    const { deviceToken, ...kept } = session;
+    if (deviceToken) this.#storage.saveDeviceToken(deviceToken);
+    this.setSession(kept);
     return session;
   }
 
-  /** Calls `name`: answers its success envelope, checked against the contract, or throws the API's error. */
-  async #call(name: OperationName, { body, query = {} }: CallInput): Promise<{ message: string; data: unknown }> {
+  async #refresh(): Promise<Session> {
+    const current = this.session;
+    if (!current) {
+      throw new NotesApiError({ status: 401, message: "Not signed in" });
+    }
+    const refresh = async () => {
+      // Another tab may have refreshed this session already: its result is in the shared storage.
+      const stored = this.session;
+      if (stored && stored.refreshToken !== current.refreshToken) return stored;
+      const body = { refreshToken: current.refreshToken };
+      return (await this.#send("refreshSession", { body }, undefined))
+        .data as Session;
+    };
+    try {
+      const session = this.#tabs ? await this.#tabs.refreshOnce(current.refreshToken, refresh) : await refresh();
+      // Kept only if no login or sign-out replaced the session meanwhile.
+      if (this.session?.refreshToken === current.refreshToken) {
+        this.setSession(session);
+      }
+      return session;
+    } catch (error) {
+      if (error instanceof NotesApiError && error.status === 401) {
+        this.#ended(current, error);
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * Drops `ending` if it is still the session in use (a login may have
+   * replaced it meanwhile) and tells the other tabs; answers whether it did.
+   */
+  #forget(ending: Session): boolean {
+    if (this.session?.refreshToken !== ending.refreshToken) return false;
+    this.setSession(undefined);
+    this.#tabs?.announce({ type: "ended", token: ending.refreshToken });
+    return true;
+  }
+
+  /** The session ended on the server (a refresh answered 401): drops it and tells the app. */
+  #ended(ending: Session, error: NotesApiError): void {
+    if (this.#forget(ending)) this.#onUnauthorized?.(error);
+  }
+
+  #heardFromTab(message: TabMessage): void {
+    // The storage is shared, so it already holds what the other tab wrote; tell this tab's listeners.
+    if (message.type === "refreshed" || message.type === "ended") {
+      for (const listener of this.#listeners) listener(this.session);
+    }
+  }
+
+  /**
+   * Calls `name` with the session's access token when the operation takes
+   * one, refreshing it first when it is about to expire, and once more after
+   * a 401, then retrying. Answers the success envelope's `data`.
+   */
+  async #call(name: OperationName, input: CallInput): Promise<unknown> {
     const spec: OperationSpec = operations[name];
-    const url = new URL(`${this.#base}${spec.interfacePath ?? `/${spec.functionName}`}`);
+    if (spec.envelope === "auth" && !spec.bearer) {
+      return (await this.#send(name, input, undefined)).data;
+    }
+    let session = this.session;
+    if (
+      session &&
+      Date.parse(session.expiresAt) - Date.now() < this.#refreshMarginMs
+    ) {
+      // Ahead of expiry; if the refresh fails for now (offline, 5xx), the current token may still do.
+      session = await this.refreshSession().catch(() => this.session);
+    }
+    try {
+      return (await this.#send(name, input, session?.accessToken)).data;
+    } catch (error) {
+      const now = this.session;
+      // Only a refused token calls for a refresh; a wrong password re-entered (invalid_credentials) does not.
+      if (!isTokenRefusal(error) || !session || !now) throw error;
+      // Refreshed meanwhile (another call, another tab): retry with that; else refresh once. A refresh answered
+      // 401 has ended the session, and the call fails with its own 401.
+      const renewed = now.refreshToken !== session.refreshToken ? now : await this.refreshSession().catch(
+        (refreshError) => {
+          throw refreshError instanceof NotesApiError &&
+              refreshError.status === 401
+            ? error
+            : refreshError;
+        },
+      );
+      return (await this.#send(name, input, renewed.accessToken)).data;
+    }
+  }
+
+  /** Sends one request of `name`: answers its success envelope, checked against the contract, or throws the API's error. */
+  async #send(
+    name: OperationName,
+    { body, query = {}, headers: extraHeaders = {} }: CallInput,
+    accessToken: string | undefined,
+  ): Promise<{ message: string; data: unknown }> {
+    const spec: OperationSpec = operations[name];
+    const url = new URL(`${this.#base}${pathOf(spec)}`);
     for (const [parameter, value] of Object.entries(query)) {
       if (value !== undefined) url.searchParams.set(parameter, String(value));
     }
-    const headers: Record<string, string> = { apikey: this.#anonKey };
+    const headers: Record<string, string> = {
+      apikey: this.#anonKey,
+      ...extraHeaders,
+    };
     if (body !== undefined) headers["Content-Type"] = "application/json";
-    const sentToken = spec.envelope === "notes" ? this.#accessToken : undefined;
-    if (sentToken) headers.Authorization = bearer(sentToken);
+    if (accessToken) headers.Authorization = bearer(accessToken);
     let response: Response;
     try {
       response = await this.#fetch(url, {
@@ -227,18 +616,14 @@ export class NotesClient {
       });
     } catch (cause) {
       // fetch rejects only when no answer came: offline, DNS, refused, TLS, or a CORS refusal in a browser.
-      throw new NotesApiError({ status: 0, message: `The notes service could not be reached at ${url.origin}`, cause });
+      throw new NotesApiError({
+        status: 0,
+        message: `The notes service could not be reached at ${url.origin}`,
+        cause,
+      });
     }
     const payload = await readJson(response);
-    if (!response.ok) {
-      const error = failure(spec, response, payload);
-      // Only the token this call sent is known bad: if a login meanwhile set a new one, that session stands.
-      if (spec.envelope === "notes" && error.status === 401 && this.#accessToken === sentToken) {
-        this.signOut();
-        this.#onUnauthorized?.(error);
-      }
-      throw error;
-    }
+    if (!response.ok) throw failure(spec, response, payload);
     const envelope = spec.envelope === "auth"
       ? authSuccessEnvelope(spec.success.data)
       : notesSuccessEnvelope(spec.success.data);

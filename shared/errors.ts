@@ -11,7 +11,12 @@
  * }
  * ```
  */
-import type { AuthErrorEnvelope, FieldProblem, NotesErrorEnvelope } from "../supabase/functions/_shared/contract.ts";
+import type {
+  AuthErrorEnvelope,
+  FieldProblem,
+  Note,
+  NotesErrorEnvelope,
+} from "../supabase/functions/_shared/contract.ts";
 
 /** What a {@link NotesApiError} is made of. */
 export interface NotesApiErrorInit {
@@ -36,7 +41,10 @@ export class NotesApiError extends Error {
   readonly retryAfter: number | undefined;
 
   constructor(init: NotesApiErrorInit) {
-    super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
+    super(
+      init.message,
+      init.cause === undefined ? undefined : { cause: init.cause },
+    );
     this.name = "NotesApiError";
     this.status = init.status;
     this.envelope = init.envelope;
@@ -51,6 +59,15 @@ export class NotesApiError extends Error {
    */
   get code(): string | undefined {
     return this.envelope?.code;
+  }
+
+  /**
+   * On a 409 with `code` `note_conflict`: the note as it is stored now, newer
+   * than the version the save or delete named. Show it beside the user's
+   * version ("keep mine" saves again naming its `updatedAt`).
+   */
+  get note(): Note | undefined {
+    return this.envelope && "note" in this.envelope ? this.envelope.note : undefined;
   }
 
   /** On a 400: every problem found, each with the field it concerns, to show beside a form's inputs. */

@@ -8,6 +8,24 @@
  * ```
  */
 export * from "../supabase/functions/_shared/contract.ts";
-export { createNotesClient, type ListNotesOptions, NotesClient, type NotesClientOptions } from "./client.ts";
+export {
+  type AdminApi,
+  type CreateNoteOptions,
+  createNotesClient,
+  type DeleteNoteOptions,
+  type ListChangesOptions,
+  type ListNotesOptions,
+  type ListUsersOptions,
+  NotesClient,
+  type NotesClientOptions,
+  type SecurityEventsOptions,
+  type SessionListener,
+} from "./client.ts";
+export {
+  localSessionStorage,
+  memorySessionStorage,
+  type SessionStorage,
+  tabSessionStorage,
+} from "./session-storage.ts";
 export { NotesApiError, type NotesApiErrorInit } from "./errors.ts";
-export { type OperationName, operations, type OperationSpec } from "./operations.ts";
+export { type OperationName, operations, type OperationSpec, pathOf } from "./operations.ts";

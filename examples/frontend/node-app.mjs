@@ -10,7 +10,7 @@ const anonKey = process.env.NOTES_ANON_KEY ?? "local-dev-anon-key-not-for-produc
 const client = createNotesClient({
   url,
   anonKey,
-  // A notes call answered 401 lands here, after the client has forgotten the token.
+  // The session ended (a refresh answered 401) lands here, after the client has dropped it.
   onUnauthorized: (error) => console.log(`signed out: ${error.code}`),
 });
 
@@ -29,7 +29,7 @@ try {
   for (const { field, message } of error.fields) console.log(`${error.status} ${field}: ${message}`);
 }
 
-client.signOut();
+await client.signOut(); // ends the session on the server too
 await client.listNotes().catch((error) => console.log(`${error.status} ${error.message}`));
 
 const unreachable = createNotesClient({ url: "http://127.0.0.1:9/functions/v1", anonKey });

@@ -1,58 +1,114 @@
 /**
  * The demo app: accounts and notes through the typed client of shared/, on a
  * different origin than the functions, so every call is a real CORS request.
+ * The session lives in localStorage through the client, so it survives
+ * reloads and every tab shares it: a refresh or a sign-out in one tab shows
+ * in the others.
  */
-import { createNotesClient, type Note, type Session } from "../../../shared/index.ts";
+import {
+  createNotesClient,
+  type ListNotesOptions,
+  localSessionStorage,
+  type Note,
+  type NoteChanges,
+  noteConflictCode,
+  NotesApiError,
+} from "../../../shared/index.ts";
+import { accountItem, eventItem } from "./admin-item.ts";
 import { byId, onSubmit } from "./dom.ts";
 import { reportErrors, showInfo } from "./messages.ts";
 import { noteItem } from "./note-item.ts";
-import { loadSession, saveSession } from "./saved-session.ts";
+import { sessionItem } from "./session-item.ts";
 
 const pageSize = 5;
 
-let session = loadSession();
 let offset = 0;
+/** What the list shows: every note, or those of one status, or those holding the searched words. */
+let filters: Pick<ListNotesOptions, "q" | "status"> = {};
 const client = createNotesClient({
   url: import.meta.env.VITE_NOTES_URL,
   anonKey: import.meta.env.VITE_NOTES_ANON_KEY,
-  // The session expired or was revoked: back to the login form; the failed call shows why.
-  onUnauthorized: () => forgetSession(),
+  storage: localSessionStorage("notes-demo-session"),
 });
-if (session) client.setAccessToken(session.accessToken, session.expiresAt);
 
 const signedOut = byId("signed-out", HTMLElement);
 const signedIn = byId("signed-in", HTMLElement);
 const who = byId("who", HTMLParagraphElement);
 const logout = byId("logout", HTMLButtonElement);
+const logoutEverywhere = byId("logout-everywhere", HTMLButtonElement);
+const sessionList = byId("sessions", HTMLUListElement);
+const verifyForm = byId("verify-form", HTMLFormElement);
 const list = byId("notes", HTMLUListElement);
 const summary = byId("page-summary", HTMLParagraphElement);
 const previous = byId("previous-page", HTMLButtonElement);
 const next = byId("next-page", HTMLButtonElement);
+const adminSection = byId("admin", HTMLElement);
+const adminUsers = byId("admin-users", HTMLUListElement);
+const adminEvents = byId("admin-events", HTMLUListElement);
+const adminEventsHeading = byId("admin-events-heading", HTMLHeadingElement);
+let adminQuery = "";
 
 function showSignedIn(): void {
+  const session = client.session;
   signedOut.hidden = Boolean(session);
   signedIn.hidden = !session;
   logout.hidden = !session;
+  logoutEverywhere.hidden = !session;
   who.hidden = !session;
   who.textContent = session ? `Signed in as ${session.payload.name} (${session.payload.email})` : "";
+  verifyForm.hidden = !session || session.payload.isVerified;
+  // Only a hint: the server checks the role on every admin call.
+  adminSection.hidden = session?.payload.role !== "ADMIN";
+  if (!session) {
+    list.replaceChildren();
+    sessionList.replaceChildren();
+  }
+  if (adminSection.hidden) {
+    adminUsers.replaceChildren();
+    adminEvents.replaceChildren();
+    adminEventsHeading.hidden = true;
+  }
 }
 
-async function signIn(newSession: Session, message: string): Promise<void> {
-  session = newSession;
-  saveSession(session);
+// Signed in, refreshed or signed out, here or in another tab: the page follows.
+client.onSessionChange(showSignedIn);
+
+/** Shows the notes of the session the client has just kept. */
+async function signedInWith(message: string): Promise<void> {
   offset = 0;
   showSignedIn();
   await showNotes();
   showInfo(message);
 }
 
+/**
+ * Saves `changes` to `note` over version `expectedUpdatedAt`. Answers the
+ * stored note when another tab or device saved it first (nothing is saved
+ * then), undefined otherwise; any other failure is shown on the error line.
+ */
+async function saveVersioned(note: Note, changes: NoteChanges, expectedUpdatedAt: string): Promise<Note | undefined> {
+  let theirs: Note | undefined;
+  await reportErrors(async () => {
+    try {
+      await client.saveNote({ id: note.id, ...changes, expectedUpdatedAt });
+    } catch (error) {
+      if (!(error instanceof NotesApiError && error.code === noteConflictCode && error.note)) throw error;
+      theirs = error.note;
+      return;
+    }
+    await showNotes();
+    showInfo("Note saved");
+  });
+  return theirs;
+}
+
 function listItem(note: Note): HTMLLIElement {
   return noteItem(note, {
-    save: (changes) =>
+    save: (changes, expectedUpdatedAt) => saveVersioned(note, changes, expectedUpdatedAt),
+    takeTheirs: () =>
       reportErrors(async () => {
-        await client.saveNote({ id: note.id, ...changes });
         await showNotes();
-        showInfo("Note saved");
+        showInfo("Kept the version saved elsewhere");
       }),
     remove: () =>
       reportErrors(async () => {
@@ -65,13 +121,16 @@ function listItem(note: Note): HTMLLIElement {
 
 /** Shows the page at `offset`, stepping back when a deletion emptied it. */
 async function showNotes(): Promise<void> {
-  let page = await client.listNotes({ limit: pageSize, offset });
+  let page = await client.listNotes({ ...filters, limit: pageSize, offset });
   while (page.notes.length === 0 && offset > 0) {
     offset = Math.max(0, offset - pageSize);
-    page = await client.listNotes({ limit: pageSize, offset });
+    page = await client.listNotes({ ...filters, limit: pageSize, offset });
   }
   const { total, hasMore } = page.pagination;
-  summary.textContent = total === 0 ? "No notes yet" : `Notes ${offset + 1}–${offset + page.notes.length} of ${total}`;
+  const filtered = filters.q !== undefined || filters.status !== undefined;
+  summary.textContent = total === 0
+    ? (filtered ? "No notes match" : "No notes yet")
+    : `Notes ${offset + 1}–${offset + page.notes.length} of ${total}${filtered ? " matching" : ""}`;
   list.replaceChildren(...page.notes.map(listItem));
   previous.disabled = offset === 0;
   next.disabled = !hasMore;
@@ -80,12 +139,13 @@ async function showNotes(): Promise<void> {
 onSubmit("register-form", ({ name, email, password }) =>
   reportErrors(async () => {
     const registered = await client.register({ name, email, password });
-    await signIn(registered, `Welcome, ${registered.payload.name}: your account is ready`);
+    await signedInWith(`Welcome, ${registered.payload.name}: your account is ready`);
   }));
 
 onSubmit("login-form", ({ email, password }) =>
   reportErrors(async () => {
-    await signIn(await client.login({ email, password }), "Logged in");
+    await client.login({ email, password });
+    await signedInWith("Logged in");
   }));
 
 onSubmit("reset-request-form", ({ email }) =>
@@ -98,7 +158,8 @@ onSubmit("reset-request-form", ({ email }) =>
 
 onSubmit("reset-form", ({ email, code, password }) =>
   reportErrors(async () => {
-    await signIn(await client.createPassword({ email, code, password }), "Password changed: you are signed in");
+    await client.createPassword({ email, code, password });
+    await signedInWith("Password changed: you are signed in");
   }));
 
 onSubmit("create-form", ({ title, content, status }, form) =>
@@ -108,6 +169,16 @@ onSubmit("create-form", ({ title, content, status }, form) =>
     offset = 0;
     await showNotes();
     showInfo("Note created");
+  }));
+
+onSubmit("filter-form", ({ q, status }) =>
+  reportErrors(async () => {
+    filters = {
+      q: q.trim() || undefined,
+      status: status === "DRAFT" || status === "PUBLISHED" ? status : undefined,
+    };
+    offset = 0;
+    await showNotes();
   }));
 
 previous.addEventListener("click", () =>
@@ -122,19 +193,89 @@ next.addEventListener("click", () =>
     await showNotes();
   }));
 
-/** Signs out locally: there is no server-side session to end (tokens are stateless). */
-function forgetSession(): void {
-  session = undefined;
-  saveSession(undefined);
-  client.signOut();
-  list.replaceChildren();
-  showSignedIn();
+async function showSessions(): Promise<void> {
+  const sessions = await client.listSessions();
+  sessionList.replaceChildren(
+    ...sessions.map((session) =>
+      sessionItem(session, () =>
+        reportErrors(async () => {
+          await client.revokeSession(session.id);
+          if (session.current) await client.signOut();
+          else await showSessions();
+          showInfo("Session ended");
+        }))
+    ),
+  );
 }
 
-logout.addEventListener("click", () => {
-  forgetSession();
-  showInfo("Logged out");
-});
+onSubmit("verify-form", ({ code }, form) =>
+  reportErrors(async () => {
+    const email = client.session?.payload.email ?? "";
+    await client.verifyEmail({ email, code });
+    form.reset();
+    showInfo("Email verified");
+  }));
+
+byId("resend-verification", HTMLButtonElement).addEventListener("click", () =>
+  reportErrors(async () => {
+    showInfo(await client.resendVerification({ email: client.session?.payload.email ?? "" }));
+  }));
+
+onSubmit("change-password-form", ({ currentPassword, newPassword }, form) =>
+  reportErrors(async () => {
+    await client.changePassword({ currentPassword, newPassword });
+    form.reset();
+    showInfo("Password changed: your other devices are signed out");
+  }));
+
+onSubmit("delete-account-form", ({ password }, form) =>
+  reportErrors(async () => {
+    await client.deleteAccount({ password });
+    form.reset();
+    showInfo("Your account and its notes are deleted");
+  }));
+
+async function showAccounts(): Promise<void> {
+  const { users } = await client.admin.listUsers({ query: adminQuery || undefined, limit: 20 });
+  adminUsers.replaceChildren(
+    ...users.map((user) =>
+      accountItem(user, {
+        setStatus: (status) =>
+          reportErrors(async () => {
+            await client.admin.setStatus(user.id, status);
+            await showAccounts();
+            showInfo(status === "SUSPENDED" ? `${user.email} is suspended` : `${user.email} is reactivated`);
+          }),
+        showEvents: () =>
+          reportErrors(async () => {
+            adminEvents.replaceChildren(...(await client.admin.events(user.id)).map(eventItem));
+            adminEventsHeading.textContent = `Security events of ${user.email}`;
+            adminEventsHeading.hidden = false;
+          }),
+      })
+    ),
+  );
+}
+
+onSubmit("admin-search-form", ({ query }) =>
+  reportErrors(async () => {
+    adminQuery = query;
+    await showAccounts();
+  }));
+
+byId("show-sessions", HTMLButtonElement).addEventListener("click", () => reportErrors(showSessions));
+
+logout.addEventListener("click", () =>
+  reportErrors(async () => {
+    await client.signOut();
+    showInfo("Logged out");
+  }));
+
+logoutEverywhere.addEventListener("click", () =>
+  reportErrors(async () => {
+    await client.signOut({ scope: "global" });
+    showInfo("Logged out on every device");
+  }));
 
 showSignedIn();
-if (session) void reportErrors(showNotes);
+if (client.session) void reportErrors(showNotes);

@@ -1,18 +1,27 @@
 /**
  * One note of the list: its title, status and content, and the buttons to
- * edit, publish and delete it. Text goes in through textContent only, so a
- * note cannot inject markup.
+ * edit, publish and delete it. Every save names the version the item shows;
+ * when the note was changed elsewhere meanwhile, the item shows both versions
+ * and offers "Keep mine" (save again over the stored version) or "Take
+ * theirs". Text goes in through textContent only, so a note cannot inject
+ * markup.
  *
  * @example
  * ```ts
- * list.append(noteItem(note, { save, remove }));
+ * list.append(noteItem(note, { save, remove, takeTheirs }));
  * ```
  */
-import type { Note, SaveNoteBody } from "../../../shared/index.ts";
+import type { Note, NoteChanges } from "../../../shared/index.ts";
 
 export interface NoteActions {
-  save(changes: Omit<SaveNoteBody, "id">): Promise<void>;
+  /**
+   * Saves `changes` only while the note still has version `expectedUpdatedAt`;
+   * answers the stored note when it has moved on (nothing was saved), else undefined.
+   */
+  save(changes: NoteChanges, expectedUpdatedAt: string): Promise<Note | undefined>;
   remove(): Promise<void>;
+  /** Drops the user's unsaved version and shows the stored notes. */
+  takeTheirs(): Promise<void>;
 }
 
 function element<K extends keyof HTMLElementTagNameMap>(
@@ -45,7 +54,7 @@ export function noteItem(note: Note, actions: NoteActions): HTMLLIElement {
           element("button", {
             type: "button",
             textContent: "Publish",
-            onclick: () => actions.save({ status: "PUBLISHED" }),
+            onclick: () => saveOrResolve({ status: "PUBLISHED" }, note.updatedAt),
           }),
         ]
         : []),
@@ -74,10 +83,51 @@ export function noteItem(note: Note, actions: NoteActions): HTMLLIElement {
     );
     form.onsubmit = (event) => {
       event.preventDefault();
-      void actions.save({ title: titleInput.value, content: contentInput.value });
+      void saveOrResolve({ title: titleInput.value, content: contentInput.value }, note.updatedAt);
     };
     item.replaceChildren(form);
     titleInput.focus();
+  };
+
+  /** Saves over `version`; when another tab or device saved first, shows both versions instead. */
+  const saveOrResolve = async (mine: NoteChanges, version: string) => {
+    const theirs = await actions.save(mine, version);
+    if (theirs) resolve(mine, theirs);
+  };
+
+  const resolve = (mine: NoteChanges, theirs: Note) => {
+    const version = (heading: string, shown: { title?: string; content?: string; status?: string }) =>
+      element(
+        "div",
+        { className: "version" },
+        element("h4", { textContent: heading }),
+        element("p", { className: "version-title", textContent: shown.title || "(untitled)" }),
+        element("p", { className: "version-content", textContent: shown.content ?? "" }),
+        element("p", { className: "version-status", textContent: shown.status ?? "" }),
+      );
+    item.replaceChildren(
+      element("p", {
+        className: "conflict-notice",
+        textContent: "This note was changed in another tab or device since you opened it.",
+      }),
+      element(
+        "div",
+        { className: "conflict" },
+        version("Theirs (saved)", theirs),
+        // Fields the user did not touch stay as they are stored, so they show theirs.
+        version("Yours (not saved)", { ...theirs, ...mine }),
+      ),
+      element(
+        "div",
+        { className: "note-actions" },
+        element("button", {
+          type: "button",
+          textContent: "Keep mine",
+          onclick: () => saveOrResolve(mine, theirs.updatedAt),
+        }),
+        element("button", { type: "button", textContent: "Take theirs", onclick: () => actions.takeTheirs() }),
+      ),
+    );
   };
 
   view();

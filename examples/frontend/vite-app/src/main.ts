@@ -8,7 +8,7 @@ const app = document.querySelector<HTMLDivElement>("#app")!;
 const client = createNotesClient({
   url: import.meta.env.VITE_NOTES_URL ?? "http://127.0.0.1:54321/functions/v1",
   anonKey: import.meta.env.VITE_NOTES_ANON_KEY ?? "local-dev-anon-key-not-for-production",
-  onUnauthorized: (error) => show(error.code === "token_expired" ? "Your session expired; log in again." : "Log in."),
+  onUnauthorized: (error) => show(error.code === "session_expired" ? "Your session expired; log in again." : "Log in."),
 });
 
 function show(message: string): void {

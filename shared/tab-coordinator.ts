@@ -1,0 +1,123 @@
+/**
+ * Agreement between the clients of several tabs that share one session
+ * storage: when their access token runs out at once, one of them refreshes
+ * and the others take its result, instead of spending the same refresh token
+ * side by side. Built on BroadcastChannel messages, not Web Locks (whose
+ * locks outlived crashed tabs and deadlocked supabase-js, supabase-js#936):
+ * every tab that wants to refresh a token announces it, waits a moment for
+ * the others' announcements, and the lowest tab id wins. A loser that hears
+ * nothing back in time refreshes itself; the server's grace for the token
+ * just replaced makes that converge too.
+ *
+ * @example
+ * ```ts
+ * const tabs = new TabCoordinator("notes-session:app", (message) => adopt(message));
+ * const session = await tabs.refreshOnce(current.refreshToken, () => callRefreshEndpoint());
+ * ```
+ */
+import type { Session } from "../supabase/functions/_shared/contract.ts";
+
+/** What one tab tells the others. */
+export type TabMessage =
+  | { type: "claim"; token: string; tab: string }
+  /** The refresh of `token` succeeded: here is the session that replaces it. */
+  | { type: "refreshed"; token: string; session: Session }
+  /** The refresh of `token` did not succeed; a waiting tab tries for itself. */
+  | { type: "failed"; token: string }
+  /** The session whose refresh token is `token` has ended. */
+  | { type: "ended"; token: string };
+
+/** How long a tab listens for rival claims before it counts them. */
+const claimWindowMs = 60;
+/** How long a tab waits for the winner's result before it refreshes itself. */
+const winnerTimeoutMs = 10_000;
+
+export class TabCoordinator {
+  readonly #channel: BroadcastChannel;
+  readonly #tab = crypto.randomUUID();
+  /** Tabs that claimed the refresh of each token. */
+  readonly #claims = new Map<string, Set<string>>();
+  /** Tabs waiting for the winner's result, by token. */
+  readonly #waiting = new Map<string, (result: Session | undefined) => void>();
+  /** Results heard, by the token they replace, for a loser that starts waiting after the winner finished. */
+  readonly #results = new Map<string, Session>();
+
+  constructor(name: string, onMessage: (message: TabMessage) => void) {
+    this.#channel = new BroadcastChannel(name);
+    this.#channel.onmessage = (event: MessageEvent<TabMessage>) => {
+      const message = event.data;
+      if (message.type === "claim") {
+        this.#claimsOf(message.token).add(message.tab);
+        return;
+      }
+      this.#claims.delete(message.token);
+      const result = message.type === "refreshed" ? message.session : undefined;
+      // Only the latest matters: an older token is never refreshed again.
+      if (result) {
+        this.#results.clear();
+        this.#results.set(message.token, result);
+      }
+      this.#waiting.get(message.token)?.(result);
+      onMessage(message);
+    };
+  }
+
+  /** Tells the other tabs, e.g. that a session ended. */
+  announce(message: TabMessage): void {
+    this.#channel.postMessage(message);
+  }
+
+  /**
+   * Refreshes `token` once across the tabs: answers the session that replaces
+   * it, whichever tab made it. `refresh` runs in this tab when it wins the
+   * claim, or when the winner does not report a result.
+   */
+  async refreshOnce(
+    token: string,
+    refresh: () => Promise<Session>,
+  ): Promise<Session> {
+    this.#claimsOf(token).add(this.#tab);
+    this.announce({ type: "claim", token, tab: this.#tab });
+    await new Promise((resolve) => setTimeout(resolve, claimWindowMs));
+    const winner = [...this.#claimsOf(token)].sort()[0];
+    if (winner !== this.#tab) {
+      const result = await this.#resultOf(token);
+      if (result) return result;
+    }
+    try {
+      const session = await refresh();
+      this.announce({ type: "refreshed", token, session });
+      return session;
+    } catch (error) {
+      this.announce({ type: "failed", token });
+      throw error;
+    } finally {
+      this.#claims.delete(token);
+    }
+  }
+
+  close(): void {
+    this.#channel.close();
+  }
+
+  #claimsOf(token: string): Set<string> {
+    let claims = this.#claims.get(token);
+    if (!claims) this.#claims.set(token, claims = new Set());
+    return claims;
+  }
+
+  /** The winner's session, or undefined when it failed or did not answer in time. */
+  #resultOf(token: string): Promise<Session | undefined> {
+    const heard = this.#results.get(token);
+    if (heard) return Promise.resolve(heard);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => settle(undefined), winnerTimeoutMs);
+      const settle = (result: Session | undefined) => {
+        clearTimeout(timer);
+        this.#waiting.delete(token);
+        resolve(result);
+      };
+      this.#waiting.set(token, settle);
+    });
+  }
+}
