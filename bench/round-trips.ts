@@ -4,8 +4,9 @@
  * latency over sequential requests is taken with the proxy passing traffic at
  * once and again with it holding every chunk `rttMs / 2` in each direction.
  * The difference divided by the round-trip time is the number of round trips.
- * Also the first page of a 10-note user against the 20,000-note user, which
- * shows whether a listing's cost grows with the owner's notes.
+ * Also the first page of a 10-note user against the 20,000-note user, plain,
+ * by status and searched, which shows whether a listing's cost grows with the
+ * owner's notes.
  *
  * @example
  * ```ts
@@ -14,6 +15,7 @@
  */
 import type { TcpProxy } from "../dev/harness/tcp-proxy.ts";
 import { median } from "./load.ts";
+import { searchWord } from "./seed.ts";
 
 /** One endpoint's latencies and the round trips they imply. */
 export interface RoundTripRow {
@@ -23,14 +25,20 @@ export interface RoundTripRow {
   roundTrips: number;
 }
 
-/** The heavy user's and a 10-note user's first page, sequential medians without delay. */
+/** One listing's first page for the heavy user and for a 10-note user, sequential medians without delay. */
 export interface FirstPageCost {
+  /** What the page lists, e.g. "search for one word (10 notes match)". */
+  listing: string;
+  /** The listing's query string. */
+  query: string;
   lightNotes: number;
   heavyNotes: number;
   lightMs: number;
   heavyMs: number;
   /** heavy / light. */
   ratio: number;
+  /** The most `ratio` may be. */
+  target: number;
 }
 
 interface Call {
@@ -80,14 +88,28 @@ async function endpointCalls(baseUrl: string, apiKey: string) {
     status: 201,
   });
   const authorization = { authorization: String(registered.body.data?.accessToken) };
+  // Every note holds the benchmark's search word, so a 10-note user's search matches all 10.
   const createCall = (): Call => ({
     path: "/notes-create",
     method: "POST",
     headers: authorization,
-    body: { title: "Round trip" },
+    body: { title: "Round trip", content: `Holds ${searchWord}` },
     status: 201,
   });
   const createNote = async () => String((await send(baseUrl, createCall())).body.data?.id);
+  const loginCall: Call = {
+    path: "/auth/login",
+    method: "POST",
+    headers: apikey,
+    body: { email, password },
+    status: 200,
+  };
+  /** A session of its own, for calls that use one up (a refresh token rotates, a logout ends it). */
+  const freshSession = async () => (await send(baseUrl, loginCall)).body.data ?? {};
+  const createNoteWithVersion = async () => {
+    const { data } = (await send(baseUrl, createCall())).body;
+    return { id: String(data?.id), updatedAt: String(data?.updatedAt) };
+  };
   const saved = await createNote();
   const calls: Record<string, () => Call | Promise<Call>> = {
     "notes-create": createCall,
@@ -99,6 +121,35 @@ async function endpointCalls(baseUrl: string, apiKey: string) {
       body: { id: saved, title: `Saved ${counter++}` },
       status: 200,
     }),
+    "notes-create with Idempotency-Key": () => ({
+      ...createCall(),
+      headers: { ...authorization, "idempotency-key": `round-trips-${Date.now()}-${counter++}` },
+    }),
+    "notes-fetch status=DRAFT": () => ({
+      path: "/notes-fetch?limit=10&status=DRAFT",
+      method: "GET",
+      headers: authorization,
+      status: 200,
+    }),
+    "notes-fetch q": () => ({
+      path: `/notes-fetch?limit=10&q=${searchWord}`,
+      method: "GET",
+      headers: authorization,
+      status: 200,
+    }),
+    "notes-changes": () => ({ path: "/notes-changes?limit=10", method: "GET", headers: authorization, status: 200 }),
+    "notes-get": () => ({ path: `/notes-get?id=${saved}`, method: "GET", headers: authorization, status: 200 }),
+    // A fresh note each time, so the version named is always the current one.
+    "notes-save with expectedUpdatedAt": async () => {
+      const note = await createNoteWithVersion();
+      return {
+        path: "/notes-save",
+        method: "POST",
+        headers: authorization,
+        body: { id: note.id, title: `Saved ${counter++}`, expectedUpdatedAt: note.updatedAt },
+        status: 200,
+      };
+    },
     "notes-delete": async () => ({
       path: `/notes-delete?id=${await createNote()}`,
       method: "DELETE",
@@ -112,11 +163,32 @@ async function endpointCalls(baseUrl: string, apiKey: string) {
       body: { name: "Round Trips", email: unique(), password },
       status: 201,
     }),
-    "auth/login": () => ({
-      path: "/auth/login",
+    "auth/login": () => loginCall,
+    "auth/refresh": async () => ({
+      path: "/auth/refresh",
       method: "POST",
       headers: apikey,
-      body: { email, password },
+      body: { refreshToken: (await freshSession()).refreshToken },
+      status: 200,
+    }),
+    "auth/logout": async () => ({
+      path: "/auth/logout",
+      method: "POST",
+      headers: { ...apikey, authorization: String((await freshSession()).accessToken) },
+      body: {},
+      status: 200,
+    }),
+    "auth/sessions": () => ({
+      path: "/auth/sessions",
+      method: "GET",
+      headers: { ...apikey, ...authorization },
+      status: 200,
+    }),
+    "auth/user": () => ({ path: "/auth/user", method: "GET", headers: { ...apikey, ...authorization }, status: 200 }),
+    "auth/events": () => ({
+      path: "/auth/events",
+      method: "GET",
+      headers: { ...apikey, ...authorization },
       status: 200,
     }),
     "auth/request-password-reset": () => ({
@@ -135,7 +207,50 @@ async function endpointCalls(baseUrl: string, apiKey: string) {
       status: 400,
     }),
   };
-  return { calls, authorization, createCall };
+  return { calls, authorization, createCall, email };
+}
+
+/**
+ * The admin endpoints' calls, made by `authorization`'s account once
+ * `grantAdmin` has made it an admin, as the operator's command does.
+ */
+async function adminCalls(baseUrl: string, apiKey: string, authorization: { authorization: string }) {
+  const apikey = { apikey: apiKey };
+  // Another account, for the admin to suspend and reactivate by turns.
+  const managed = await send(baseUrl, {
+    path: "/auth/register",
+    method: "POST",
+    headers: apikey,
+    body: { name: "Managed", email: `rt-managed-${Date.now()}@example.com`, password: "round trips password" },
+    status: 201,
+  });
+  const managedId = String((managed.body.data?.payload as { id?: unknown } | undefined)?.id);
+  let suspended = false;
+  const calls: Record<string, () => Call> = {
+    "admin-users": () => ({
+      path: "/admin-users?limit=10",
+      method: "GET",
+      headers: { ...apikey, ...authorization },
+      status: 200,
+    }),
+    "admin-users POST": () => {
+      suspended = !suspended;
+      return {
+        path: "/admin-users",
+        method: "POST",
+        headers: { ...apikey, ...authorization },
+        body: { id: managedId, status: suspended ? "SUSPENDED" : "ACTIVE" },
+        status: 200,
+      };
+    },
+    "admin-users/events": () => ({
+      path: `/admin-users/events?id=${managedId}`,
+      method: "GET",
+      headers: { ...apikey, ...authorization },
+      status: 200,
+    }),
+  };
+  return calls;
 }
 
 /**
@@ -146,9 +261,11 @@ async function endpointCalls(baseUrl: string, apiKey: string) {
 export async function measureRoundTrips(
   baseUrl: string,
   proxy: TcpProxy,
-  options: { apiKey: string; rttMs: number; samples: number },
+  options: { apiKey: string; rttMs: number; samples: number; grantAdmin: (email: string) => Promise<void> },
 ): Promise<RoundTripRow[]> {
-  const { calls } = await endpointCalls(baseUrl, options.apiKey);
+  const { calls: userCalls, authorization, email } = await endpointCalls(baseUrl, options.apiKey);
+  await options.grantAdmin(email);
+  const calls = { ...userCalls, ...await adminCalls(baseUrl, options.apiKey, authorization) };
   const rows: RoundTripRow[] = [];
   for (const [endpoint, build] of Object.entries(calls)) {
     // Prepared up front so that making a note to delete is not timed with the delete.
@@ -170,30 +287,54 @@ export async function measureRoundTrips(
   return rows;
 }
 
-/** First-page latency of a new 10-note user against `heavy` (sequential medians, no delay). */
+/** The listings whose first page is compared, and how much slower the heavy user's may be. */
+const comparedListings = [
+  { listing: "every note", query: "limit=10&offset=0", target: 1.25 },
+  { listing: "one status", query: "limit=10&status=DRAFT", target: 2 },
+  { listing: "search for one word (10 notes match)", query: `limit=10&q=${searchWord}`, target: 2 },
+];
+
+/**
+ * First-page latency of a new 10-note user against `heavy`, for each listing
+ * (sequential medians, no delay). The light user's 10 notes are all drafts
+ * and all hold the search word; 10 of the heavy user's 20,000 hold it.
+ */
 export async function measureFirstPages(
   baseUrl: string,
   options: { apiKey: string; samples: number; heavy: { authorization: string; notes: number } },
-): Promise<FirstPageCost> {
+): Promise<FirstPageCost[]> {
   const { authorization, createCall } = await endpointCalls(baseUrl, options.apiKey);
   const lightNotes = 10;
   // The endpoint calls made one note already.
   for (let index = 1; index < lightNotes; index++) await send(baseUrl, createCall());
-  const firstPage = (headers: Record<string, string>) => (): Call => ({
-    path: "/notes-fetch?limit=10&offset=0",
+  const firstPage = (headers: Record<string, string>, query: string) => (): Call => ({
+    path: `/notes-fetch?${query}`,
     method: "GET",
     headers,
     status: 200,
   });
   const heavyHeaders = { authorization: options.heavy.authorization };
-  // Interleaved, so a change in the machine's load weighs on both alike.
-  const light: number[] = [];
-  const heavy: number[] = [];
-  for (let round = 0; round < 3; round++) {
-    light.push(await medianLatency(baseUrl, firstPage(authorization), options.samples));
-    heavy.push(await medianLatency(baseUrl, firstPage(heavyHeaders), options.samples));
+  const costs: FirstPageCost[] = [];
+  for (const { listing, query, target } of comparedListings) {
+    // Interleaved, so a change in the machine's load weighs on both alike.
+    const light: number[] = [];
+    const heavy: number[] = [];
+    for (let round = 0; round < 3; round++) {
+      light.push(await medianLatency(baseUrl, firstPage(authorization, query), options.samples));
+      heavy.push(await medianLatency(baseUrl, firstPage(heavyHeaders, query), options.samples));
+    }
+    const lightMs = median(light);
+    const heavyMs = median(heavy);
+    costs.push({
+      listing,
+      query,
+      lightNotes,
+      heavyNotes: options.heavy.notes,
+      lightMs,
+      heavyMs,
+      ratio: heavyMs / lightMs,
+      target,
+    });
   }
-  const lightMs = median(light);
-  const heavyMs = median(heavy);
-  return { lightNotes, heavyNotes: options.heavy.notes, lightMs, heavyMs, ratio: heavyMs / lightMs };
+  return costs;
 }

@@ -3,7 +3,10 @@
  * floor serve the same paths, so one generator feeds both. Mutating
  * scenarios draw on supplies made before the run: notes to save cycle over a
  * fixed set, notes to delete are each used once (a reused id would be a 404,
- * which the run reports as a failure rather than hides).
+ * which the run reports as a failure rather than hides), and so are the
+ * notes of versioned saves, each named with the version the fixtures read
+ * (a version used twice would be a 409, equally reported). Every create with
+ * an `Idempotency-Key` sends a key never sent before.
  *
  * @example
  * ```ts
@@ -12,6 +15,7 @@
  * ```
  */
 import type { LoadRequest } from "./load.ts";
+import { searchWord } from "./seed.ts";
 
 /** A user as the scenarios use it: its token for notes, its email for login. */
 export interface BenchUser {
@@ -25,6 +29,8 @@ export interface BenchUser {
 export interface OwnedNote {
   id: string;
   owner: BenchUser;
+  /** Its `updatedAt` as the API writes it, read before the run. */
+  updatedAt: string;
 }
 
 /** What the scenarios are made from. */
@@ -35,6 +41,8 @@ export interface ScenarioFixtures {
   password: string;
   anonKey: string;
   notesToSave: OwnedNote[];
+  /** Saved once each, naming the version they had before the run. */
+  notesToSaveVersioned: OwnedNote[];
   notesToDelete: OwnedNote[];
 }
 
@@ -55,10 +63,10 @@ function cycle<T>(items: readonly T[]): () => T {
   return () => items[index++ % items.length];
 }
 
-function fetchPage(user: BenchUser, limit: number, offset: number): () => LoadRequest {
+function fetchPage(user: BenchUser, limit: number, offset: number, filters = ""): () => LoadRequest {
   const request: LoadRequest = {
     method: "GET",
-    path: `${base}/notes-fetch?limit=${limit}&offset=${offset}`,
+    path: `${base}/notes-fetch?limit=${limit}&offset=${offset}${filters}`,
     headers: { authorization: user.authorization },
   };
   return () => request;
@@ -69,22 +77,42 @@ export function buildScenarios(fixtures: ScenarioFixtures): Scenario[] {
   const { heavyUser } = fixtures;
   const nextUser = cycle(fixtures.users);
   const nextToSave = cycle(fixtures.notesToSave);
+  const nextToSaveVersioned = cycle(fixtures.notesToSaveVersioned);
   const nextToDelete = cycle(fixtures.notesToDelete);
+  const nextToGet = cycle(fixtures.notesToSave);
   const nextLogin = cycle(fixtures.users);
   let saved = 0;
+  // Unique across the whole run, floor and functions alike, so no create is a repeat.
+  let keys = 0;
+  const create = (headers: Record<string, string> = {}): LoadRequest => ({
+    method: "POST",
+    path: `${base}/notes-create`,
+    headers: { authorization: nextUser().authorization, "content-type": "application/json", ...headers },
+    body: JSON.stringify({ title: "Benchmark note", content: "Written by the benchmark." }),
+  });
   return [
     { name: "notes-fetch limit 10", kind: "notes", next: fetchPage(heavyUser, 10, 0) },
     { name: "notes-fetch limit 100", kind: "notes", next: fetchPage(heavyUser, 100, 0) },
     { name: "notes-fetch offset 10000", kind: "notes", next: fetchPage(heavyUser, 10, 10_000) },
+    { name: "notes-fetch status=PUBLISHED", kind: "notes", next: fetchPage(heavyUser, 10, 0, "&status=PUBLISHED") },
+    { name: "notes-fetch q (10 match)", kind: "notes", next: fetchPage(heavyUser, 10, 0, `&q=${searchWord}`) },
     {
-      name: "notes-create",
+      name: "notes-get",
       kind: "notes",
-      next: () => ({
-        method: "POST",
-        path: `${base}/notes-create`,
-        headers: { authorization: nextUser().authorization, "content-type": "application/json" },
-        body: JSON.stringify({ title: "Benchmark note", content: "Written by the benchmark." }),
-      }),
+      next: () => {
+        const note = nextToGet();
+        return {
+          method: "GET",
+          path: `${base}/notes-get?id=${note.id}`,
+          headers: { authorization: note.owner.authorization },
+        };
+      },
+    },
+    { name: "notes-create", kind: "notes", next: () => create() },
+    {
+      name: "notes-create with Idempotency-Key",
+      kind: "notes",
+      next: () => create({ "idempotency-key": `bench-create-${++keys}` }),
     },
     {
       name: "notes-save",
@@ -96,6 +124,19 @@ export function buildScenarios(fixtures: ScenarioFixtures): Scenario[] {
           path: `${base}/notes-save`,
           headers: { authorization: note.owner.authorization, "content-type": "application/json" },
           body: JSON.stringify({ id: note.id, title: `Saved ${++saved}`, status: "PUBLISHED" }),
+        };
+      },
+    },
+    {
+      name: "notes-save with expectedUpdatedAt",
+      kind: "notes",
+      next: () => {
+        const note = nextToSaveVersioned();
+        return {
+          method: "POST",
+          path: `${base}/notes-save`,
+          headers: { authorization: note.owner.authorization, "content-type": "application/json" },
+          body: JSON.stringify({ id: note.id, title: `Saved ${++saved}`, expectedUpdatedAt: note.updatedAt }),
         };
       },
     },

@@ -18,6 +18,9 @@ export interface SeedPlan {
   heavyUserNotes: number;
 }
 
+/** The word that 10 of the heavy user's notes hold, and no other seeded note: what the search scenarios look for. */
+export const searchWord = "zephyr";
+
 /** The benchmark's data set. */
 export const seedPlan: SeedPlan = {
   users: 1_000,
@@ -67,32 +70,44 @@ export async function seedNotes(
       from generate_series(1, ${users}::int) as n,
            (select extensions.crypt(${input.password}, extensions.gen_salt('bf', ${input.bcryptCost})) as value)
              as hash`;
-    // One note per second of history, so pages ordered by created_at are stable.
+    // One note per second of history, so pages ordered by created_at are stable; the oldest change first.
+    // Every 2,000th holds the search word, so a search on the heavy user matches 10 of 20,000 notes.
     await tx`
-      insert into public.notes (created_by, title, content, status, created_at, updated_at)
-      select md5('bench-user-1')::uuid, 'Heavy note ' || g, 'Seeded content of heavy note ' || g,
+      insert into public.notes (created_by, title, content, status, created_at, updated_at, change_seq)
+      select md5('bench-user-1')::uuid, 'Heavy note ' || g,
+             'Seeded content of heavy note ' || g || case when g % 2000 = 0 then ' ' || ${searchWord}::text else '' end,
              case when g % 3 = 0 then 'PUBLISHED' else 'DRAFT' end,
-             now() - make_interval(secs => g), now() - make_interval(secs => g)
+             now() - make_interval(secs => g), now() - make_interval(secs => g), ${heavyUserNotes}::int + 1 - g
       from generate_series(1, ${heavyUserNotes}::int) as g`;
     await tx`
       with light as (
         select array_agg(md5('bench-user-' || n)::uuid order by n) as ids
         from generate_series(2, ${users}::int) as n)
-      insert into public.notes (created_by, title, content, status, created_at, updated_at)
+      insert into public.notes (created_by, title, content, status, created_at, updated_at, change_seq)
       select light.ids[1 + g % ${lightUsers}::int], 'Note ' || g, 'Seeded content of note ' || g,
              case when g % 3 = 0 then 'PUBLISHED' else 'DRAFT' end,
-             now() - make_interval(secs => g), now() - make_interval(secs => g)
+             now() - make_interval(secs => g), now() - make_interval(secs => g), ${lightNotes}::int + 1 - g
       from light, generate_series(1, ${lightNotes}::int) as g`;
     for (const statement of restore) await tx.unsafe(statement);
-    // The replica role also kept the counting triggers from firing, so the counters are set from the rows.
+    // The words index of search, which the replica role's silenced triggers did not fill, built after its rows.
+    const restoreWords = await dropIndexes(tx, "app.note_words");
     await tx`
-      insert into app.note_counts (user_id, notes)
-      select created_by, count(*) from public.notes group by created_by
-      on conflict (user_id) do update set notes = excluded.notes`;
+      insert into app.note_words (note_id, created_by, words)
+      select id, created_by, app.note_search_vector(title, content) from public.notes`;
+    for (const statement of restoreWords) await tx.unsafe(statement);
+    // The replica role also kept the counting and numbering triggers from firing, so the counters and each
+    // user's change sequence are set from the rows (numbered above, oldest first, unique per user).
+    await tx`
+      insert into app.note_counts (user_id, notes, published, last_change)
+      select created_by, count(*), count(*) filter (where status = 'PUBLISHED'), max(change_seq)
+      from public.notes group by created_by
+      on conflict (user_id) do update
+        set notes = excluded.notes, published = excluded.published, last_change = excluded.last_change`;
   });
   // Fresh statistics for the planner, and a visibility map so counts can be index-only.
   await sql`vacuum (analyze) public.notes`;
   await sql`vacuum (analyze) app.users`;
+  await sql`vacuum (analyze) app.note_words`;
   const rows = await sql<{ id: string; email: string }[]>`
     select id, email from app.users where email like 'bench-user-%' order by email`;
   const heavyUser = rows.find((row) => row.email === "bench-user-1@example.com");

@@ -5,7 +5,7 @@
  * time and the functions' pool is sized to match.
  */
 import { PGlite } from "@electric-sql/pglite";
-import { pgcrypto } from "@electric-sql/pglite/contrib/pgcrypto";
+import { pgliteExtensions } from "./pglite-extensions.ts";
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
 
 export interface EmbeddedPostgres {
@@ -16,7 +16,7 @@ export interface EmbeddedPostgres {
 /** Opens (or creates) the database in `dataDir` and serves it on a free loopback port. */
 export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPostgres> {
   await Deno.mkdir(dataDir, { recursive: true });
-  const db = await PGlite.create({ dataDir, extensions: { pgcrypto } });
+  const db = await PGlite.create({ dataDir, extensions: pgliteExtensions });
   const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0, maxConnections: 1 });
   await server.start();
   return {

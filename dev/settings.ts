@@ -3,6 +3,8 @@
  * environment where given, documented development defaults where not.
  */
 
+import { integerSetting } from "../supabase/functions/_shared/config.ts";
+
 /** The same development secret `supabase start` uses; never for a deployment. */
 export const devJwtSecret = "super-secret-jwt-token-with-at-least-32-characters-long";
 /** The development `apikey`; clients send it on `/auth/*` requests. */
@@ -17,6 +19,35 @@ export interface StackSettings {
   anonKey: string;
   /** Which settings fell back to a development default, for the start-up warning. */
   defaulted: string[];
+  /** `HEADERS_TIMEOUT_MS`: how long a request's headers may take to arrive. */
+  headersTimeoutMs: number;
+  /** `KEEP_ALIVE_TIMEOUT_MS`: how long an idle keep-alive connection stays open. */
+  keepAliveTimeoutMs: number;
+  /** `MAX_CONNECTIONS`: open connections served at once; past it new ones are closed. */
+  maxConnections: number;
+}
+
+/**
+ * Descriptors kept free of connections: embedded PGlite alone holds one per
+ * relation file (about 170 when idle), and a burst of connections is accepted
+ * faster than those past the cap are closed, so each of them holds one for a moment.
+ */
+function reservedDescriptors(limit: number): number {
+  return Math.max(512, Math.floor(limit / 4));
+}
+
+/** The longest header timeout allowed: a longer one lets each slow-header client hold its socket longer. */
+const maxHeadersTimeoutMs = 15_000;
+
+/** The process's soft limit on open files (Linux), or undefined where it cannot be read. */
+export function openFilesLimit(): number | undefined {
+  try {
+    const limits = Deno.readTextFileSync("/proc/self/limits");
+    const soft = /^Max open files\s+(\d+)/m.exec(limits)?.[1];
+    return soft === undefined ? undefined : Number(soft);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Reads the stack's settings from the environment. */
@@ -33,6 +64,17 @@ export function readStackSettings(env: Deno.Env = Deno.env): StackSettings {
   if (!Number.isInteger(port) || port < 0 || port > 65_535) {
     throw new Error(`PORT must be a port number, got "${portText}"`);
   }
+  // Below the descriptor limit, so a flood of connections is refused instead of exhausting it.
+  const descriptors = openFilesLimit();
+  const connectionCeiling = descriptors === undefined ? 100_000 : descriptors - reservedDescriptors(descriptors);
+  if (connectionCeiling < 1) throw new Error(`the open-files limit (${descriptors}) is too low; raise ulimit -n`);
+  const maxConnections = integerSetting(
+    env,
+    "MAX_CONNECTIONS",
+    Math.min(connectionCeiling, 10_000),
+    1,
+    connectionCeiling,
+  );
   return {
     port,
     databaseUrl: env.get("DATABASE_URL") || undefined,
@@ -40,5 +82,8 @@ export function readStackSettings(env: Deno.Env = Deno.env): StackSettings {
     jwtSecret: orDefault("JWT_SECRET", devJwtSecret),
     anonKey: orDefault("SUPABASE_ANON_KEY", devAnonKey),
     defaulted,
+    headersTimeoutMs: integerSetting(env, "HEADERS_TIMEOUT_MS", 10_000, 100, maxHeadersTimeoutMs),
+    keepAliveTimeoutMs: integerSetting(env, "KEEP_ALIVE_TIMEOUT_MS", 5_000, 100, 600_000),
+    maxConnections,
   };
 }

@@ -8,6 +8,7 @@ import { batchConsoleOutput } from "./batched-console.ts";
 import { ConfigError, loadConfig } from "../supabase/functions/_shared/config.ts";
 import { closeDb } from "../supabase/functions/_shared/db.ts";
 import { startEmbeddedPostgres } from "./embedded-postgres.ts";
+import { serveBounded } from "./bounded-server.ts";
 import { createGateway, loadFunctions } from "./gateway.ts";
 import { startLocalMail } from "./local-mail.ts";
 import { migrate, MigrationError } from "./migrate.ts";
@@ -32,8 +33,9 @@ async function main() {
   Deno.env.set("JWT_SECRET", settings.jwtSecret);
   Deno.env.set("SUPABASE_ANON_KEY", settings.anonKey);
   Deno.env.set("DATABASE_URL", settings.databaseUrl ?? "postgresql://embedded");
+  let bodyTimeoutMs: number;
   try {
-    loadConfig(Deno.env);
+    bodyTimeoutMs = loadConfig(Deno.env).limits.bodyTimeoutMs;
   } catch (error) {
     if (error instanceof ConfigError) fail(error.message);
     throw error;
@@ -58,25 +60,30 @@ async function main() {
   const gateway = createGateway(await loadFunctions());
   const stopLocalMail = startLocalMail();
 
-  const server = Deno.serve({
+  const server = await serveBounded(gateway, {
     hostname: "127.0.0.1",
     port: settings.port,
-    onListen: ({ port }) => {
-      const base = `http://127.0.0.1:${port}/functions/v1`;
-      const database = embedded ? `embedded PGlite in ${settings.pgliteDataDir}` : "PostgreSQL from DATABASE_URL";
-      console.log(`\nNotes service is running on ${database}`);
-      console.log(`  Base URL:  ${base}`);
-      console.log(`  apikey:    ${settings.anonKey}`);
-      console.log(`  API docs:  http://127.0.0.1:${port}/docs`);
-      for (const name of settings.defaulted) {
-        console.warn(`  WARNING: ${name} is not set; using the public development default. Never deploy with it.`);
-      }
-      console.log(`Ready on ${base}\n`);
-    },
-  }, gateway);
+    headersTimeoutMs: settings.headersTimeoutMs,
+    // The functions answer a late body 408 themselves; this backstop only ends a request they never read.
+    requestTimeoutMs: settings.headersTimeoutMs + bodyTimeoutMs + 5_000,
+    keepAliveTimeoutMs: settings.keepAliveTimeoutMs,
+    maxConnections: settings.maxConnections,
+  }).catch((error) =>
+    fail(`cannot listen on port ${settings.port}: ${error instanceof Error ? error.message : error}`)
+  );
+  const base = `http://127.0.0.1:${server.port}/functions/v1`;
+  const database = embedded ? `embedded PGlite in ${settings.pgliteDataDir}` : "PostgreSQL from DATABASE_URL";
+  console.log(`\nNotes service is running on ${database}`);
+  console.log(`  Base URL:  ${base}`);
+  console.log(`  apikey:    ${settings.anonKey}`);
+  console.log(`  API docs:  http://127.0.0.1:${server.port}/docs`);
+  for (const name of settings.defaulted) {
+    console.warn(`  WARNING: ${name} is not set; using the public development default. Never deploy with it.`);
+  }
+  console.log(`Ready on ${base}\n`);
 
   const shutdown = async () => {
-    await server.shutdown();
+    await server.close();
     await stopLocalMail();
     await closeDb();
     await embedded?.stop();

@@ -39,32 +39,47 @@ interface ModuleInfo {
   specifier: string;
   kind?: string;
   error?: string;
-  dependencies?: { specifier: string; code?: { specifier?: string }; type?: { specifier?: string } }[];
+  dependencies?: {
+    specifier: string;
+    code?: { specifier?: string };
+    type?: { specifier?: string };
+  }[];
 }
 
 /** Problems with the config.toml blocks; config paths are relative to supabase/, as the CLI reads them. */
-function checkConfig(names: string[], blocks: Record<string, FunctionBlock>): string[] {
+function checkConfig(
+  names: string[],
+  blocks: Record<string, FunctionBlock>,
+): string[] {
   const problems: string[] = [];
   for (const name of names) {
     const block = blocks[name];
     if (!block) {
-      problems.push(`${name}: no [functions.${name}] block in supabase/config.toml`);
+      problems.push(
+        `${name}: no [functions.${name}] block in supabase/config.toml`,
+      );
       continue;
     }
     if (block.verify_jwt !== false) {
-      problems.push(`${name}: verify_jwt must be false (the function checks its own tokens)`);
+      problems.push(
+        `${name}: verify_jwt must be false (the function checks its own tokens)`,
+      );
     }
     const entrypoint = typeof block.entrypoint === "string" ? new URL(block.entrypoint, supabaseDir).href : undefined;
     if (entrypoint !== new URL(`${name}/index.ts`, functionsDir).href) {
       problems.push(`${name}: entrypoint must be ./functions/${name}/index.ts`);
     }
     if (importMapOf(block) !== expectedImportMap.href) {
-      problems.push(`${name}: import_map must be the functions' own "./functions/deno.json"`);
+      problems.push(
+        `${name}: import_map must be the functions' own "./functions/deno.json"`,
+      );
     }
   }
   for (const name of Object.keys(blocks)) {
     if (!names.includes(name)) {
-      problems.push(`${name}: config.toml has a block but supabase/functions/${name} is missing`);
+      problems.push(
+        `${name}: config.toml has a block but supabase/functions/${name} is missing`,
+      );
     }
   }
   return problems;
@@ -81,7 +96,10 @@ function checkImportMap(path: string, map: Record<string, unknown>): string[] {
 }
 
 /** The target of a bare specifier under the import map: an exact key, or the longest "prefix/" key. */
-function mapBareSpecifier(specifier: string, imports: Record<string, string>): string | undefined {
+function mapBareSpecifier(
+  specifier: string,
+  imports: Record<string, string>,
+): string | undefined {
   if (specifier in imports) return imports[specifier];
   const prefix = Object.keys(imports)
     .filter((key) => key.endsWith("/") && specifier.startsWith(key))
@@ -94,40 +112,62 @@ function relative(url: string): string {
 }
 
 /** Problems in one function's import graph, and the repository files it reaches (what the CLI uploads). */
-function checkGraph(name: string, modules: ModuleInfo[], imports: Record<string, string>) {
+function checkGraph(
+  name: string,
+  modules: ModuleInfo[],
+  imports: Record<string, string>,
+) {
   const problems: string[] = [];
   const files: string[] = [];
   for (const module of modules) {
-    if (module.error) problems.push(`${name}: ${relative(module.specifier)} does not resolve: ${module.error}`);
+    if (module.error) {
+      problems.push(
+        `${name}: ${relative(module.specifier)} does not resolve: ${module.error}`,
+      );
+    }
     // Files of npm packages are the bundler's business; only this repository's own modules are checked.
-    if (module.kind !== "esm" || !module.specifier.startsWith(functionsDir.href)) continue;
+    if (
+      module.kind !== "esm" || !module.specifier.startsWith(functionsDir.href)
+    ) continue;
     files.push(relative(module.specifier));
     for (const dependency of module.dependencies ?? []) {
       const from = `${name}: ${relative(module.specifier)} imports "${dependency.specifier}"`;
       const { specifier } = dependency;
       if (specifier.startsWith("node:")) continue;
       if (specifier.startsWith("./") || specifier.startsWith("../")) {
-        const resolved = dependency.code?.specifier ?? dependency.type?.specifier ?? "";
+        const resolved = dependency.code?.specifier ??
+          dependency.type?.specifier ?? "";
         if (!resolved.startsWith(functionsDir.href)) {
-          problems.push(`${from}, outside supabase/functions/, which the deploy does not upload`);
+          problems.push(
+            `${from}, outside supabase/functions/, which the deploy does not upload`,
+          );
         } else if (!/\.(ts|tsx|js|mjs|jsx)$/.test(resolved)) {
           // The CLI's upload follows only relative imports that carry a file extension.
-          problems.push(`${from} without a file extension, which the deploy would not upload`);
+          problems.push(
+            `${from} without a file extension, which the deploy would not upload`,
+          );
         }
         continue;
       }
       const target = mapBareSpecifier(specifier, imports);
       if (target === undefined) {
-        problems.push(`${from}, which the import map does not map (inline npm:, jsr: or URL imports are not allowed)`);
+        problems.push(
+          `${from}, which the import map does not map (inline npm:, jsr: or URL imports are not allowed)`,
+        );
       } else if (!target.startsWith("npm:")) {
-        problems.push(`${from}, mapped to "${target}" rather than an npm: package`);
+        problems.push(
+          `${from}, mapped to "${target}" rather than an npm: package`,
+        );
       }
     }
   }
   return { problems, files };
 }
 
-function deno(args: string[], options: { cwd: string | URL; env?: Record<string, string> }) {
+function deno(
+  args: string[],
+  options: { cwd: string | URL; env?: Record<string, string> },
+) {
   return runCommand(Deno.execPath(), args, options);
 }
 
@@ -136,7 +176,9 @@ async function stageUpload(files: Iterable<string>): Promise<string> {
   const stage = await Deno.makeTempDir({ prefix: "notes-deploy-" });
   for (const file of files) {
     const target = `${stage}/${file}`;
-    await Deno.mkdir(target.slice(0, target.lastIndexOf("/")), { recursive: true });
+    await Deno.mkdir(target.slice(0, target.lastIndexOf("/")), {
+      recursive: true,
+    });
     await Deno.copyFile(new URL(file, repoRoot), target);
   }
   return stage;
@@ -148,8 +190,10 @@ interface Probe {
   path: string;
   method: string;
   body?: Record<string, unknown>;
-  /** Send the signed-up user's token instead of the apikey. */
+  /** Send the signed-up user's token beside the apikey. */
   authorized?: boolean;
+  /** Also send the mail-dispatch secret as a bearer token. */
+  dispatchSecret?: boolean;
   status: number;
 }
 
@@ -158,7 +202,12 @@ interface Probe {
  * sign up, sign in, reset, then the notes round trip on one note. Each one
  * reaches the database, so the driver and the SQL run in the staged copy.
  */
-function probes(email: string, password: string, noteId: () => string): Probe[] {
+function probes(
+  email: string,
+  password: string,
+  noteId: () => string,
+  refreshToken: () => string,
+): Probe[] {
   return [
     {
       name: "auth-register",
@@ -167,8 +216,80 @@ function probes(email: string, password: string, noteId: () => string): Probe[] 
       body: { name: "Deploy", email, password },
       status: 201,
     },
-    { name: "auth", path: "/auth/login", method: "POST", body: { email, password }, status: 200 },
-    { name: "auth-login", path: "/auth-login", method: "POST", body: { email, password }, status: 200 },
+    {
+      name: "auth",
+      path: "/auth/login",
+      method: "POST",
+      body: { email, password },
+      status: 200,
+    },
+    {
+      name: "auth-login",
+      path: "/auth-login",
+      method: "POST",
+      body: { email, password },
+      status: 200,
+    },
+    {
+      name: "auth-refresh",
+      path: "/auth-refresh",
+      method: "POST",
+      get body() {
+        return { refreshToken: refreshToken() };
+      },
+      status: 200,
+    },
+    {
+      name: "auth-user",
+      path: "/auth-user",
+      method: "GET",
+      authorized: true,
+      status: 200,
+    },
+    {
+      name: "auth-sessions",
+      path: "/auth-sessions",
+      method: "GET",
+      authorized: true,
+      status: 200,
+    },
+    {
+      name: "auth-events",
+      path: "/auth-events?limit=5",
+      method: "GET",
+      authorized: true,
+      status: 200,
+    },
+    // The deploy's user is no admin: the role check in Postgres answers 403.
+    {
+      name: "admin-users",
+      path: "/admin-users/events?id=00000000-0000-4000-8000-000000000000",
+      method: "GET",
+      authorized: true,
+      status: 403,
+    },
+    {
+      name: "auth-resend-verification",
+      path: "/auth-resend-verification",
+      method: "POST",
+      body: { email },
+      status: 200,
+    },
+    {
+      name: "auth-verify-email",
+      path: "/auth-verify-email",
+      method: "POST",
+      body: { email, code: "000000" },
+      status: 400,
+    },
+    {
+      name: "auth-change-password",
+      path: "/auth-change-password",
+      method: "POST",
+      body: { currentPassword: password, newPassword: password },
+      authorized: true,
+      status: 200,
+    },
     {
       name: "auth-request-password-reset",
       path: "/auth-request-password-reset",
@@ -191,7 +312,17 @@ function probes(email: string, password: string, noteId: () => string): Probe[] 
       authorized: true,
       status: 201,
     },
-    { name: "notes-fetch", path: "/notes-fetch?limit=5", method: "GET", authorized: true, status: 200 },
+    { name: "notes-fetch", path: "/notes-fetch?limit=5&q=deployed", method: "GET", authorized: true, status: 200 },
+    { name: "notes-changes", path: "/notes-changes?limit=5", method: "GET", authorized: true, status: 200 },
+    {
+      name: "notes-get",
+      get path() {
+        return `/notes-get?id=${noteId()}`;
+      },
+      method: "GET",
+      authorized: true,
+      status: 200,
+    },
     {
       name: "notes-save",
       path: "/notes-save",
@@ -211,8 +342,25 @@ function probes(email: string, password: string, noteId: () => string): Probe[] 
       authorized: true,
       status: 200,
     },
+    // Ends the account's other sessions and keeps this one, for the last signed-in call: deleting the account.
+    {
+      name: "auth-logout",
+      path: "/auth-logout",
+      method: "POST",
+      body: { scope: "others" },
+      authorized: true,
+      status: 200,
+    },
+    {
+      name: "auth-delete-account",
+      path: "/auth-delete-account",
+      method: "POST",
+      body: { password },
+      authorized: true,
+      status: 200,
+    },
     // The provider is a closed local port, so the queued reset mail's delivery fails and is retried later.
-    { name: "mail-dispatch", path: "/mail-dispatch", method: "POST", body: {}, status: 200 },
+    { name: "mail-dispatch", path: "/mail-dispatch", method: "POST", body: {}, dispatchSecret: true, status: 200 },
   ];
 }
 
@@ -226,6 +374,7 @@ async function bootEach(
 ): Promise<string[]> {
   const problems: string[] = [];
   const apiKey = "deploy-check-anon-key";
+  const dispatchSecret = crypto.randomUUID() + crypto.randomUUID();
   const env = {
     DENO_DIR: denoDir,
     DENO_SERVE_ADDRESS: "tcp:127.0.0.1:0",
@@ -236,10 +385,17 @@ async function bootEach(
     RESEND_API_KEY: "re_deploy_check",
     MAIL_FROM: "Notes <no-reply@example.com>",
     RESEND_API_URL: "http://127.0.0.1:9",
+    MAIL_DISPATCH_SECRET: dispatchSecret,
   };
   let token = "";
   let noteId = "";
-  const planned = probes(`deploy-${Date.now()}@example.com`, "deploy check password", () => noteId);
+  let refreshToken = "";
+  const planned = probes(
+    `deploy-${Date.now()}@example.com`,
+    "deploy check password",
+    () => noteId,
+    () => refreshToken,
+  );
   for (const name of names) {
     if (!planned.some((probe) => probe.name === name)) {
       problems.push(`${name}: scripts/check-deploy.ts has no probe for it`);
@@ -252,7 +408,14 @@ async function bootEach(
       /Listening on (http:\/\/\S+?)\/?\s/,
       {
         // What the edge runtime grants a function: the network and its environment; its own files to read.
-        flags: ["--config", importMapPath, "--no-lock", "--allow-net", "--allow-env", "--allow-read=."],
+        flags: [
+          "--config",
+          importMapPath,
+          "--no-lock",
+          "--allow-net",
+          "--allow-env",
+          "--allow-read=.",
+        ],
         cwd: stage,
       },
     );
@@ -261,7 +424,9 @@ async function bootEach(
         method: probe.method,
         headers: {
           "content-type": "application/json",
-          ...(probe.authorized ? { authorization: token } : { apikey: apiKey }),
+          apikey: apiKey,
+          ...(probe.authorized ? { authorization: token } : {}),
+          ...(probe.dispatchSecret ? { authorization: `Bearer ${dispatchSecret}` } : {}),
         },
         body: probe.body && JSON.stringify(probe.body),
       });
@@ -274,8 +439,11 @@ async function bootEach(
         );
       }
       token = body?.data?.accessToken ?? token;
+      refreshToken = body?.data?.refreshToken ?? refreshToken;
       if (probe.name === "notes-create") noteId = body?.data?.id ?? "";
-      console.log(`  ${probe.name}: ${probe.method} ${probe.path} -> ${response.status}`);
+      console.log(
+        `  ${probe.name}: ${probe.method} ${probe.path} -> ${response.status}`,
+      );
     } finally {
       await child.stop();
     }
@@ -285,47 +453,74 @@ async function bootEach(
 
 async function main(): Promise<string[]> {
   const names = await functionNames();
-  const config = parse(await Deno.readTextFile(new URL("config.toml", supabaseDir))) as {
+  const config = parse(
+    await Deno.readTextFile(new URL("config.toml", supabaseDir)),
+  ) as {
     functions?: Record<string, FunctionBlock>;
   };
   const blocks = config.functions ?? {};
   const problems = checkConfig(names, blocks);
   // Staged as the config names it, so a wrong map fails below the way the deploy's build would.
-  const importMapPath = relative(importMapOf(blocks[names[0]]) ?? expectedImportMap.href);
+  const importMapPath = relative(
+    importMapOf(blocks[names[0]]) ?? expectedImportMap.href,
+  );
   let map: { imports?: Record<string, string> };
   try {
     map = JSON.parse(await Deno.readTextFile(new URL(importMapPath, repoRoot)));
   } catch (error) {
-    return [...problems, `${importMapPath} cannot be read as an import map: ${error}`];
+    return [
+      ...problems,
+      `${importMapPath} cannot be read as an import map: ${error}`,
+    ];
   }
   problems.push(...checkImportMap(importMapPath, map));
   const imports = map.imports ?? {};
 
   const uploaded = new Set<string>([importMapPath]);
   for (const name of names) {
-    const info = await deno(["info", "--json", `supabase/functions/${name}/index.ts`], { cwd: repoRoot });
+    const info = await deno([
+      "info",
+      "--json",
+      `supabase/functions/${name}/index.ts`,
+    ], { cwd: repoRoot });
     if (!info.ok) {
       problems.push(`${name}: deno info failed:\n${info.stderr}`);
       continue;
     }
-    const graph = checkGraph(name, (JSON.parse(info.stdout) as { modules: ModuleInfo[] }).modules, imports);
+    const graph = checkGraph(
+      name,
+      (JSON.parse(info.stdout) as { modules: ModuleInfo[] }).modules,
+      imports,
+    );
     problems.push(...graph.problems);
     for (const file of graph.files) uploaded.add(file);
   }
 
   const stage = await stageUpload(uploaded);
   const denoDir = await Deno.makeTempDir({ prefix: "notes-deploy-cache-" });
-  const embedded = Deno.env.get("DATABASE_URL")
-    ? undefined
-    : await startEmbeddedPostgres(await Deno.makeTempDir({ prefix: "notes-deploy-db-" }));
+  const embedded = Deno.env.get("DATABASE_URL") ? undefined : await startEmbeddedPostgres(
+    await Deno.makeTempDir({ prefix: "notes-deploy-db-" }),
+  );
   try {
     console.log(
       `Staged ${uploaded.size} files as the deploy uploads them (${importMapPath} as import map); empty Deno cache`,
     );
     const entrypoints = names.map((name) => `supabase/functions/${name}/index.ts`);
     const isolated = { cwd: stage, env: { DENO_DIR: denoDir } };
-    const check = await deno(["check", "--quiet", "--config", importMapPath, "--no-lock", ...entrypoints], isolated);
-    if (!check.ok) return [...problems, `deno check of the uploaded files failed:\n${check.stderr}`];
+    const check = await deno([
+      "check",
+      "--quiet",
+      "--config",
+      importMapPath,
+      "--no-lock",
+      ...entrypoints,
+    ], isolated);
+    if (!check.ok) {
+      return [
+        ...problems,
+        `deno check of the uploaded files failed:\n${check.stderr}`,
+      ];
+    }
     console.log(`  deno check: ${names.length} entrypoints`);
     const sizes: string[] = [];
     for (const [index, entrypoint] of entrypoints.entries()) {
@@ -344,11 +539,22 @@ async function main(): Promise<string[]> {
         ],
         isolated,
       );
-      if (!bundle.ok) problems.push(`${entrypoint}: deno bundle of the uploaded files failed:\n${bundle.stderr}`);
-      else sizes.push(`${names[index]} ${((await Deno.stat(`${stage}/bundle.js`)).size / 1_048_576).toFixed(2)} MB`);
+      if (!bundle.ok) {
+        problems.push(
+          `${entrypoint}: deno bundle of the uploaded files failed:\n${bundle.stderr}`,
+        );
+      } else {sizes.push(
+          `${names[index]} ${
+            ((await Deno.stat(`${stage}/bundle.js`)).size / 1_048_576).toFixed(
+              2,
+            )
+          } MB`,
+        );}
     }
     if (problems.length > 0) return problems;
-    console.log(`  deno bundle: ${names.length} entrypoints (${sizes.join(", ")})`);
+    console.log(
+      `  deno bundle: ${names.length} entrypoints (${sizes.join(", ")})`,
+    );
     const databaseUrl = embedded?.url ?? Deno.env.get("DATABASE_URL") ?? "";
     await migrate(databaseUrl, () => {});
     return await bootEach(stage, importMapPath, names, databaseUrl, denoDir);
@@ -364,5 +570,7 @@ if (problems.length > 0) {
   console.error(problems.join("\n"));
   Deno.exitCode = 1;
 } else {
-  console.log("Every function type-checks, bundles, boots and answers from exactly what the deploy uploads.");
+  console.log(
+    "Every function type-checks, bundles, boots and answers from exactly what the deploy uploads.",
+  );
 }

@@ -23,39 +23,71 @@ const repoRoot = new URL("../", import.meta.url).pathname;
 const examples = `${repoRoot}examples/frontend`;
 
 /** Runs a command and answers its standard output; throws with all it printed when it fails. */
-async function run(command: string, args: string[], options: { cwd: string; env?: Record<string, string> }) {
+async function run(
+  command: string,
+  args: string[],
+  options: { cwd: string; env?: Record<string, string> },
+) {
   const { ok, stdout, stderr } = await runCommand(command, args, options);
-  if (!ok) throw new Error(`${command} ${args.join(" ")} (in ${options.cwd}) failed:\n${stdout}${stderr}`);
+  if (!ok) {
+    throw new Error(
+      `${command} ${args.join(" ")} (in ${options.cwd}) failed:\n${stdout}${stderr}`,
+    );
+  }
   return stdout;
 }
 
 /** Throws unless every pattern matches `output`. */
 function expectLines(what: string, output: string, patterns: RegExp[]): void {
   const missing = patterns.filter((pattern) => !pattern.test(output));
-  if (missing.length > 0) throw new Error(`${what} did not print ${missing.join(", ")}; it printed:\n${output}`);
+  if (missing.length > 0) {
+    throw new Error(
+      `${what} did not print ${missing.join(", ")}; it printed:\n${output}`,
+    );
+  }
   console.log(`ok: ${what}`);
 }
 
 const npmInstall = ["install", "--prefer-offline", "--no-audit", "--no-fund"];
 
-async function checkNodeAndDeno(folder: string, tarball: string, url: string): Promise<void> {
+async function checkNodeAndDeno(
+  folder: string,
+  tarball: string,
+  url: string,
+): Promise<void> {
   for (const file of ["node-app.mjs", "functions-client.mjs"]) {
     await Deno.copyFile(`${examples}/${file}`, `${folder}/${file}`);
   }
-  await run("npm", [...npmInstall, tarball, "@supabase/functions-js"], { cwd: folder });
+  await run("npm", [...npmInstall, tarball, "@supabase/functions-js"], {
+    cwd: folder,
+  });
   const expected = [
     /^registered node-\w+@example\.com; the token expires at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/m,
     /^listed 1: Written from Node$/m,
     /^400 content: content must be at most 100000 characters$/m,
-    /^signed out: token_missing$/m,
     /^401 Missing access token$/m,
     /^NotesApiError 0 The notes service could not be reached at http:\/\/127\.0\.0\.1:9$/m,
   ];
   const env = { NOTES_URL: url };
-  const nodeVersion = (await run("node", ["--version"], { cwd: folder })).trim();
-  expectLines(`plain Node ${nodeVersion}`, await run("node", ["node-app.mjs"], { cwd: folder, env }), expected);
-  const deno = ["run", "--allow-net", "--allow-env", "--allow-read", "node-app.mjs"];
-  expectLines("Deno", await run(Deno.execPath(), deno, { cwd: folder, env }), expected);
+  const nodeVersion = (await run("node", ["--version"], { cwd: folder }))
+    .trim();
+  expectLines(
+    `plain Node ${nodeVersion}`,
+    await run("node", ["node-app.mjs"], { cwd: folder, env }),
+    expected,
+  );
+  const deno = [
+    "run",
+    "--allow-net",
+    "--allow-env",
+    "--allow-read",
+    "node-app.mjs",
+  ];
+  expectLines(
+    "Deno",
+    await run(Deno.execPath(), deno, { cwd: folder, env }),
+    expected,
+  );
   expectLines(
     `@supabase/functions-js on Node ${nodeVersion}`,
     await run("node", ["functions-client.mjs"], { cwd: folder, env }),
@@ -69,9 +101,16 @@ async function checkNodeAndDeno(folder: string, tarball: string, url: string): P
 async function checkViteApp(folder: string, tarball: string): Promise<void> {
   await run("cp", ["-R", `${examples}/vite-app/.`, folder], { cwd: repoRoot });
   await run("npm", [...npmInstall, tarball], { cwd: folder });
-  await run("npx", ["openapi-typescript", `${repoRoot}openapi.json`, "-o", "src/notes-api.d.ts"], { cwd: folder });
+  await run("npx", [
+    "openapi-typescript",
+    `${repoRoot}openapi.json`,
+    "-o",
+    "src/notes-api.d.ts",
+  ], { cwd: folder });
   await run("npx", ["tsc"], { cwd: folder });
-  console.log("ok: tsc with the Vite vanilla-ts tsconfig (client package and openapi-fetch recipe)");
+  console.log(
+    "ok: tsc with the Vite vanilla-ts tsconfig (client package and openapi-fetch recipe)",
+  );
   await run("npx", ["vite", "build"], { cwd: folder });
   const built = [...Deno.readDirSync(`${folder}/dist/assets`)].filter((entry) => entry.name.endsWith(".js"));
   if (built.length === 0) throw new Error("vite build wrote no JavaScript");
@@ -86,10 +125,19 @@ const stack = await startDeno(
   { cwd: repoRoot },
 );
 try {
-  const packed = await run("npm", ["pack", "./shared", "--pack-destination", workspace], { cwd: repoRoot });
+  const packed = await run("npm", [
+    "pack",
+    "./shared",
+    "--pack-destination",
+    workspace,
+  ], { cwd: repoRoot });
   const tarball = `${workspace}/${packed.trim().split("\n").at(-1)}`;
-  console.log(`ok: npm pack ./shared -> ${tarball.slice(workspace.length + 1)}`);
-  for (const name of ["node-app", "vite-app"]) await Deno.mkdir(`${workspace}/${name}`);
+  console.log(
+    `ok: npm pack ./shared -> ${tarball.slice(workspace.length + 1)}`,
+  );
+  for (const name of ["node-app", "vite-app"]) {
+    await Deno.mkdir(`${workspace}/${name}`);
+  }
   await checkNodeAndDeno(`${workspace}/node-app`, tarball, stack.ready[1]);
   await checkViteApp(`${workspace}/vite-app`, tarball);
 } catch (error) {

@@ -15,12 +15,20 @@ const repoRoot = new URL("../", import.meta.url);
 const supabaseCli = new URL("node_modules/.bin/supabase", repoRoot);
 
 const [databaseUrl, ...extra] = Deno.args;
-if (!databaseUrl || extra.length > 0 || !/^postgres(ql)?:\/\//.test(databaseUrl)) {
-  console.error("usage: npm run db:push -- postgresql://user:password@host:port/database");
+if (
+  !databaseUrl || extra.length > 0 || !/^postgres(ql)?:\/\//.test(databaseUrl)
+) {
+  console.error(
+    "usage: npm run db:push -- postgresql://user:password@host:port/database",
+  );
   Deno.exit(2);
 }
 
-const sql = postgres(databaseUrl, { prepare: false, max: 1, onnotice: () => {} });
+const sql = postgres(databaseUrl, {
+  prepare: false,
+  max: 1,
+  onnotice: () => {},
+});
 try {
   await bootstrapIfNeeded(sql, console.log);
 } finally {

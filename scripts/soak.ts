@@ -30,13 +30,20 @@ const stack = await startStack({
   databaseUrl: database.url,
   env: { ...sharedStackLimits, DB_POOL_MAX: String(poolMax), BCRYPT_COST: "6" },
 });
-const observer = postgres(database.url, { max: 1, prepare: false, onnotice: () => {} });
+const observer = postgres(database.url, {
+  max: 1,
+  prepare: false,
+  onnotice: () => {},
+});
 
 const statuses = new Map<number, number>();
 const latencies: number[] = [];
 let unexpected = 0;
 
-async function request(path: string, init: { method?: string; token?: string; body?: unknown; auth?: boolean }) {
+async function request(
+  path: string,
+  init: { method?: string; token?: string; body?: unknown; auth?: boolean },
+) {
   const headers: Record<string, string> = {};
   if (init.auth) headers.apikey = testAnonKey;
   if (init.token) headers.Authorization = init.token;
@@ -57,7 +64,10 @@ async function request(path: string, init: { method?: string; token?: string; bo
 async function client(index: number, deadline: number): Promise<void> {
   const email = `soak-${index}-${crypto.randomUUID().slice(0, 8)}@example.com`;
   const password = "soak password";
-  const registered = await request("/auth/register", { auth: true, body: { name: `Soak ${index}`, email, password } });
+  const registered = await request("/auth/register", {
+    auth: true,
+    body: { name: `Soak ${index}`, email, password },
+  });
   let token: string = registered.body.data.accessToken;
   const noteIds: string[] = [];
   while (performance.now() < deadline) {
@@ -69,25 +79,48 @@ async function client(index: number, deadline: number): Promise<void> {
       });
       if (created.status === 201) noteIds.push(created.body.data.id);
     } else if (roll < 0.6) {
-      await request(`/notes-fetch?limit=${1 + Math.floor(roll * 100)}`, { token });
+      await request(`/notes-fetch?limit=${1 + Math.floor(roll * 100)}`, {
+        token,
+      });
     } else if (roll < 0.75 && noteIds.length > 0) {
-      await request("/notes-save", { token, body: { id: noteIds[0], status: "PUBLISHED", content: `saved ${roll}` } });
+      await request("/notes-save", {
+        token,
+        body: { id: noteIds[0], status: "PUBLISHED", content: `saved ${roll}` },
+      });
     } else if (roll < 0.82 && noteIds.length > 0) {
-      await request(`/notes-delete?id=${noteIds.pop()}`, { method: "DELETE", token });
+      await request(`/notes-delete?id=${noteIds.pop()}`, {
+        method: "DELETE",
+        token,
+      });
     } else if (roll < 0.86) {
-      const login = await request("/auth/login", { auth: true, body: { email, password } });
+      const login = await request("/auth/login", {
+        auth: true,
+        body: { email, password },
+      });
       if (login.status === 200) token = login.body.data.accessToken;
     } else if (roll < 0.87) {
-      await request("/auth/request-password-reset", { auth: true, body: { email } });
+      await request("/auth/request-password-reset", {
+        auth: true,
+        body: { email },
+      });
     } else {
       // Requests that must fail with a 4xx: bad bodies, bad tokens, unknown notes.
       const failing = [
         () => request("/notes-create", { token, body: { status: "ARCHIVED" } }),
         () => request("/notes-fetch?limit=0", { token }),
-        () => request("/notes-save", { token: "Bearer not.a.token", body: { id: "x", title: "y" } }),
-        () => request(`/notes-delete?id=${crypto.randomUUID()}`, { method: "DELETE", token }),
+        () =>
+          request("/notes-save", {
+            token: "Bearer not.a.token",
+            body: { id: "x", title: "y" },
+          }),
+        () =>
+          request(`/notes-delete?id=${crypto.randomUUID()}`, {
+            method: "DELETE",
+            token,
+          }),
       ];
-      const { status } = await failing[Math.floor(Math.random() * failing.length)]();
+      const { status } = await failing
+        [Math.floor(Math.random() * failing.length)]();
       if (status < 400 || status >= 500) unexpected++;
     }
   }
@@ -107,7 +140,9 @@ try {
   const started = performance.now();
   const deadline = started + seconds * 1000;
   const sampler = setInterval(() => void sampleConnections(), 500);
-  await Promise.all(Array.from({ length: clients }, (_, index) => client(index, deadline)));
+  await Promise.all(
+    Array.from({ length: clients }, (_, index) => client(index, deadline)),
+  );
   clearInterval(sampler);
   await sampleConnections();
   const elapsed = (performance.now() - started) / 1000;
@@ -115,7 +150,10 @@ try {
 
   latencies.sort((a, b) => a - b);
   const percentile = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))];
-  const serverErrors = [...statuses].filter(([status]) => status >= 500).reduce((sum, [, count]) => sum + count, 0);
+  const serverErrors = [...statuses].filter(([status]) => status >= 500).reduce(
+    (sum, [, count]) => sum + count,
+    0,
+  );
   const report = {
     seconds: Math.round(elapsed),
     clients,
@@ -124,12 +162,17 @@ try {
     statuses: Object.fromEntries([...statuses].sort(([a], [b]) => a - b)),
     serverErrors,
     unexpectedAnswersToFailingRequests: unexpected,
-    latencyMs: { p50: Math.round(percentile(0.5)), p99: Math.round(percentile(0.99)) },
+    latencyMs: {
+      p50: Math.round(percentile(0.5)),
+      p99: Math.round(percentile(0.99)),
+    },
     databaseConnections: { max: maxConnections, bound: poolMax },
     stackMemoryMiB: { start: memoryStart, end: memoryEnd },
   };
   console.log(JSON.stringify(report, null, 2));
-  if (serverErrors > 0 || unexpected > 0 || maxConnections > poolMax) exitCode = 1;
+  if (serverErrors > 0 || unexpected > 0 || maxConnections > poolMax) {
+    exitCode = 1;
+  }
 } finally {
   await observer.end({ timeout: 5 });
   await stack.stop();

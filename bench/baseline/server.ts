@@ -8,14 +8,23 @@
  * Run: `deno run -A bench/baseline/server.ts` with the stack's environment.
  */
 import { getConfig } from "../../supabase/functions/_shared/config.ts";
-import type { CreateNoteBody, SaveNoteBody } from "../../supabase/functions/_shared/contract.ts";
+import type { CreateNoteBody, Note, NoteOrder, SaveNoteBody } from "../../supabase/functions/_shared/contract.ts";
 import {
   type CallerClaims,
   withCallerTransaction,
   withServiceTransaction,
 } from "../../supabase/functions/_shared/db.ts";
-import { checkCredentials } from "../../supabase/functions/_shared/queries/accounts.ts";
-import { deleteNote, insertNote, listNotes, updateNote } from "../../supabase/functions/_shared/queries/notes.ts";
+import { completeLogin, passwordAttempt } from "../../supabase/functions/_shared/queries/accounts.ts";
+import { verifyPassword } from "../../supabase/functions/_shared/passwords.ts";
+import { requestFingerprint } from "../../supabase/functions/_shared/idempotency-key.ts";
+import {
+  deleteNote,
+  insertNote,
+  insertNoteOnce,
+  listNotes,
+  selectNote,
+  updateNote,
+} from "../../supabase/functions/_shared/queries/notes.ts";
 
 /** The token's claims, read without checking the signature: the floor does no token work. */
 function claimsOf(req: Request): CallerClaims {
@@ -35,31 +44,63 @@ type Route = (req: Request, url: URL) => Promise<unknown>;
 const routes: Record<string, Route> = {
   "/functions/v1/notes-fetch": (req, url) => {
     const claims = claimsOf(req);
-    const limit = Number(url.searchParams.get("limit") ?? 10);
-    const offset = Number(url.searchParams.get("offset") ?? 0);
-    return withCallerTransaction(claims, listNotes(claims.sub, { limit, offset }));
+    const parameter = (name: string) => url.searchParams.get(name) ?? undefined;
+    return withCallerTransaction(
+      claims,
+      listNotes(claims.sub, {
+        limit: Number(parameter("limit") ?? 10),
+        offset: Number(parameter("offset") ?? 0),
+        order: (parameter("order") ?? "createdAt") as NoteOrder,
+        status: parameter("status") as Note["status"] | undefined,
+        q: parameter("q"),
+      }),
+    );
   },
+  "/functions/v1/notes-get": (req, url) => {
+    const claims = claimsOf(req);
+    return withCallerTransaction(claims, selectNote(claims.sub, url.searchParams.get("id") ?? ""));
+  },
+  // With an Idempotency-Key, the same keyed statement as the function's, fingerprint included (it is a value of it).
   "/functions/v1/notes-create": async (req) => {
     const claims = claimsOf(req);
-    const body = await bodyOf<CreateNoteBody>(req);
-    return withCallerTransaction(claims, insertNote(claims.sub, { ...body, status: body.status ?? "DRAFT" }));
+    const given = await bodyOf<CreateNoteBody>(req);
+    const body = { ...given, status: given.status ?? "DRAFT" };
+    const key = req.headers.get("idempotency-key");
+    if (key === null) return withCallerTransaction(claims, insertNote(claims.sub, body));
+    return withCallerTransaction(claims, insertNoteOnce(claims.sub, body, key, await requestFingerprint(body)));
   },
   "/functions/v1/notes-save": async (req) => {
     const claims = claimsOf(req);
-    const { id, ...changes } = await bodyOf<SaveNoteBody>(req);
-    return withCallerTransaction(claims, updateNote(claims.sub, id, changes));
+    const { id, expectedUpdatedAt, ...changes } = await bodyOf<SaveNoteBody>(req);
+    const outcome = await withCallerTransaction(claims, updateNote(claims.sub, id, changes, expectedUpdatedAt));
+    // A 404 for a version that moved on too, so the benchmark sees when the floor did not do the save.
+    return outcome && "done" in outcome ? outcome.done : undefined;
   },
   "/functions/v1/notes-delete": (req, url) => {
     const claims = claimsOf(req);
     const id = url.searchParams.get("id") ?? "";
     return withCallerTransaction(claims, deleteNote(claims.sub, id));
   },
-  // Login's floor is the bcrypt check itself: the same crypt() statement through the same pool.
+  // Login's floor is the same work without the function's request handling: the attempt counted with the
+  // account's hash read, the hash checked here (as the function does), and the session started.
   "/functions/v1/auth/login": async (req) => {
     const { email, password } = await bodyOf<{ email: string; password: string }>(req);
-    const { bcryptCost } = getConfig();
-    const match = await withServiceTransaction(checkCredentials({ email, password, bcryptCost, address: undefined }));
-    return { passwordMatches: match?.passwordMatches ?? false };
+    const { bcryptCost, limits, sessions } = getConfig();
+    const attempt = await withServiceTransaction(
+      passwordAttempt({ email, address: undefined, userAgent: undefined, limits }),
+    );
+    const matches = await verifyPassword(password, attempt.passwordHash, bcryptCost);
+    if (!matches || !attempt.account || !attempt.passwordHash) return { passwordMatches: false };
+    const session = { settings: sessions, userAgent: undefined, address: undefined };
+    await withServiceTransaction(
+      completeLogin({
+        userId: attempt.account.user.id,
+        passwordHash: attempt.passwordHash,
+        address: undefined,
+        session,
+      }),
+    );
+    return { passwordMatches: true };
   },
 };
 

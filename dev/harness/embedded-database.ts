@@ -1,6 +1,6 @@
 /**
  * A database of a suite's own without PostgreSQL: a fresh in-memory PGlite
- * with pgcrypto, served over the wire protocol by pglite-socket, as the local
+ * with the migrations' extensions, served over the wire protocol by pglite-socket, as the local
  * stack serves its own. The stack connects to it like to any PostgreSQL, and
  * so does the suite, to change or read rows as an operator would.
  *
@@ -11,7 +11,7 @@
  * statement is the stack's.
  */
 import { PGlite } from "@electric-sql/pglite";
-import { pgcrypto } from "@electric-sql/pglite/contrib/pgcrypto";
+import { pgliteExtensions } from "../pglite-extensions.ts";
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
 
 export interface SuiteDatabase {
@@ -23,7 +23,7 @@ export interface SuiteDatabase {
 
 /** Starts an empty embedded database on a free loopback port; the stack applies the schema. */
 export async function startEmbeddedDatabase(): Promise<SuiteDatabase> {
-  const db = await PGlite.create({ extensions: { pgcrypto } });
+  const db = await PGlite.create({ extensions: pgliteExtensions });
   // The stack's pool, the suite's connection, and one that holds locks.
   const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0, maxConnections: 8 });
   await server.start();

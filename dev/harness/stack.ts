@@ -16,9 +16,9 @@ export const testJwtSecret = "test-jwt-secret-of-at-least-thirty-two-bytes!";
 
 /**
  * Limits of the run's shared stack (and the bench's). Every suite calls from
- * 127.0.0.1, so the production per-address limits (30 logins, sign-ups or code
- * attempts in 5 minutes), reset-mail spacing (one a minute per account) and
- * wrong-code allowance (20 a day per account) would throttle suites that are
+ * 127.0.0.1, so the production per-address limits (30 logins, sign-ups, code
+ * attempts or reset requests in 5 minutes), reset-mail spacing (one a minute per account),
+ * wrong-code allowance (20 a day per account) and refreshes (300 in 5 minutes) would throttle suites that are
  * not about limits. The limits themselves are tested on stacks of their own
  * (tests/limits.test.ts).
  */
@@ -26,9 +26,11 @@ export const sharedStackLimits: Record<string, string> = {
   LOGIN_MAX_ATTEMPTS_PER_ADDRESS: "1000000",
   SIGNUP_MAX_PER_ADDRESS: "1000000",
   RESET_CODE_MAX_ATTEMPTS_PER_ADDRESS: "1000000",
+  RESET_REQUEST_MAX_PER_ADDRESS: "1000000",
   RESET_CODE_MAX_WRONG_PER_ACCOUNT: "1000000",
   RESET_MAIL_MIN_INTERVAL_SECONDS: "0",
   RESET_MAILS_PER_HOUR: "1000000",
+  REFRESH_MAX_PER_ADDRESS: "1000000",
 };
 
 export interface RunningStack {
@@ -88,27 +90,35 @@ export async function stopProcess(child: ChildProcess): Promise<void> {
   await exited;
 }
 
-/** Starts `deno run dev/stack.ts` on a free port and waits until it is ready. */
+/** Starts `deno run dev/stack.ts` on a free port (with `openFilesLimit`, under that `ulimit -n`) and waits until it is ready. */
 export async function startStack(
-  options: { env?: Record<string, string>; databaseUrl?: string } = {},
+  options: { env?: Record<string, string>; databaseUrl?: string; openFilesLimit?: number } = {},
 ): Promise<RunningStack> {
   const workDir = mkdtempSync(join(tmpdir(), "notes-stack-"));
   const logFile = join(workDir, "stack.log");
   // The stack writes its log straight to the file, so a test or benchmark process never spends
   // its own time relaying the stack's output.
   const logFd = openSync(logFile, "a");
-  const child: ChildProcess = spawn("deno", ["run", "--allow-all", "dev/stack.ts"], {
-    env: {
-      ...process.env,
-      PORT: "0",
-      PGLITE_DATA_DIR: join(workDir, "pglite"),
-      JWT_SECRET: testJwtSecret,
-      SUPABASE_ANON_KEY: testAnonKey,
-      ...(options.databaseUrl ? { DATABASE_URL: options.databaseUrl } : {}),
-      ...options.env,
+  const command = ["deno", "run", "--allow-all", "dev/stack.ts"];
+  // A descriptor limit of its own, as `ulimit -n` in the shell that starts it; `exec` keeps the pid Deno's.
+  const child: ChildProcess = spawn(
+    options.openFilesLimit ? "sh" : command[0],
+    options.openFilesLimit
+      ? ["-c", `ulimit -n ${options.openFilesLimit} && exec ${command.join(" ")}`]
+      : command.slice(1),
+    {
+      env: {
+        ...process.env,
+        PORT: "0",
+        PGLITE_DATA_DIR: join(workDir, "pglite"),
+        JWT_SECRET: testJwtSecret,
+        SUPABASE_ANON_KEY: testAnonKey,
+        ...(options.databaseUrl ? { DATABASE_URL: options.databaseUrl } : {}),
+        ...options.env,
+      },
+      stdio: ["ignore", logFd, logFd],
     },
-    stdio: ["ignore", logFd, logFd],
-  });
+  );
   closeSync(logFd);
   const baseUrl = await waitUntilReady(child, logFile);
   return {

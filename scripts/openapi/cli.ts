@@ -17,17 +17,23 @@ const generated = `${JSON.stringify(buildOpenApiDocument(), null, 2)}\n`;
 
 const problems = await validateOpenApiDocument(JSON.parse(generated));
 if (problems.length > 0) {
-  console.error(`The generated document is not valid OpenAPI:\n${problems.join("\n")}`);
+  console.error(
+    `The generated document is not valid OpenAPI:\n${problems.join("\n")}`,
+  );
   Deno.exit(1);
 }
 
 if (Deno.args.includes("--check")) {
   const committed = await Deno.readTextFile(file).catch(() => "");
   if (committed !== generated) {
-    console.error("openapi.json is stale: run `npm run openapi` and commit the result.");
+    console.error(
+      "openapi.json is stale: run `npm run openapi` and commit the result.",
+    );
     Deno.exit(1);
   }
-  console.log("openapi.json matches the contract and is a valid OpenAPI 3.1 document.");
+  console.log(
+    "openapi.json matches the contract and is a valid OpenAPI 3.1 document.",
+  );
 } else {
   await Deno.writeTextFile(file, generated);
   console.log("Wrote openapi.json (valid OpenAPI 3.1).");

@@ -13,25 +13,43 @@ import { z } from "zod";
 import {
   authErrorEnvelope,
   authSuccessEnvelope,
+  changeList,
+  changePasswordBody,
   createNoteBody,
   createPasswordBody,
+  currentUser,
+  deleteAccountBody,
+  deletedAccount,
   deletedNote,
+  endedSession,
   type EnvelopeKind,
   limits,
+  loggedOut,
   loginBody,
+  logoutBody,
+  managedUser,
+  managedUserList,
   note,
   noteList,
   notesErrorEnvelope,
   notesSuccessEnvelope,
   pagination,
   passwordResetRequested,
+  refreshBody,
   registerBody,
   requestPasswordResetBody,
+  resendVerificationBody,
   saveNoteBody,
+  securityEvent,
+  securityEventList,
   session,
+  sessionList,
+  setUserStatusBody,
   user,
+  verificationRequested,
+  verifyEmailBody,
 } from "../../supabase/functions/_shared/contract.ts";
-import { type OperationName, operations, type OperationSpec } from "../../shared/operations.ts";
+import { type OperationName, operations, type OperationSpec, pathOf } from "../../shared/operations.ts";
 import { errorExample, requestExamples, successExamples } from "./examples.ts";
 
 type JsonObject = Record<string, unknown>;
@@ -47,15 +65,31 @@ const bodyNames = new Map<z.ZodType, string>([
   [loginBody, "LoginBody"],
   [requestPasswordResetBody, "RequestPasswordResetBody"],
   [createPasswordBody, "CreatePasswordBody"],
+  [refreshBody, "RefreshBody"],
+  [logoutBody, "LogoutBody"],
+  [verifyEmailBody, "VerifyEmailBody"],
+  [resendVerificationBody, "ResendVerificationBody"],
+  [changePasswordBody, "ChangePasswordBody"],
+  [deleteAccountBody, "DeleteAccountBody"],
   [createNoteBody, "CreateNoteBody"],
   [saveNoteBody, "SaveNoteBody"],
+  [setUserStatusBody, "SetUserStatusBody"],
 ]);
 const dataNames = new Map<z.ZodType, string>([
   [session, "Session"],
   [passwordResetRequested, "PasswordResetRequested"],
   [note, "Note"],
   [noteList, "NoteList"],
+  [changeList, "ChangeList"],
   [deletedNote, "DeletedNote"],
+  [loggedOut, "LoggedOut"],
+  [sessionList, "SessionList"],
+  [endedSession, "EndedSession"],
+  [currentUser, "CurrentUser"],
+  [verificationRequested, "VerificationRequested"],
+  [deletedAccount, "DeletedAccount"],
+  [securityEventList, "SecurityEventList"],
+  [managedUserList, "ManagedUserList"],
 ]);
 const errorEnvelopeNames: Record<EnvelopeKind, string> = {
   auth: "AuthErrorEnvelope",
@@ -64,7 +98,9 @@ const errorEnvelopeNames: Record<EnvelopeKind, string> = {
 
 function nameOf(names: Map<z.ZodType, string>, schema: z.ZodType): string {
   const name = names.get(schema);
-  if (!name) throw new Error("A schema of the operations table has no component name");
+  if (!name) {
+    throw new Error("A schema of the operations table has no component name");
+  }
   return name;
 }
 
@@ -74,8 +110,14 @@ function successEnvelopeName(kind: EnvelopeKind, data: z.ZodType): string {
 }
 
 /** Runs zod's JSON Schema output over a registry and keeps the schemas, each ready to be a component. */
-function components(registry: z.core.$ZodRegistry<{ id: string }>, io: "input" | "output"): JsonObject {
-  const { schemas } = z.toJSONSchema(registry, { io, uri: (id) => `#/components/schemas/${id}` });
+function components(
+  registry: z.core.$ZodRegistry<{ id: string }>,
+  io: "input" | "output",
+): JsonObject {
+  const { schemas } = z.toJSONSchema(registry, {
+    io,
+    uri: (id) => `#/components/schemas/${id}`,
+  });
   const result: JsonObject = {};
   for (const [name, schema] of Object.entries(schemas)) {
     // Components use OpenAPI 3.1's default dialect, JSON Schema 2020-12 as zod writes it; no ids of their own.
@@ -92,6 +134,8 @@ function componentSchemas(): JsonObject {
   const answers = z.registry<{ id: string }>();
   answers.add(user, { id: "User" });
   answers.add(pagination, { id: "Pagination" });
+  answers.add(securityEvent, { id: "SecurityEvent" });
+  answers.add(managedUser, { id: "ManagedUser" });
   for (const [schema, id] of dataNames) answers.add(schema, { id });
   answers.add(authErrorEnvelope, { id: errorEnvelopeNames.auth });
   answers.add(notesErrorEnvelope, { id: errorEnvelopeNames.notes });
@@ -102,17 +146,24 @@ function componentSchemas(): JsonObject {
     const id = successEnvelopeName(envelope, success.data);
     if (envelopeIds.has(id)) continue;
     envelopeIds.add(id);
-    answers.add(envelope === "auth" ? authSuccessEnvelope(success.data) : notesSuccessEnvelope(success.data), { id });
+    answers.add(
+      envelope === "auth" ? authSuccessEnvelope(success.data) : notesSuccessEnvelope(success.data),
+      { id },
+    );
   }
   return { ...components(requests, "input"), ...components(answers, "output") };
 }
 
 /** The value schema below a query parameter's string parsing, defaults and transforms. */
 function valueSchemaOf(schema: z.core.$ZodType): z.core.$ZodType {
-  if (schema instanceof z.ZodOptional || schema instanceof z.ZodDefault) return valueSchemaOf(schema.unwrap());
+  if (schema instanceof z.ZodOptional || schema instanceof z.ZodDefault) {
+    return valueSchemaOf(schema.unwrap());
+  }
   if (schema instanceof z.ZodPipe) {
     // A pipe into a transform yields the transform's result, which JSON Schema cannot show; its input can.
-    return valueSchemaOf(schema.out instanceof z.ZodTransform ? schema.in : schema.out);
+    return valueSchemaOf(
+      schema.out instanceof z.ZodTransform ? schema.in : schema.out,
+    );
   }
   return schema;
 }
@@ -122,9 +173,28 @@ function queryParameters(query: z.ZodObject): JsonObject[] {
   return Object.entries(query.shape).map(([name, field]) => {
     const fieldSchema = field as z.ZodType;
     const omitted = fieldSchema.safeParse(undefined);
-    const { $schema: _dialect, ...schema } = z.toJSONSchema(valueSchemaOf(fieldSchema), { io: "output" });
+    const { $schema: _dialect, ...schema } = z.toJSONSchema(
+      valueSchemaOf(fieldSchema),
+      { io: "output" },
+    );
     if (omitted.success) schema.default = omitted.data;
     return { name, in: "query", required: !omitted.success, schema };
+  });
+}
+
+/** The optional request headers an operation reads (`Idempotency-Key`). */
+function headerParameters(spec: OperationSpec): JsonObject[] {
+  return (spec.headers ?? []).map(({ name, schema, description }) => {
+    const { $schema: _dialect, ...jsonSchema } = z.toJSONSchema(schema, {
+      io: "input",
+    });
+    return {
+      name,
+      in: "header",
+      required: false,
+      description,
+      schema: jsonSchema,
+    };
   });
 }
 
@@ -132,10 +202,14 @@ const reasons: Record<number, string> = {
   400: "Bad Request: a missing or invalid field or parameter, named in the message; `fields` lists every problem",
   401: "Unauthorized; on a notes operation `code` says whether the token was missing, invalid, expired or " +
     "revoked, and `WWW-Authenticate` says the same",
-  403: "Forbidden: the account is suspended",
+  403: "Forbidden: the account is suspended; on an admin operation, the caller is not an ADMIN (code " +
+    "`admin_required`)",
   404: "Not Found",
   405: "Method Not Allowed; `Allow` lists the methods served",
-  409: "Conflict: the email is already registered",
+  409: "Conflict: the email is already registered (register), or the note has changed since `expectedUpdatedAt` " +
+    "(code `note_conflict`, with the stored note as `note`; nothing was changed)",
+  422: "Unprocessable Content: the `Idempotency-Key` was already used for a create with a different body " +
+    "(code `idempotency_key_reused`)",
   413: `Payload Too Large: the body is over ${limits.bodyMaxBytes} bytes`,
   408: "Request Timeout: the body did not arrive in time",
   415: "Unsupported Media Type: the body must be application/json",
@@ -145,9 +219,24 @@ const reasons: Record<number, string> = {
 };
 
 const errorHeaders: Record<number, JsonObject> = {
-  405: { Allow: { description: "The methods this endpoint serves", schema: { type: "string" } } },
-  429: { "Retry-After": { description: "Seconds until the limit lifts", schema: { type: "integer" } } },
-  503: { "Retry-After": { description: "Seconds to wait before retrying", schema: { type: "integer" } } },
+  405: {
+    Allow: {
+      description: "The methods this endpoint serves",
+      schema: { type: "string" },
+    },
+  },
+  429: {
+    "Retry-After": {
+      description: "Seconds until the limit lifts",
+      schema: { type: "integer" },
+    },
+  },
+  503: {
+    "Retry-After": {
+      description: "Seconds to wait before retrying",
+      schema: { type: "integer" },
+    },
+  },
 };
 
 const challengeHeader = {
@@ -157,47 +246,80 @@ const challengeHeader = {
   },
 };
 
-function errorResponse(name: OperationName, spec: OperationSpec, status: number): JsonObject {
-  const { message, field, code } = errorExample(name, status);
-  const details = status === 400 ? { fields: [{ ...(field ? { field } : {}), message }] } : code ? { code } : {};
+function errorResponse(
+  name: OperationName,
+  spec: OperationSpec,
+  status: number,
+): JsonObject {
+  const { message, field, code, note } = errorExample(name, status);
+  const details = status === 400
+    ? { fields: [{ ...(field ? { field } : {}), message }] }
+    : { ...(code ? { code } : {}), ...(note ? { note } : {}) };
   const example = spec.envelope === "auth"
     ? { statusCode: status, message, ...details }
     : { error: message, success: false, ...details };
-  const headers = spec.envelope === "notes" && status === 401 ? challengeHeader : errorHeaders[status];
+  const takesBearer = spec.envelope === "notes" || spec.bearer;
+  const headers = takesBearer && status === 401 ? challengeHeader : errorHeaders[status];
   return {
     description: reasons[status] ?? "Error",
     ...(headers ? { headers } : {}),
-    content: { "application/json": { schema: schemaRef(errorEnvelopeNames[spec.envelope]), example } },
+    content: {
+      "application/json": {
+        schema: schemaRef(errorEnvelopeNames[spec.envelope]),
+        example,
+      },
+    },
   };
 }
 
-function operationObject(name: OperationName, operationId: string, extraDescription = ""): JsonObject {
+function operationObject(
+  name: OperationName,
+  operationId: string,
+  extraDescription = "",
+): JsonObject {
   const spec: OperationSpec = operations[name];
   const responses: JsonObject = {
     [spec.success.status]: {
       description: spec.summary,
       content: {
         "application/json": {
-          schema: schemaRef(successEnvelopeName(spec.envelope, spec.success.data)),
+          schema: schemaRef(
+            successEnvelopeName(spec.envelope, spec.success.data),
+          ),
           example: successExamples[name],
         },
       },
     },
   };
-  for (const status of spec.errors) responses[status] = errorResponse(name, spec, status);
+  for (const status of spec.errors) {
+    responses[status] = errorResponse(name, spec, status);
+  }
   return {
     operationId,
-    tags: [spec.envelope === "auth" ? "Accounts" : "Notes"],
+    tags: [spec.admin ? "Admin" : spec.envelope === "auth" ? "Accounts" : "Notes"],
     summary: spec.summary,
     description: spec.description + extraDescription,
-    security: [spec.envelope === "auth" ? { apikey: [] } : { bearer: [] }],
-    ...(spec.query ? { parameters: queryParameters(spec.query) } : {}),
+    security: [
+      spec.envelope === "notes" ? { bearer: [] } : spec.bearer ? { apikey: [], bearer: [] } : { apikey: [] },
+    ],
+    ...(spec.query || spec.headers
+      ? {
+        parameters: [
+          ...(spec.query ? queryParameters(spec.query) : []),
+          ...headerParameters(spec),
+        ],
+      }
+      : {}),
     ...(spec.body
       ? {
         requestBody: {
-          required: true,
+          // A body whose every field is optional may be left out.
+          required: !spec.body.safeParse({}).success,
           content: {
-            "application/json": { schema: schemaRef(nameOf(bodyNames, spec.body)), example: requestExamples[name] },
+            "application/json": {
+              schema: schemaRef(nameOf(bodyNames, spec.body)),
+              example: requestExamples[name],
+            },
           },
         },
       }
@@ -217,7 +339,10 @@ function paths(): JsonObject {
   for (const name of Object.keys(operations) as OperationName[]) {
     const spec: OperationSpec = operations[name];
     const alias = spec.interfacePath ? ` Also served, identically, at \`/${spec.functionName}\`.` : "";
-    result[spec.interfacePath ?? `/${spec.functionName}`] = {
+    const path = pathOf(spec);
+    // One path may serve several operations (GET and DELETE /auth/sessions).
+    result[path] = {
+      ...result[path],
       [spec.method.toLowerCase()]: operationObject(name, name, alias),
     };
   }
@@ -234,10 +359,17 @@ export function buildOpenApiDocument(serverUrl?: string): JsonObject {
     {
       url: "https://{projectRef}.supabase.co/functions/v1",
       description: "A hosted Supabase project",
-      variables: { projectRef: { default: "your-project-ref", description: "The project's reference id" } },
+      variables: {
+        projectRef: {
+          default: "your-project-ref",
+          description: "The project's reference id",
+        },
+      },
     },
   ];
-  if (serverUrl && serverUrl !== localServerUrl) servers.unshift({ url: serverUrl, description: "This stack" });
+  if (serverUrl && serverUrl !== localServerUrl) {
+    servers.unshift({ url: serverUrl, description: "This stack" });
+  }
   return {
     openapi: "3.1.1",
     info: {
@@ -252,14 +384,23 @@ export function buildOpenApiDocument(serverUrl?: string): JsonObject {
     },
     servers,
     tags: [
-      { name: "Accounts", description: "Registration, login and password reset" },
+      {
+        name: "Accounts",
+        description: "Registration, login and password reset",
+      },
       { name: "Notes", description: "The signed-in user's notes" },
+      { name: "Admin", description: "Managing accounts, for ADMIN accounts only; never their notes" },
     ],
     paths: paths(),
     components: {
       schemas: componentSchemas(),
       securitySchemes: {
-        apikey: { type: "apiKey", in: "header", name: "apikey", description: "The project's public (anon) key" },
+        apikey: {
+          type: "apiKey",
+          in: "header",
+          name: "apikey",
+          description: "The project's public (anon) key",
+        },
         bearer: {
           type: "http",
           scheme: "bearer",

@@ -9,7 +9,16 @@
  * successExamples.createNote; // { message: "Note created successfully", success: true, data: {...} }
  * ```
  */
-import { limits, titleOrContentRequired, type TokenErrorCode } from "../../supabase/functions/_shared/contract.ts";
+import {
+  adminRequiredCode,
+  cursorExpiredCode,
+  idempotencyKeyReusedCode,
+  limits,
+  noteConflictCode,
+  type RefreshErrorCode,
+  titleOrContentRequired,
+  type TokenErrorCode,
+} from "../../supabase/functions/_shared/contract.ts";
 import type { OperationName } from "../../shared/operations.ts";
 
 const userId = "7b0e3c52-5d8f-4a53-9a3e-0f3c2a9d1e44";
@@ -31,7 +40,9 @@ const session = {
   payload: user,
   accessToken: "Bearer eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiI3YjBl...sig",
   expiresAt: "2026-01-15T11:30:00.000Z",
+  refreshToken: "0d8f6c1e-2b7a-4e59-9c3d-5a1f7e2b8c40.0.kq3Vb9yZxT1mN4pR7sW2uE5hJ8gL0dC6fA3iO9nY1Qk",
 };
+const sessionId = "0d8f6c1e-2b7a-4e59-9c3d-5a1f7e2b8c40";
 const note = {
   id: noteId,
   title: "Groceries",
@@ -44,18 +55,70 @@ const note = {
 
 /** A request body per operation that takes one. */
 export const requestExamples: Partial<Record<OperationName, unknown>> = {
-  register: { name: "Ada Lovelace", email: "ada@example.com", password: "correct horse battery" },
+  register: {
+    name: "Ada Lovelace",
+    email: "ada@example.com",
+    password: "correct horse battery",
+  },
   login: { email: "ada@example.com", password: "correct horse battery" },
   requestPasswordReset: { email: "ada@example.com" },
-  createPassword: { email: "ada@example.com", password: "a new long secret", code: "123456" },
+  createPassword: {
+    email: "ada@example.com",
+    password: "a new long secret",
+    code: "123456",
+  },
+  refreshSession: { refreshToken: session.refreshToken },
+  verifyEmail: { email: "ada@example.com", code: "482913" },
+  resendVerification: { email: "ada@example.com" },
+  changePassword: {
+    currentPassword: "correct horse battery",
+    newPassword: "a longer passphrase now",
+  },
+  deleteAccount: { password: "correct horse battery" },
+  signOut: { scope: "global" },
   createNote: { title: "Groceries", content: "Eggs, flour, milk" },
-  saveNote: { id: noteId, status: "PUBLISHED" },
+  saveNote: { id: noteId, status: "PUBLISHED", expectedUpdatedAt: at },
+  setUserStatus: { id: userId, status: "SUSPENDED" },
 };
+
+const adminId = "3f6d2a10-8c4b-4e7a-b1d9-5e2f0a7c6b31";
+const securityEvents = [
+  {
+    id: "1042",
+    at: "2026-01-15T10:00:00.000Z",
+    type: "session_started",
+    userId,
+    actorId: userId,
+    address: "203.0.113.7",
+    userAgent: "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) Safari/605.1.15",
+    details: { sessionId },
+  },
+  {
+    id: "1041",
+    at,
+    type: "login_failed",
+    userId,
+    actorId: userId,
+    address: "198.51.100.23",
+    userAgent: "curl/8.5.0",
+    details: {},
+  },
+];
 
 /** The success answer of each operation. */
 export const successExamples: Record<OperationName, unknown> = {
-  register: { success: true, statusCode: 201, message: "User registered successfully", data: session },
-  login: { success: true, statusCode: 200, message: "Login successful", data: session },
+  register: {
+    success: true,
+    statusCode: 201,
+    message: "User registered successfully",
+    data: session,
+  },
+  login: {
+    success: true,
+    statusCode: 200,
+    message: "Login successful",
+    data: session,
+  },
   requestPasswordReset: {
     success: true,
     statusCode: 200,
@@ -68,26 +131,176 @@ export const successExamples: Record<OperationName, unknown> = {
     message: "Password set successfully",
     data: { ...session, payload: { ...user, isVerified: true } },
   },
-  createNote: { message: "Note created successfully", success: true, data: note },
+  refreshSession: {
+    success: true,
+    statusCode: 200,
+    message: "Session refreshed",
+    data: session,
+  },
+  signOut: {
+    success: true,
+    statusCode: 200,
+    message: "Signed out",
+    data: { scope: "global", sessionsEnded: 2 },
+  },
+  listSessions: {
+    success: true,
+    statusCode: 200,
+    message: "Sessions fetched successfully",
+    data: {
+      sessions: [{
+        id: sessionId,
+        createdAt: at,
+        lastActiveAt: "2026-01-15T10:00:00.000Z",
+        expiresAt: "2026-01-22T10:00:00.000Z",
+        userAgent: "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) Safari/605.1.15",
+        current: true,
+      }],
+    },
+  },
+  revokeSession: {
+    success: true,
+    statusCode: 200,
+    message: "Session ended",
+    data: { id: sessionId },
+  },
+  getUser: {
+    success: true,
+    statusCode: 200,
+    message: "User fetched successfully",
+    data: { payload: user },
+  },
+  verifyEmail: {
+    success: true,
+    statusCode: 200,
+    message: "Email verified",
+    data: { ...session, payload: { ...user, isVerified: true } },
+  },
+  resendVerification: {
+    success: true,
+    statusCode: 200,
+    message: "If this address has an account waiting for verification, a new code has been sent",
+    data: {},
+  },
+  changePassword: {
+    success: true,
+    statusCode: 200,
+    message: "Password changed",
+    data: session,
+  },
+  deleteAccount: {
+    success: true,
+    statusCode: 200,
+    message: "Account deleted",
+    data: { id: userId },
+  },
+  listSecurityEvents: {
+    success: true,
+    statusCode: 200,
+    message: "Events fetched successfully",
+    data: { events: securityEvents },
+  },
+  listUsers: {
+    success: true,
+    statusCode: 200,
+    message: "Users fetched successfully",
+    data: {
+      users: [{ ...user, noteCount: 12, lastActiveAt: "2026-01-15T10:00:00.000Z" }],
+      pagination: { total: 1, limit: 10, offset: 0, hasMore: false },
+    },
+  },
+  setUserStatus: {
+    success: true,
+    statusCode: 200,
+    message: "User suspended",
+    data: { payload: { ...user, status: "SUSPENDED", updatedAt: "2026-01-15T10:05:00.000Z" } },
+  },
+  listAccountEvents: {
+    success: true,
+    statusCode: 200,
+    message: "Events fetched successfully",
+    data: {
+      events: [
+        {
+          ...securityEvents[0],
+          id: "1043",
+          at: "2026-01-15T10:05:00.000Z",
+          type: "account_suspended",
+          actorId: adminId,
+          details: {},
+        },
+        ...securityEvents,
+      ],
+    },
+  },
+  createNote: {
+    message: "Note created successfully",
+    success: true,
+    data: note,
+  },
   listNotes: {
     message: "Notes fetched successfully",
     success: true,
-    data: { notes: [note], pagination: { total: 1, limit: 10, offset: 0, hasMore: false }, userId },
+    data: {
+      notes: [note],
+      pagination: { total: 1, limit: 10, offset: 0, hasMore: false },
+      userId,
+    },
+  },
+  getNote: { message: "Note fetched successfully", success: true, data: note },
+  listChanges: {
+    message: "Changes fetched successfully",
+    success: true,
+    data: {
+      changes: [note, { id: "5e7a9c1b-3d2f-4a6e-8b0c-1d3f5a7c9e2b", deleted: true }],
+      cursor: "YzEuN2IwZTNjNTItNWQ4Zi00YTUzLTlhM2UtMGYzYzJhOWQxZTQ0LjQy",
+      hasMore: false,
+    },
   },
   saveNote: {
     message: "Note saved successfully",
     success: true,
-    data: { ...note, status: "PUBLISHED", updatedAt: "2026-01-15T10:00:00.000Z" },
+    data: {
+      ...note,
+      status: "PUBLISHED",
+      updatedAt: "2026-01-15T10:00:00.000Z",
+    },
   },
-  deleteNote: { message: "Note deleted successfully", success: true, data: { id: noteId } },
+  deleteNote: {
+    message: "Note deleted successfully",
+    success: true,
+    data: { id: noteId },
+  },
 };
 
-/** An error answer's example: its message, the field a 400 names, the `code` a notes 401 carries. */
+/** An error answer's example: its message, the field a 400 names, its `code`, a 409's stored note. */
 export interface ErrorExample {
   message: string;
   field?: string;
-  code?: TokenErrorCode;
+  code?:
+    | TokenErrorCode
+    | RefreshErrorCode
+    | typeof noteConflictCode
+    | typeof idempotencyKeyReusedCode
+    | typeof adminRequiredCode
+    | typeof cursorExpiredCode
+    | "invalid_credentials";
+  note?: typeof note;
 }
+
+// A 409 of a versioned save or delete: the note as another device saved it meanwhile.
+const noteConflict: ErrorExample = {
+  message: "Note has changed since it was read",
+  code: noteConflictCode,
+  note: {
+    ...note,
+    content: "Eggs, flour, milk, butter",
+    updatedAt: "2026-01-15T09:45:00.000Z",
+  },
+};
+
+// A 403 of an admin operation: the caller's account is not (or no longer) an ADMIN.
+const adminRequired: ErrorExample = { message: "Admin role required", code: adminRequiredCode };
 
 const commonErrors: Record<number, ErrorExample> = {
   400: { message: "Request body must be valid JSON" },
@@ -103,9 +316,14 @@ const commonErrors: Record<number, ErrorExample> = {
 };
 
 // Where an operation words a status its own way.
-const specificErrors: Partial<Record<OperationName, Record<number, ErrorExample>>> = {
+const specificErrors: Partial<
+  Record<OperationName, Record<number, ErrorExample>>
+> = {
   register: {
-    400: { field: "password", message: `password must be at least ${limits.passwordMinChars} characters` },
+    400: {
+      field: "password",
+      message: `password must be at least ${limits.passwordMinChars} characters`,
+    },
     409: { message: "An account with this email already exists" },
   },
   login: {
@@ -113,31 +331,124 @@ const specificErrors: Partial<Record<OperationName, Record<number, ErrorExample>
     403: { message: "Account is suspended" },
     429: { message: "Too many login attempts; try again later" },
   },
-  requestPasswordReset: { 400: { field: "email", message: "email must be a valid email address" } },
+  requestPasswordReset: {
+    400: { field: "email", message: "email must be a valid email address" },
+    429: { message: "Too many reset requests from this address; try again later" },
+  },
   createPassword: {
     400: { field: "code", message: "Invalid or expired code" },
     403: { message: "Account is suspended" },
     404: { message: "User not found" },
   },
+  refreshSession: {
+    400: { field: "refreshToken", message: "refreshToken is required" },
+    401: {
+      message: "Refresh token already used; the session has been ended",
+      code: "refresh_token_reused",
+    },
+    429: {
+      message: "Too many session refreshes from this address; try again later",
+    },
+  },
+  signOut: {
+    400: {
+      field: "scope",
+      message: "scope must be one of local, others, global",
+    },
+    401: { message: "Access token revoked", code: "token_revoked" },
+  },
+  listSessions: {
+    401: { message: "Access token expired", code: "token_expired" },
+  },
+  revokeSession: {
+    400: { field: "id", message: "id is required" },
+    401: { message: "Missing access token", code: "token_missing" },
+    404: { message: "Session not found" },
+  },
+  getUser: { 401: { message: "Access token revoked", code: "token_revoked" } },
+  verifyEmail: {
+    400: { field: "code", message: "Invalid or expired code" },
+    403: { message: "Account is suspended" },
+    429: { message: "Too many verification attempts; try again later" },
+  },
+  resendVerification: {
+    400: { field: "email", message: "email must be a valid email address" },
+    429: { message: "Too many verification attempts; try again later" },
+  },
+  changePassword: {
+    400: {
+      field: "newPassword",
+      message: `newPassword must be at least ${limits.passwordMinChars} characters`,
+    },
+    401: { message: "Password is incorrect", code: "invalid_credentials" },
+    429: { message: "Too many login attempts; try again later" },
+  },
+  deleteAccount: {
+    400: { field: "password", message: "password is required" },
+    401: { message: "Password is incorrect", code: "invalid_credentials" },
+    429: { message: "Too many login attempts; try again later" },
+  },
+  listSecurityEvents: {
+    400: { field: "limit", message: `limit must be an integer from 1 to ${limits.eventsLimitMax}` },
+    401: { message: "Access token revoked", code: "token_revoked" },
+  },
+  listUsers: {
+    400: { field: "status", message: "status must be one of ACTIVE, SUSPENDED" },
+    401: { message: "Missing access token", code: "token_missing" },
+    403: adminRequired,
+  },
+  setUserStatus: {
+    400: { field: "id", message: "An admin cannot change its own status" },
+    401: { message: "Access token revoked", code: "token_revoked" },
+    403: adminRequired,
+    404: { message: "User not found" },
+  },
+  listAccountEvents: {
+    400: { field: "id", message: "id is required" },
+    401: { message: "Access token expired", code: "token_expired" },
+    403: adminRequired,
+  },
   createNote: {
     400: { message: titleOrContentRequired },
     401: { message: "Missing access token", code: "token_missing" },
+    422: {
+      message: "Idempotency-Key was already used for a different note",
+      code: idempotencyKeyReusedCode,
+    },
+  },
+  getNote: {
+    400: { field: "id", message: "id is required" },
+    401: { message: "Access token expired", code: "token_expired" },
   },
   listNotes: {
-    400: { field: "limit", message: `limit must be an integer from 1 to ${limits.listLimitMax}` },
+    400: {
+      field: "limit",
+      message: `limit must be an integer from 1 to ${limits.listLimitMax}`,
+    },
     401: { message: "Access token expired", code: "token_expired" },
+  },
+  listChanges: {
+    400: { field: "since", message: "since must be a cursor that notes-changes gave this account" },
+    401: { message: "Access token expired", code: "token_expired" },
+    410: { message: "The changes cursor has expired; sync again from the start", code: cursorExpiredCode },
   },
   saveNote: {
     400: { message: "At least one of title, content or status is required" },
     401: { message: "Invalid access token", code: "token_invalid" },
+    409: noteConflict,
   },
   deleteNote: {
     400: { field: "id", message: "id is required" },
     401: { message: "Access token revoked", code: "token_revoked" },
+    409: noteConflict,
   },
 };
 
 /** The example of `status` for `operation`. */
-export function errorExample(operation: OperationName, status: number): ErrorExample {
-  return specificErrors[operation]?.[status] ?? commonErrors[status] ?? { message: "Request failed" };
+export function errorExample(
+  operation: OperationName,
+  status: number,
+): ErrorExample {
+  return specificErrors[operation]?.[status] ?? commonErrors[status] ??
+    { message: "Request failed" };
 }

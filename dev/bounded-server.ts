@@ -1,0 +1,148 @@
+/**
+ * The local stack's HTTP server: the functions' `Request -> Response`
+ * handlers served by Node's `http` server (under Deno's Node compatibility)
+ * rather than by `Deno.serve`. `Deno.serve` offers no header, request or idle
+ * timeout and no connection cap (its options are port, hostname, backlog,
+ * compression, signal and callbacks), so a few thousand half-sent requests
+ * hold every file descriptor until its accept loop throws "Too many open
+ * files" and the process exits. Node's server bounds each of those.
+ *
+ * @example
+ * ```ts
+ * const server = await serveBounded(handler, { hostname: "127.0.0.1", port: 0, ...bounds });
+ * console.log(server.port);
+ * ```
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { Readable } from "node:stream";
+import type { Handler } from "../supabase/functions/_shared/endpoint.ts";
+
+export interface ServerBounds {
+  /** All of a request's headers must arrive within this time of its first byte, else 408 and the socket closes. */
+  headersTimeoutMs: number;
+  /** A whole request must arrive within this time; a backstop behind the functions' own body deadline. */
+  requestTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this time. */
+  keepAliveTimeoutMs: number;
+  /** Open connections; past it a new connection is closed at once (below the descriptor limit, so never EMFILE). */
+  maxConnections: number;
+}
+
+export interface BoundedServer {
+  port: number;
+  close(): Promise<void>;
+}
+
+/** How often Node checks the header and request timeouts; its default of 30 s would stretch a 10 s timeout to 40. */
+const timeoutCheckIntervalMs = 500;
+
+/** Serves `handler` on `hostname:port` within `bounds`; resolves once listening. */
+export function serveBounded(
+  handler: Handler,
+  options: { hostname: string; port: number } & ServerBounds,
+): Promise<BoundedServer> {
+  const server = createServer({
+    headersTimeout: options.headersTimeoutMs,
+    requestTimeout: options.requestTimeoutMs,
+    keepAliveTimeout: options.keepAliveTimeoutMs,
+    connectionsCheckingInterval: timeoutCheckIntervalMs,
+  }, (incoming, outgoing) => {
+    const origin = `http://${options.hostname}:${port()}`;
+    exchange(handler, origin, incoming, outgoing).catch((error) => {
+      console.error(JSON.stringify({ level: "error", event: "answer not written", error: String(error) }));
+      outgoing.destroy();
+    });
+  });
+  server.maxConnections = options.maxConnections;
+  const port = () => (server.address() as AddressInfo).port;
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, options.hostname, () => {
+      server.off("error", reject);
+      // A failed accept (a descriptor limit reached despite the cap) is logged; the server goes on.
+      server.on(
+        "error",
+        (error) => console.error(JSON.stringify({ level: "error", event: "server error", error: String(error) })),
+      );
+      resolve({
+        port: port(),
+        close: () =>
+          new Promise((done) => {
+            server.close(() => done());
+            server.closeAllConnections();
+          }),
+      });
+    });
+  });
+}
+
+/** Hands one request to `handler` as a web `Request` and writes its `Response` back with backpressure. */
+async function exchange(handler: Handler, origin: string, incoming: IncomingMessage, outgoing: ServerResponse) {
+  const headers = new Headers();
+  const raw = incoming.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) headers.append(raw[i], raw[i + 1]);
+  const method = incoming.method ?? "GET";
+  const hasBody = method !== "GET" && method !== "HEAD";
+  // The request line's target is a path (or, from a proxy-style client, an absolute URL): only its path and query are used.
+  const target = URL.canParse(incoming.url ?? "/", origin) ? new URL(incoming.url ?? "/", origin) : new URL(origin);
+  const request = new Request(target, {
+    method,
+    headers,
+    body: hasBody ? Readable.toWeb(incoming) as ReadableStream<Uint8Array> : undefined,
+    duplex: "half",
+  } as RequestInit);
+  const { remoteAddress, remotePort } = incoming.socket;
+  const response = await handler(request, {
+    remoteAddr: { transport: "tcp", hostname: remoteAddress, port: remotePort },
+  } as Deno.ServeHandlerInfo);
+
+  const headerValues: Record<string, string | string[]> = {};
+  for (const [name, value] of response.headers) {
+    const earlier = headerValues[name];
+    headerValues[name] = earlier === undefined ? value : [earlier, value].flat();
+  }
+  // Answered before its body arrived (408, 413, a refusal): the rest of the body is not worth reading, so the connection ends.
+  const closeAfter = hasBody && !incoming.complete;
+  if (closeAfter) headerValues.connection = "close";
+  // Taken now: the response lets go of its socket once it has finished.
+  const socket = incoming.socket;
+  if (closeAfter) outgoing.once("finish", () => socket?.destroy());
+  // A body of declared length (a `/docs` file) is streamed. The functions' answers are small JSON
+  // built in memory: written in one piece with its length, which saves chunked encoding and a stream read.
+  if (response.headers.has("content-length") || !response.body || method === "HEAD") {
+    outgoing.writeHead(response.status, headerValues);
+    await writeBody(response.body, method === "HEAD" ? undefined : outgoing);
+    outgoing.end();
+    return;
+  }
+  const bytes = new Uint8Array(await response.arrayBuffer());
+  headerValues["content-length"] = String(bytes.byteLength);
+  outgoing.writeHead(response.status, headerValues);
+  outgoing.end(bytes);
+}
+
+/** Writes `body` chunk by chunk, waiting whenever the socket's buffer is full, so a slow reader holds one chunk. */
+async function writeBody(body: ReadableStream<Uint8Array> | null, outgoing: ServerResponse | undefined) {
+  if (!body) return;
+  if (!outgoing) return await body.cancel();
+  const reader = body.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      if (outgoing.destroyed) return await reader.cancel();
+      if (!outgoing.write(value)) {
+        await new Promise<void>((resume) => {
+          const go = () => {
+            outgoing.off("drain", go).off("close", go);
+            resume();
+          };
+          outgoing.on("drain", go).on("close", go);
+        });
+      }
+    }
+  } finally {
+    reader.releaseLock();
+  }
+}
