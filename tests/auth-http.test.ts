@@ -154,7 +154,7 @@ describe("request bodies without a Content-Length", () => {
 
 describe("the auth router", () => {
   it("answers 404 in the auth envelope for an action it does not have", async () => {
-    for (const path of ["/auth/logout", "/auth", "/auth/login/extra"]) {
+    for (const path of ["/auth/signout", "/auth", "/auth/login/extra"]) {
       const response = await call(path, { body: {} });
       const error = expectAuthError(response, 404);
       expect(error.message).toMatch(/no such endpoint/i);

@@ -5,8 +5,14 @@
  */
 import { spawn } from "node:child_process";
 import { describe, expect, inject, it } from "vitest";
-import { createNotesClient, NotesApiError, type NotesClient } from "../shared/index.ts";
-import { anonKey, readResetCode, uniqueEmail } from "./support/api.ts";
+import {
+  createNotesClient,
+  memorySessionStorage,
+  NotesApiError,
+  type NotesClient,
+  type Session,
+} from "../shared/index.ts";
+import { anonKey, readMailedCode, readResetCode, uniqueEmail } from "./support/api.ts";
 import { decodeAccessToken } from "./support/auth.ts";
 import { signToken } from "./support/tokens.ts";
 
@@ -30,8 +36,42 @@ function runExample(file: string): Promise<string> {
     child.stdout.on("data", (chunk) => (text += chunk));
     child.stderr.on("data", (chunk) => (text += chunk));
     child.on("error", reject);
-    child.on("exit", (code) => (code === 0 ? resolve(text) : reject(new Error(`${file} exited ${code}:\n${text}`))));
+    child.on(
+      "exit",
+      (
+        code,
+      ) => (code === 0 ? resolve(text) : reject(new Error(`${file} exited ${code}:\n${text}`))),
+    );
   });
+}
+
+function fail(message: string): never {
+  throw new Error(message);
+}
+
+const inAnHour = () => new Date(Date.now() + 3_600_000).toISOString();
+
+/** A signed-up user's session, and an access token of theirs that expired (the session itself lives on). */
+async function sessionWithExpiredToken(
+  label: string,
+  client?: NotesClient,
+): Promise<{ session: Session; expired: string }> {
+  const session = (client ?? (await signedUp(label)).client).session ?? fail("no session");
+  const { claims } = decodeAccessToken(session.accessToken);
+  const expired = await signToken({ ...claims, iat: Number(claims.iat) - 7300, exp: Number(claims.iat) - 100 });
+  return { session, expired };
+}
+
+/** A fetch that records the path of every request it sends. */
+function countingFetch() {
+  const sent: string[] = [];
+  return {
+    fetch: (input: RequestInfo | URL, init?: RequestInit) => {
+      sent.push(new URL(String(input)).pathname.replace(/^.*\/functions\/v1/, ""));
+      return fetch(input, init);
+    },
+    paths: () => sent,
+  };
 }
 
 /** The rejection of `promise`, which must be a NotesApiError. */
@@ -72,18 +112,25 @@ describe("createNotesClient", () => {
     expect(titles[0]).toBe("note 23");
   });
 
-  it("logs in, and accepts a token with or without its Bearer prefix", async () => {
+  it("logs in, and accepts a kept session whose token comes with or without its Bearer prefix", async () => {
     const { email } = await signedUp("login");
     const client = createNotesClient({ url, anonKey });
     const session = await client.login({ email, password });
     expect(client.accessToken).toBe(session.accessToken);
+    // The device token outlives the session, so the client keeps it apart.
+    expect(client.session).toEqual({ ...session, deviceToken: undefined });
 
-    const bare = createNotesClient({ url, anonKey, accessToken: session.accessToken.slice("Bearer ".length) });
+    const bare = createNotesClient({ url, anonKey });
+    bare.setSession({ ...session, accessToken: session.accessToken.slice("Bearer ".length) });
     expect((await bare.listNotes()).userId).toBe(session.payload.id);
-    bare.signOut();
-    expect(bare.accessToken).toBeUndefined();
+    expect((await bare.getUser()).id).toBe(session.payload.id);
+    await bare.signOut();
+    expect(bare.session).toBeUndefined();
     const signedOut = await apiError(bare.listNotes());
     expect(signedOut).toMatchObject({ status: 401, code: "token_missing" });
+    // Signing out ended the session on the server, for the other client too.
+    expect(await apiError(client.listNotes())).toMatchObject({ status: 401, code: "token_revoked" });
+    expect(client.session).toBeUndefined();
   });
 
   it("keeps when the session expires, as the API answered it", async () => {
@@ -92,35 +139,84 @@ describe("createNotesClient", () => {
     const expiresAt = client.expiresAt?.getTime() ?? Number.NaN;
     expect(expiresAt).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000 + 2 * 3600 * 1000);
     expect(expiresAt).toBeLessThanOrEqual(Date.now() + 2 * 3600 * 1000);
-    client.signOut();
+    await client.signOut();
     expect(client.expiresAt).toBeUndefined();
   });
 
-  it("forgets an expired token and calls onUnauthorized with code token_expired", async () => {
-    const { client: owner } = await signedUp("expired");
-    const { claims } = decodeAccessToken(owner.accessToken ?? "");
-    const expired = await signToken({ ...claims, iat: Number(claims.iat) - 7300, exp: Number(claims.iat) - 100 });
+  it("refreshes once on a 401 token_expired and retries the call", async () => {
+    const { session, expired } = await sessionWithExpiredToken("expired");
+    const traffic = countingFetch();
+    const client = createNotesClient({ url, anonKey, fetch: traffic.fetch });
+    client.setSession({ ...session, accessToken: expired, expiresAt: inAnHour() });
+    const note = await client.createNote({ title: "just in time" });
+    expect(note.createdBy).toBe(session.payload.id);
+    expect(traffic.paths()).toEqual(["/notes-create", "/auth/refresh", "/notes-create"]);
+    expect(client.session?.refreshToken).not.toBe(session.refreshToken);
+    expect(client.accessToken).not.toContain(expired);
+  });
+
+  it("refreshes ahead of expiry, once for concurrent calls", async () => {
+    const { client: owner } = await signedUp("ahead");
+    const session = owner.session ?? fail("no session");
+    const traffic = countingFetch();
+    const client = createNotesClient({ url, anonKey, fetch: traffic.fetch });
+    client.setSession({ ...session, expiresAt: new Date(Date.now() + 10_000).toISOString() });
+    const changes: unknown[] = [];
+    client.onSessionChange((changed) => changes.push(changed));
+    await Promise.all(Array.from({ length: 5 }, () => client.listNotes()));
+    expect(traffic.paths().filter((path) => path === "/auth/refresh")).toHaveLength(1);
+    expect(traffic.paths().filter((path) => path === "/notes-fetch")).toHaveLength(5);
+    expect(changes).toEqual([client.session]);
+  });
+
+  it("keeps the session when a refresh fails for want of an answer or with a 5xx, and drops it on a 401", async () => {
+    const { session, expired } = await sessionWithExpiredToken("flaky");
     const seen: NotesApiError[] = [];
-    const client = createNotesClient({ url, anonKey, accessToken: expired, onUnauthorized: (e) => seen.push(e) });
-    const error = await apiError(client.createNote({ title: "too late" }));
-    expect(error).toMatchObject({ status: 401, code: "token_expired", message: "Access token expired" });
-    expect(seen).toEqual([error]);
-    expect(client.accessToken).toBeUndefined();
+    let refreshAnswer: "offline" | "503" | "real" = "offline";
+    const client = createNotesClient({
+      url,
+      anonKey,
+      onUnauthorized: (error) => seen.push(error),
+      fetch: (input, init) => {
+        if (String(input).endsWith("/auth/refresh") && refreshAnswer === "offline") {
+          return Promise.reject(new TypeError("network down"));
+        }
+        if (String(input).endsWith("/auth/refresh") && refreshAnswer === "503") {
+          return Promise.resolve(Response.json({ statusCode: 503, message: "down" }, { status: 503 }));
+        }
+        return fetch(input, init);
+      },
+    });
+    const kept = { ...session, accessToken: expired, expiresAt: inAnHour() };
+    client.setSession(kept);
+    expect(await apiError(client.listNotes())).toMatchObject({ status: 0 });
+    expect(client.session).toEqual(kept);
+    refreshAnswer = "503";
+    expect(await apiError(client.listNotes())).toMatchObject({ status: 503 });
+    expect(client.session).toEqual(kept);
+    expect(seen).toEqual([]);
+
+    // Ended on the server (a sign-out elsewhere): the refresh is answered 401 and the session goes.
+    refreshAnswer = "real";
+    const elsewhere = createNotesClient({ url, anonKey });
+    elsewhere.setSession(session);
+    await elsewhere.signOut({ scope: "global" });
+    expect(await apiError(client.listNotes())).toMatchObject({ status: 401, code: "token_expired" });
+    expect(client.session).toBeUndefined();
+    expect(seen.map((error) => error.code)).toEqual(["session_revoked"]);
     // A wrong password at login is not a lost session: no hook.
     await apiError(client.login({ email: uniqueEmail("nobody"), password }));
     expect(seen).toHaveLength(1);
   });
 
-  it("keeps a session that a login started while a call with the old token was on its way", async () => {
+  it("retries with the session a login started while a call with the old token was on its way", async () => {
     const { client: owner, email } = await signedUp("relogin");
-    const { claims } = decodeAccessToken(owner.accessToken ?? "");
-    const expired = await signToken({ ...claims, iat: Number(claims.iat) - 7300, exp: Number(claims.iat) - 100 });
+    const { expired } = await sessionWithExpiredToken("unused", owner);
     const seen: NotesApiError[] = [];
     let loggedInMeanwhile = false;
     const client = createNotesClient({
       url,
       anonKey,
-      accessToken: expired,
       onUnauthorized: (error) => seen.push(error),
       // The app's own fetch: the 401's answer arrives only after the user has logged in again.
       fetch: async (input, init) => {
@@ -132,11 +228,164 @@ describe("createNotesClient", () => {
         return response;
       },
     });
-    expect(await apiError(client.listNotes())).toMatchObject({ status: 401, code: "token_expired" });
-    expect(seen).toEqual([]);
-    expect(client.accessToken).toMatch(/^Bearer /);
-    expect(client.accessToken).not.toContain(expired);
+    client.setSession({ ...(owner.session ?? fail("no session")), accessToken: expired, expiresAt: inAnHour() });
     expect((await client.listNotes()).notes).toEqual([]);
+    expect(seen).toEqual([]);
+    expect(client.accessToken).not.toContain(expired);
+  });
+
+  it("lists the account's sessions, ends one, and signs out others or everywhere", async () => {
+    const { client: laptop, email } = await signedUp("devices");
+    const phone = createNotesClient({ url, anonKey });
+    await phone.login({ email, password });
+    const sessions = await laptop.listSessions();
+    expect(sessions).toHaveLength(2);
+    const phoneSession = sessions.find((each) => !each.current) ?? fail("no other session");
+    expect(await laptop.revokeSession(phoneSession.id)).toEqual({ id: phoneSession.id });
+    expect(await apiError(phone.listNotes())).toMatchObject({ status: 401 });
+    expect(phone.session).toBeUndefined();
+
+    await phone.login({ email, password });
+    await laptop.signOut({ scope: "others" });
+    expect(laptop.session).toBeDefined();
+    expect((await laptop.listSessions()).map((each) => each.current)).toEqual([true]);
+    await apiError(phone.listNotes());
+    expect(phone.session).toBeUndefined();
+  });
+
+  it("verifies the address, changes the password and deletes the account, keeping the session in step", async () => {
+    const { client, email } = await signedUp("self-service");
+    const verified = await client.verifyEmail({ email, code: await readMailedCode(email, { kind: "verification" }) });
+    expect(verified.payload.isVerified).toBe(true);
+    expect(client.session).toEqual(verified);
+    expect(await client.resendVerification({ email })).toMatch(/^If this address has an account/);
+
+    const wrong = await apiError(client.changePassword({ currentPassword: "not it", newPassword: "a new password" }));
+    // A wrong password is not a lost session: no refresh, and the session stays.
+    expect(wrong).toMatchObject({ status: 401, code: "invalid_credentials" });
+    expect(client.session).toEqual(verified);
+    const changed = await client.changePassword({ currentPassword: password, newPassword: "a new password" });
+    expect(client.session).toEqual(changed);
+    await client.createNote({ title: "after the change" });
+
+    await client.deleteAccount({ password: "a new password" });
+    expect(client.session).toBeUndefined();
+    await apiError(client.login({ email, password: "a new password" }));
+  });
+
+  it("keeps the device token across sign-outs and sends it with every later login", async () => {
+    const { email } = await signedUp("device");
+    const bodies: { deviceToken?: string }[] = [];
+    const client = createNotesClient({
+      url,
+      anonKey,
+      fetch: (input, init) => {
+        if (String(input).endsWith("/auth/login")) bodies.push(JSON.parse(String(init?.body)));
+        return fetch(input, init);
+      },
+    });
+    const first = await client.login({ email, password });
+    expect(first.deviceToken).toMatch(/\S+/);
+    await client.signOut();
+    await client.login({ email, password });
+    expect(bodies.map((body) => body.deviceToken)).toEqual([undefined, first.deviceToken]);
+  });
+
+  it("shares one refresh between clients of one storage, as tabs of one origin do", async () => {
+    const { client: owner } = await signedUp("tabs");
+    const storage = { ...memorySessionStorage(), sharedBy: `notes-test:${crypto.randomUUID()}` };
+    const traffic = countingFetch();
+    const tabs = [1, 2, 3].map(() => createNotesClient({ url, anonKey, storage, fetch: traffic.fetch }));
+    const session = owner.session ?? fail("no session");
+    tabs[0].setSession({ ...session, expiresAt: new Date(Date.now() - 1_000).toISOString() });
+    await Promise.all(tabs.map((tab) => tab.listNotes()));
+    expect(traffic.paths().filter((path) => path === "/auth/refresh")).toHaveLength(1);
+    expect(new Set(tabs.map((tab) => tab.session?.refreshToken)).size).toBe(1);
+  });
+
+  it("reads one note, and throws a 409 note_conflict with the stored note for a stale save or delete", async () => {
+    const { client } = await signedUp("versions");
+    const note = await client.createNote({ title: "Two tabs" });
+    const mine = await client.saveNote({ id: note.id, content: "first tab", expectedUpdatedAt: note.updatedAt });
+    expect(await client.getNote(note.id)).toEqual(mine);
+    const stale = await apiError(
+      client.saveNote({ id: note.id, content: "second tab", expectedUpdatedAt: note.updatedAt }),
+    );
+    expect(stale).toMatchObject({ status: 409, code: "note_conflict" });
+    expect(stale.note).toEqual(mine);
+    const staleDelete = await apiError(client.deleteNote(note.id, { expectedUpdatedAt: note.updatedAt }));
+    expect(staleDelete.note).toEqual(mine);
+    expect(await client.deleteNote(note.id, { expectedUpdatedAt: mine.updatedAt })).toEqual({ id: note.id });
+  });
+
+  it("filters and searches, and keeps a copy in step with syncNotes, tombstones included", async () => {
+    const { client } = await signedUp("sync");
+    const groceries = await client.createNote({
+      title: "Groceries",
+      content: "Crème fraîche",
+      status: "PUBLISHED",
+    });
+    const draft = await client.createNote({ title: "Draft" });
+    expect((await client.search("creme")).notes).toEqual([groceries]);
+    expect((await client.listNotes({ status: "DRAFT" })).notes).toEqual([
+      draft,
+    ]);
+    expect(
+      (await client.listNotes({ status: "PUBLISHED", q: "draft" })).pagination
+        .total,
+    ).toBe(0);
+    expect(await apiError(client.listNotes({ q: "x".repeat(201) })))
+      .toMatchObject({ status: 400 });
+
+    const copy = new Map<string, string>();
+    let cursor: string | undefined;
+    const sync = async () => {
+      for await (const page of client.syncNotes(cursor, { limit: 1 })) {
+        for (const change of page.changes) {
+          if ("deleted" in change) copy.delete(change.id);
+          else copy.set(change.id, change.title);
+        }
+        cursor = page.cursor;
+      }
+    };
+    await sync();
+    expect(copy).toEqual(
+      new Map([[groceries.id, "Groceries"], [draft.id, "Draft"]]),
+    );
+    await client.deleteNote(draft.id);
+    await client.saveNote({ id: groceries.id, title: "Shopping" });
+    const added = await client.createNote({ title: "Added" });
+    await sync();
+    expect(copy).toEqual(
+      new Map([[groceries.id, "Shopping"], [added.id, "Added"]]),
+    );
+    expect(await apiError(client.listChanges({ since: "not-a-cursor" })))
+      .toMatchObject({ status: 400 });
+  });
+
+  it("retries a create whose answer was lost with the same Idempotency-Key, making one note", async () => {
+    const { client: signedIn } = await signedUp("retry");
+    const sentKeys: (string | null)[] = [];
+    let answersLost = 1;
+    // The request reaches the service and the note is made; only its answer goes missing, as on a dropped connection.
+    const losingFetch: typeof fetch = async (input, init) => {
+      sentKeys.push(new Headers(init?.headers).get("Idempotency-Key"));
+      const response = await fetch(input, init);
+      if (answersLost-- > 0) throw new TypeError("network connection lost");
+      return response;
+    };
+    const client = createNotesClient({ url, anonKey, fetch: losingFetch });
+    client.setSession(signedIn.session);
+    const note = await client.createNote({ title: "Made once" });
+    expect(sentKeys).toHaveLength(2);
+    expect(sentKeys[0]).toMatch(/^[!-~]{1,255}$/);
+    expect(sentKeys[1]).toBe(sentKeys[0]);
+    expect((await signedIn.listNotes()).notes).toEqual([note]);
+    await signedIn.createNote({ title: "Made once" });
+    expect(sentKeys).toHaveLength(2);
+    expect(
+      (await signedIn.listNotes()).notes.filter((listed) => listed.title === "Made once"),
+    ).toHaveLength(2);
   });
 
   it("throws NotesApiError with status 0 when the service cannot be reached", async () => {

@@ -11,6 +11,7 @@ import { createNotesClient, NotesApiError } from "../shared/index.ts";
 import { anonKey, freshAddress, readResetCode, uniqueEmail } from "./support/api.ts";
 import { expectAuthError, expectSession } from "./support/auth.ts";
 import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";
+import { addressBucket } from "../supabase/functions/_shared/http/address-bucket.ts";
 
 const password = "correct horse battery";
 // Cheap hashes: these tests make many logins, and the cost is not what they are about.
@@ -32,6 +33,7 @@ beforeAll(async () => {
         ...fastHashing,
         LOGIN_FAILURE_WINDOW_SECONDS: "1",
         LOGIN_ADDRESS_WINDOW_SECONDS: "1",
+        LOGIN_ACCOUNT_WINDOW_SECONDS: "1",
         LOGIN_MAX_ATTEMPTS_PER_ADDRESS: "1000000",
       },
     }),
@@ -118,7 +120,7 @@ describe("login throttling per email and address", () => {
       select hits from app.rate_limits where bucket = 'login-failure' and email = ${email}`;
     expect(pair.hits).toBe(5);
     const [perAddress] = await defaults.sql<{ hits: number }[]>`
-      select hits from app.rate_limits where bucket = 'login-address' and key = ${address}`;
+      select hits from app.rate_limits where bucket = 'login-address' and key = ${addressBucket(address) ?? address}`;
     expect(perAddress.hits).toBe(5);
   });
 
@@ -164,15 +166,95 @@ describe("login throttling per email and address", () => {
     expectSession(await login(defaults, email, newPassword, address), 200);
   });
 
-  it("lets no concurrent burst of guesses past the limit", async () => {
-    const email = await register(defaults, "burst");
-    const address = freshAddress();
-    const answers = await Promise.all(
-      Array.from({ length: 12 }, () => login(defaults, email, "wrong password", address)),
+  it("lets no concurrent burst of guesses past the limit, not even the first burst of a pair", async () => {
+    // A pair's first guesses find no counter row to lock, so each round races on creating it.
+    for (let round = 0; round < 20; round++) {
+      const email = await register(defaults, `burst-${round}`);
+      const address = freshAddress();
+      const answers = await Promise.all(
+        Array.from({ length: 12 }, () => login(defaults, email, "wrong password", address)),
+      );
+      const statuses = answers.map((answer) => answer.status);
+      expect(statuses.filter((status) => status === 401), `round ${round}`).toHaveLength(5);
+      expect(statuses.filter((status) => status === 429), `round ${round}`).toHaveLength(7);
+    }
+  });
+});
+
+describe("guessing at one account from many addresses", () => {
+  it("caps 200 guesses from 40 addresses at 20, refuses a new device the right password, and admits the owner's device", async () => {
+    const email = await register(defaults, "target");
+    const owner = expectSession(
+      await defaults.call("/auth/login", { body: { email, password }, headers: { "x-forwarded-for": freshAddress() } }),
+      200,
     );
-    const statuses = answers.map((answer) => answer.status).sort();
-    expect(statuses.filter((status) => status === 401)).toHaveLength(5);
-    expect(statuses.filter((status) => status === 429)).toHaveLength(7);
+    expect(owner.deviceToken).toMatch(/\S+/);
+
+    const statuses: number[] = [];
+    for (let address = 0; address < 40; address++) {
+      const from = freshAddress();
+      for (let guess = 0; guess < 5; guess++) {
+        statuses.push((await login(defaults, email, `guess ${guess}`, from)).status);
+      }
+    }
+    // Each address stayed within its own 5 failures; the account's count stopped the guessing at 20.
+    expect(statuses.filter((status) => status === 401)).toHaveLength(20);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(180);
+
+    const newDevice = await login(defaults, email, password, freshAddress());
+    expect(expectAuthError(newDevice, 429).message).toBe("Too many login attempts; try again later");
+    expect(retryAfterOf(newDevice)).toBeGreaterThan(50 * 60);
+    const forged = `${owner.deviceToken?.slice(0, -2)}AA`;
+    for (const deviceToken of [forged, "not a device token"]) {
+      const refused = await defaults.call("/auth/login", {
+        body: { email, password, deviceToken },
+        headers: { "x-forwarded-for": freshAddress() },
+      });
+      expectAuthError(refused, 429);
+    }
+    // Another account's genuine device token does not open this one.
+    const stranger = await register(defaults, "stranger");
+    const strangers = expectSession(await login(defaults, stranger, password, freshAddress()), 200);
+    const borrowed = await defaults.call("/auth/login", {
+      body: { email, password, deviceToken: strangers.deviceToken },
+      headers: { "x-forwarded-for": freshAddress() },
+    });
+    expectAuthError(borrowed, 429);
+
+    const admitted = await defaults.call("/auth/login", {
+      body: { email, password, deviceToken: owner.deviceToken },
+      headers: { "x-forwarded-for": freshAddress() },
+    });
+    expect(expectSession(admitted, 200).payload.email).toBe(email);
+  });
+
+  it("lifts the account's cap once its owner sets a new password with a code", async () => {
+    const email = await register(defaults, "lifted");
+    for (let address = 0; address < 4; address++) {
+      const from = freshAddress();
+      for (let guess = 0; guess < 5; guess++) await login(defaults, email, `guess ${guess}`, from);
+    }
+    expectAuthError(await login(defaults, email, password, freshAddress()), 429);
+    await defaults.call("/auth/request-password-reset", {
+      body: { email },
+      headers: { "x-forwarded-for": freshAddress() },
+    });
+    const code = await readResetCode(email, 0, defaults.logFile);
+    expectSession(
+      await defaults.call("/auth/create-password", {
+        body: { email, password: "a new password", code },
+        headers: { "x-forwarded-for": freshAddress() },
+      }),
+      200,
+    );
+    expectSession(await login(defaults, email, "a new password", freshAddress()), 200);
+  });
+
+  it("does not count successful logins toward the cap", async () => {
+    const email = await register(defaults, "regular");
+    for (let login_ = 0; login_ < 25; login_++) {
+      expectSession(await login(defaults, email, password, freshAddress()), 200);
+    }
   });
 });
 
@@ -193,7 +275,7 @@ describe("login throttling per client address", () => {
     // Five minutes pass.
     await defaults.sql`
       update app.rate_limits set window_ends_at = now() - interval '1 second'
-      where bucket = 'login-address' and key = ${address}`;
+      where bucket = 'login-address' and key = ${addressBucket(address) ?? address}`;
     expectAuthError(await login(defaults, uniqueEmail("spray"), password, address), 401);
   });
 
@@ -256,16 +338,73 @@ describe("reset-code guessing", () => {
   });
 });
 
+describe("reset requests per client address", () => {
+  it("answers 429 with Retry-After after 30 requests in 5 minutes from one address, and not for another", async () => {
+    const address = freshAddress();
+    const request = (from: string) =>
+      defaults.call("/auth/request-password-reset", {
+        body: { email: uniqueEmail("reset-flood") },
+        headers: { "x-forwarded-for": from },
+      });
+    for (let attempt = 1; attempt <= 30; attempt++) expect((await request(address)).status).toBe(200);
+    const refused = await request(address);
+    expect(expectAuthError(refused, 429).message).toMatch(/too many reset requests/i);
+    expect(retryAfterOf(refused)).toBeGreaterThan(4 * 60);
+    expect((await request(freshAddress())).status).toBe(200);
+  });
+});
+
+describe("the caller's address from the platform's edge (CLIENT_ADDRESS_HEADER)", () => {
+  let edge: ScratchStack;
+
+  beforeAll(async () => {
+    edge = await startScratchStack("limits_edge", {
+      env: { ...fastHashing, CLIENT_ADDRESS_HEADER: "cf-connecting-ip", LOGIN_MAX_ATTEMPTS_PER_ADDRESS: "3" },
+    });
+  });
+
+  afterAll(async () => {
+    await edge?.stop();
+  });
+
+  const loginFrom = (headers: Record<string, string>) =>
+    edge.call("/auth/login", { body: { email: uniqueEmail("edge"), password }, headers });
+
+  it("limits each cf-connecting-ip, whatever x-forwarded-for says", async () => {
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      expectAuthError(await loginFrom({ "cf-connecting-ip": "198.51.100.7", "x-forwarded-for": freshAddress() }), 401);
+    }
+    expectAuthError(await loginFrom({ "cf-connecting-ip": "198.51.100.7", "x-forwarded-for": freshAddress() }), 429);
+    expectAuthError(await loginFrom({ "cf-connecting-ip": "198.51.100.8" }), 401);
+  });
+
+  it("counts IPv6 callers by their /64: a fresh address in the same network is the same client", async () => {
+    for (const host of ["1", "2", "abcd:1234"]) {
+      expectAuthError(await loginFrom({ "cf-connecting-ip": `2001:db8:aa:bb::${host}` }), 401);
+    }
+    expectAuthError(await loginFrom({ "cf-connecting-ip": "2001:db8:aa:bb:ffff:ffff:ffff:fffe" }), 429);
+    expectAuthError(await loginFrom({ "cf-connecting-ip": "2001:db8:aa:bc::1" }), 401);
+  });
+});
+
 describe("reset-code mails", () => {
+  /** Requests a reset and waits until the stack's mail drain has resolved it (the queue is empty). */
   async function requestReset(stack: ScratchStack, email: string) {
     const response = await stack.call("/auth/request-password-reset", { body: { email } });
     expect(response.status, response.text).toBe(200);
-    return response.body;
+    for (const deadline = Date.now() + 5_000; Date.now() < deadline;) {
+      const [{ queued }] = await stack.sql<{ queued: number }[]>`
+        select count(*)::int as queued from app.password_reset_requests`;
+      if (queued === 0) return response.body;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error("the reset request was not resolved within 5 s");
   }
 
   async function mailsTo(stack: ScratchStack, email: string): Promise<number> {
     const [row] = await stack.sql<{ count: number }[]>`
-      select count(*)::int as count from app.mail_outbox where recipient = ${email}`;
+      select count(*)::int as count from app.mail_outbox
+      where recipient = ${email} and subject = 'Your password reset code'`;
     return row.count;
   }
 
@@ -328,12 +467,12 @@ describe("what the limits keep", () => {
     };
     const rows = async () =>
       (await short.sql<{ count: number }[]>`select count(*)::int as count from app.rate_limits`)[0].count;
-    // 600 unknown emails, each a row of its own while its one-second window lasts. Each new count removes
-    // up to two expired rows, so the table never holds much more than one window's worth (kept forever,
-    // there would be 600 and more).
+    // 600 unknown emails, each two rows of its own (its failures from the address, and the account's) while
+    // their one-second windows last. Each new count removes up to two expired rows, so the table never holds
+    // much more than one window's worth (kept forever, there would be 1,200 and more).
     await sweep(300);
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     await sweep(300);
-    expect(await rows()).toBeLessThanOrEqual(302);
+    expect(await rows()).toBeLessThanOrEqual(602);
   });
 });

@@ -7,13 +7,15 @@
  */
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, registerUser } from "./support/api.ts";
+import { anonKey, call, registerUser } from "./support/api.ts";
 import { expectSession } from "./support/auth.ts";
 import { type FakeResend, type ReceivedMail, startFakeResend } from "./support/fake-resend.ts";
 import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";
 import { sharedStackLimits } from "../dev/harness/stack.ts";
 
 const mailFrom = "Notes <no-reply@notes.example>";
+const dispatchSecret = "mail-dispatch-secret-of-at-least-32-bytes";
+const withDispatchSecret = { authorization: `Bearer ${dispatchSecret}` };
 
 let provider: FakeResend;
 let stack: ScratchStack;
@@ -26,6 +28,7 @@ beforeAll(async () => {
       RESEND_API_KEY: provider.apiKey,
       MAIL_FROM: mailFrom,
       RESEND_API_URL: provider.url,
+      MAIL_DISPATCH_SECRET: dispatchSecret,
     },
   });
 }, 120_000);
@@ -50,12 +53,34 @@ async function until<T>(
 }
 
 const codeIn = (text: string) => /code is (\d{6})/.exec(text)?.[1];
-const mailsTo = (list: ReceivedMail[], email: string) => list.filter((mail) => mail.to.includes(email));
+const resetSubject = "Your password reset code";
+/** The mails of `list` to `email` with `subject`: by default the reset mails, not the sign-up's verification mail. */
+const mailsTo = (list: ReceivedMail[], email: string, subject = resetSubject) =>
+  list.filter((mail) => mail.to.includes(email) && mail.subject === subject);
 
 async function requestReset(email: string) {
   const response = await call("/auth/request-password-reset", { body: { email }, baseUrl: stack.baseUrl });
   expect(response.status, response.text).toBe(200);
 }
+
+describe("the verification mail through the provider", () => {
+  it("delivers the sign-up's code, which verify-email accepts", async () => {
+    const user = await registerUser("verified", { baseUrl: stack.baseUrl });
+    const [mail] = await until(() => {
+      const found = mailsTo(provider.accepted, user.email, "Confirm your email address");
+      return found.length > 0 ? found : undefined;
+    }, "the verification mail at the provider");
+    expect(mail).toMatchObject({ from: mailFrom, to: [user.email] });
+    const verified = expectSession(
+      await call("/auth/verify-email", {
+        body: { email: user.email, code: codeIn(mail.text) },
+        baseUrl: stack.baseUrl,
+      }),
+      200,
+    );
+    expect(verified.payload.isVerified).toBe(true);
+  });
+});
 
 describe("reset mails through the provider", () => {
   it("delivers exactly one mail with a code that create-password accepts", async () => {
@@ -125,7 +150,10 @@ describe("reset mails through the provider", () => {
       await Promise.all(emails.map(requestReset));
       // Eight callers of mail-dispatch race the stack's own mail loop for the same due mails.
       const dispatches = await Promise.all(
-        Array.from({ length: 8 }, () => call("/mail-dispatch", { body: {}, baseUrl: stack.baseUrl })),
+        Array.from(
+          { length: 8 },
+          () => call("/mail-dispatch", { body: {}, headers: withDispatchSecret, baseUrl: stack.baseUrl }),
+        ),
       );
       for (const response of dispatches) expect(response.status, response.text).toBe(200);
       await until(
@@ -141,9 +169,14 @@ describe("reset mails through the provider", () => {
     }
   });
 
-  it("answers mail-dispatch only with the apikey", async () => {
-    const response = await call("/mail-dispatch", { body: {}, apiKey: null, baseUrl: stack.baseUrl });
-    expect(response.status).toBe(401);
+  it("refuses mail-dispatch with the public apikey alone, or a wrong secret, or the secret without the apikey", async () => {
+    const dispatch = (request: { apiKey?: null; headers?: Record<string, string> }) =>
+      call("/mail-dispatch", { body: {}, baseUrl: stack.baseUrl, ...request });
+    expect((await dispatch({})).status).toBe(401);
+    expect((await dispatch({ headers: { authorization: `Bearer ${dispatchSecret}x` } })).status).toBe(401);
+    expect((await dispatch({ headers: { authorization: `Bearer ${anonKey}` } })).status).toBe(401);
+    expect((await dispatch({ apiKey: null, headers: withDispatchSecret })).status).toBe(401);
+    expect((await dispatch({ headers: withDispatchSecret })).status).toBe(200);
   });
 
   it("writes no code to any log line but the local stack's own [mail] lines", async () => {
@@ -169,10 +202,12 @@ describe("reset mails through the provider", () => {
       await until(() => mailsTo(provider.refused, user.email).at(0), "a refused attempt");
       // Eight attempts have failed; the ninth and last is due now.
       await stack.sql`
-        update app.mail_outbox set attempts = 8, next_attempt_at = now() where recipient = ${user.email}`;
+        update app.mail_outbox set attempts = 8, next_attempt_at = now()
+        where recipient = ${user.email} and subject = ${resetSubject}`;
       const [mail] = await until(async () => {
         const rows = await stack.sql<{ failed_at: Date | null; body: string | null; last_error: string }[]>`
-          select failed_at, body, last_error from app.mail_outbox where recipient = ${user.email}`;
+          select failed_at, body, last_error from app.mail_outbox
+          where recipient = ${user.email} and subject = ${resetSubject}`;
         return rows[0]?.failed_at ? rows : undefined;
       }, "the mail given up");
       expect(mail).toMatchObject({ body: null, last_error: "HTTP 500" });

@@ -10,10 +10,18 @@
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { limits } from "../supabase/functions/_shared/contract.ts";
-import { operations, type OperationSpec } from "../shared/operations.ts";
-import { type ApiRequest, type ApiResponse, freshAddress, readResetCode, uniqueEmail } from "./support/api.ts";
+import { operations, type OperationSpec, pathOf } from "../shared/operations.ts";
+import {
+  type ApiRequest,
+  type ApiResponse,
+  freshAddress,
+  readMailedCode,
+  readResetCode,
+  uniqueEmail,
+} from "./support/api.ts";
+import { grantAdmin } from "./support/admin.ts";
 import { sessionEnvelope } from "./support/auth.ts";
-import { noteEnvelope } from "./support/notes.ts";
+import { changeListEnvelope, noteEnvelope } from "./support/notes.ts";
 import { expectDocumented, observed, openApiDocument } from "./support/openapi.ts";
 import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";
 import { testAnonKey } from "../dev/harness/stack.ts";
@@ -31,7 +39,10 @@ beforeAll(async () => {
       SIGNUP_MAX_PER_ADDRESS: "1",
       LOGIN_MAX_ATTEMPTS_PER_ADDRESS: "1",
       RESET_CODE_MAX_ATTEMPTS_PER_ADDRESS: "1",
+      RESET_REQUEST_MAX_PER_ADDRESS: "1",
       RESET_MAIL_MIN_INTERVAL_SECONDS: "0",
+      REFRESH_MAX_PER_ADDRESS: "1",
+      VERIFY_MAX_PER_ADDRESS: "1",
     },
   });
 });
@@ -39,9 +50,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await stack?.stop();
 });
-
-/** The path an operation is documented at. */
-const pathOf = (spec: OperationSpec) => spec.interfacePath ?? `/${spec.functionName}`;
 
 /**
  * Calls `spec`'s path from `address` (a fresh one by default), expects
@@ -99,32 +107,37 @@ function withSlowBody(spec: OperationSpec, headers: Record<string, string>): Pro
 interface Caller {
   email: string;
   token: string;
+  refreshToken: string;
   noteId: string;
 }
 
 async function signedUpCaller(): Promise<Caller> {
   const email = uniqueEmail("statuses");
   const registered = await documented(operations.register, 201, { body: { name: "Statuses", email, password } });
-  const token = sessionEnvelope.parse(registered.body).data.accessToken;
+  const { accessToken: token, refreshToken } = sessionEnvelope.parse(registered.body).data;
   const created = await documented(operations.createNote, 201, { token, body: { title: "kept" } });
-  return { email, token, noteId: noteEnvelope.parse(created.body).data.id };
+  return { email, token, refreshToken, noteId: noteEnvelope.parse(created.body).data.id };
 }
+
+/** Whether `spec` takes a bearer token: every notes operation, and the auth ones that act for a signed-in user. */
+const takesToken = (spec: OperationSpec) => spec.envelope === "notes" || spec.bearer === true;
 
 /** What a request of `spec` needs besides its body to get past authentication. */
 function credentials(spec: OperationSpec, caller: Caller): ApiRequest {
-  return spec.envelope === "notes" ? { token: caller.token } : {};
+  return takesToken(spec) ? { token: caller.token } : {};
 }
 
 describe("every documented status of every operation", () => {
   it("is answered for what any operation can meet: 401, 405, and for bodies 408, 413 and 415", async () => {
     const caller = await signedUpCaller();
     for (const spec of Object.values(operations) as OperationSpec[]) {
-      await documented(spec, 405, { method: spec.method === "GET" ? "PUT" : "GET", ...credentials(spec, caller) });
-      await documented(spec, 401, spec.envelope === "notes" ? {} : { apiKey: null, body: {} });
+      await documented(spec, 405, { method: "PUT", ...credentials(spec, caller) });
+      await documented(spec, 401, takesToken(spec) ? {} : { apiKey: null, body: {} });
       if (!spec.body) continue;
-      const auth: Record<string, string> = spec.envelope === "notes"
-        ? { Authorization: caller.token }
-        : { apikey: testAnonKey };
+      const auth: Record<string, string> = {
+        ...(spec.envelope === "auth" ? { apikey: testAnonKey } : {}),
+        ...(takesToken(spec) ? { Authorization: caller.token } : {}),
+      };
       const slow = await withSlowBody(spec, { ...auth, "x-forwarded-for": freshAddress() });
       expect(slow.status, slow.text).toBe(408);
       expectDocumented(spec.method, pathOf(spec), slow);
@@ -138,7 +151,9 @@ describe("every documented status of every operation", () => {
   });
 
   it("is answered for each operation's own outcomes", async () => {
-    const { email, token, noteId } = await signedUpCaller();
+    const caller = await signedUpCaller();
+    const { email, noteId } = caller;
+    let token = caller.token;
     const other = await signedUpCaller();
 
     await documented(operations.register, 400, { body: { name: "Short", email: uniqueEmail(), password: "short" } });
@@ -160,19 +175,93 @@ describe("every documented status of every operation", () => {
     await documented(operations.login, 200, { body: { email, password }, address: logins });
     await documented(operations.login, 429, { body: { email, password }, address: logins });
 
+    await documented(operations.refreshSession, 400, { body: { refreshToken: 42 } });
+    const refreshes = freshAddress();
+    const refreshed = await documented(operations.refreshSession, 200, {
+      body: { refreshToken: other.refreshToken },
+      address: refreshes,
+    });
+    await documented(operations.refreshSession, 429, {
+      body: { refreshToken: sessionEnvelope.parse(refreshed.body).data.refreshToken },
+      address: refreshes,
+    });
+    await documented(operations.getUser, 200, { token });
+    const listed = await documented(operations.listSessions, 200, { token });
+    const [ownSession] = (listed.body as { data: { sessions: { id: string }[] } }).data.sessions;
+    await documented(operations.revokeSession, 400, { token });
+    await documented(operations.revokeSession, 404, { token: other.token, query: `?id=${ownSession.id}` });
+    await documented(operations.signOut, 400, { token, body: { scope: "everywhere" } });
+    const laptop = sessionEnvelope.parse((await documented(operations.login, 200, { body: { email, password } })).body);
+    await documented(operations.revokeSession, 200, { token, query: `?id=${laptop.data.refreshToken.split(".")[0]}` });
+    await documented(operations.signOut, 200, { token: other.token, body: { scope: "others" } });
+    const phone = sessionEnvelope.parse((await documented(operations.login, 200, { body: { email, password } })).body);
+    token = phone.data.accessToken;
+
+    await documented(operations.resendVerification, 200, { body: { email } });
+    await documented(operations.resendVerification, 400, { body: { email: "not an email" } });
+    const resends = freshAddress();
+    await documented(operations.resendVerification, 200, { body: { email }, address: resends });
+    await documented(operations.resendVerification, 429, { body: { email }, address: resends });
+    const verification = await readMailedCode(email, { kind: "verification", logFile: stack.logFile });
+    await documented(operations.verifyEmail, 400, {
+      body: { email, code: verification === "000000" ? "111111" : "000000" },
+    });
+    const verifications = freshAddress();
+    await documented(operations.verifyEmail, 200, { body: { email, code: verification }, address: verifications });
+    await documented(operations.verifyEmail, 429, { body: { email, code: verification }, address: verifications });
+
+    const change = { currentPassword: password, newPassword: password };
+    await documented(operations.changePassword, 400, { token, body: { ...change, newPassword: "short" } });
+    await documented(operations.changePassword, 401, { token, body: { ...change, currentPassword: "wrong password" } });
+    const changes = freshAddress();
+    const changed = await documented(operations.changePassword, 200, { token, body: change, address: changes });
+    token = sessionEnvelope.parse(changed.body).data.accessToken;
+    await documented(operations.changePassword, 429, { token, body: change, address: changes });
+
     await documented(operations.createNote, 400, { token, body: {} });
+    const keyed = { token, headers: { "Idempotency-Key": `statuses-${noteId}` } };
+    await documented(operations.createNote, 201, { ...keyed, body: { title: "once" } });
+    await documented(operations.createNote, 201, { ...keyed, body: { title: "once" } });
+    await documented(operations.createNote, 422, { ...keyed, body: { title: "another" } });
+    await documented(operations.createNote, 400, { token, body: { title: "x" }, headers: { "Idempotency-Key": "" } });
+    const read = await documented(operations.getNote, 200, { token, query: `?id=${noteId}` });
+    await documented(operations.getNote, 400, { token });
+    await documented(operations.getNote, 404, { token: other.token, query: `?id=${noteId}` });
+    const version = noteEnvelope.parse(read.body).data.updatedAt;
     await documented(operations.listNotes, 200, { token, query: "?limit=5" });
     await documented(operations.listNotes, 400, { token, query: "?limit=0" });
+    const feed = await documented(operations.listChanges, 200, { token });
+    const cursor = changeListEnvelope.parse(feed.body).data.cursor;
+    await documented(operations.listChanges, 400, { token, query: "?since=not-a-cursor" });
     await documented(operations.saveNote, 200, { token, body: { id: noteId, status: "PUBLISHED" } });
     await documented(operations.saveNote, 400, { token, body: { id: noteId } });
     await documented(operations.saveNote, 404, { token: other.token, body: { id: noteId, title: "mine now" } });
+    // The save above moved the note past `version`, so naming it now is a conflict.
+    await documented(operations.saveNote, 409, {
+      token,
+      body: { id: noteId, title: "stale", expectedUpdatedAt: version },
+    });
+    await documented(operations.deleteNote, 409, { token, query: `?id=${noteId}&expectedUpdatedAt=${version}` });
     await documented(operations.deleteNote, 400, { token });
     await documented(operations.deleteNote, 404, { token: other.token, query: `?id=${noteId}` });
     await documented(operations.deleteNote, 200, { token: other.token, query: `?id=${other.noteId}` });
+    // The caller's own deletion, its tombstone aged past NOTES_TOMBSTONE_DAYS and pruned by the stack's schedule.
+    const doomed = noteEnvelope.parse(
+      (await documented(operations.createNote, 201, { token, body: { title: "x" } })).body,
+    );
+    await documented(operations.deleteNote, 200, { token, query: `?id=${doomed.data.id}` });
+    await stack.sql`update public.note_tombstones set deleted_at = now() - interval '31 days'`;
+    await expect.poll(async () => (await stack.call(`/notes-changes?since=${cursor}`, { token })).status, {
+      timeout: 10_000,
+    }).toBe(410);
+    await documented(operations.listChanges, 410, { token, query: `?since=${cursor}` });
 
     // Last: setting the password revokes the token the notes calls above use.
     await documented(operations.requestPasswordReset, 200, { body: { email } });
     await documented(operations.requestPasswordReset, 400, { body: { email: "not an email" } });
+    const resetRequests = freshAddress();
+    await documented(operations.requestPasswordReset, 200, { body: { email: uniqueEmail() }, address: resetRequests });
+    await documented(operations.requestPasswordReset, 429, { body: { email: uniqueEmail() }, address: resetRequests });
     const code = await readResetCode(email, 0, stack.logFile);
     const reset = { email, password: "a brand new secret", code };
     const wrongCode = code === "000000" ? "111111" : "000000";
@@ -185,10 +274,12 @@ describe("every documented status of every operation", () => {
   });
 
   it("is answered the same on each auth function's own path (/auth-login) as on the interface's (/auth/login)", async () => {
+    const caller = await signedUpCaller();
     for (const spec of Object.values(operations) as OperationSpec[]) {
-      if (!spec.interfacePath) continue;
+      if (!spec.interfacePath || !spec.body) continue;
       const response = await stack.call(`/${spec.functionName}`, {
-        body: {},
+        ...credentials(spec, caller),
+        body: "[]",
         headers: { "x-forwarded-for": freshAddress() },
       });
       expect(response.status, response.text).toBe(400);
@@ -196,13 +287,51 @@ describe("every documented status of every operation", () => {
     }
   });
 
-  it("answers 403 to a suspended account on login and on create-password", async () => {
+  it("answers the security log's and the admin operations' own outcomes", async () => {
+    const user = await signedUpCaller();
+    const admin = await signedUpCaller();
+    await grantAdmin(stack, admin.email);
+    await documented(operations.listSecurityEvents, 200, { token: user.token, query: "?limit=5" });
+    await documented(operations.listSecurityEvents, 400, { token: user.token, query: "?before=0" });
+    await documented(operations.listUsers, 200, { token: admin.token, query: "?status=ACTIVE" });
+    await documented(operations.listUsers, 400, { token: admin.token, query: "?status=BANNED" });
+    await documented(operations.listUsers, 403, { token: user.token });
+    const userId = sessionEnvelope.parse(
+      (await documented(operations.login, 200, { body: { email: user.email, password } })).body,
+    ).data.payload.id;
+    await documented(operations.setUserStatus, 403, { token: user.token, body: { id: userId, status: "ACTIVE" } });
+    await documented(operations.listAccountEvents, 403, { token: user.token, query: `?id=${userId}` });
+    // Last for the user: suspending it ends its sessions.
+    await documented(operations.setUserStatus, 200, { token: admin.token, body: { id: userId, status: "SUSPENDED" } });
+    await documented(operations.setUserStatus, 400, { token: admin.token, body: { id: userId, status: "BANNED" } });
+    await documented(operations.setUserStatus, 404, {
+      token: admin.token,
+      body: { id: crypto.randomUUID(), status: "ACTIVE" },
+    });
+    await documented(operations.listAccountEvents, 200, { token: admin.token, query: `?id=${userId}` });
+    await documented(operations.listAccountEvents, 400, { token: admin.token });
+  });
+
+  it("answers account deletion's own outcomes", async () => {
+    const { email, token } = await signedUpCaller();
+    await documented(operations.deleteAccount, 400, { token, body: {} });
+    await documented(operations.deleteAccount, 401, { token, body: { password: "wrong password" } });
+    const deletions = freshAddress();
+    await documented(operations.deleteAccount, 200, { token, body: { password }, address: deletions });
+    const again = await signedUpCaller();
+    await documented(operations.deleteAccount, 429, { token: again.token, body: { password }, address: deletions });
+    expect(email).not.toBe(again.email);
+  });
+
+  it("answers 403 to a suspended account on login, create-password and verify-email", async () => {
     const { email } = await signedUpCaller();
+    const verification = await readMailedCode(email, { kind: "verification", logFile: stack.logFile });
     await documented(operations.requestPasswordReset, 200, { body: { email } });
     const code = await readResetCode(email, 0, stack.logFile);
     await stack.sql`update app.users set status = 'SUSPENDED' where email = ${email}`;
     await documented(operations.login, 403, { body: { email, password } });
     await documented(operations.createPassword, 403, { body: { email, password: "a new secret", code } });
+    await documented(operations.verifyEmail, 403, { body: { email, code: verification } });
   });
 
   it("answers 503 from every operation while the database cannot be reached", { timeout: 60_000 }, async () => {
@@ -216,10 +345,22 @@ describe("every documented status of every operation", () => {
         login: { email: caller.email, password },
         requestPasswordReset: { email: caller.email },
         createPassword: { email: caller.email, password: "a new secret", code: "123456" },
+        refreshSession: { refreshToken: caller.refreshToken },
+        verifyEmail: { email: caller.email, code: "123456" },
+        resendVerification: { email: caller.email },
+        changePassword: { currentPassword: password, newPassword: "a new secret" },
+        deleteAccount: { password },
+        signOut: {},
+        setUserStatus: { id: crypto.randomUUID(), status: "SUSPENDED" },
         createNote: { title: "down" },
         saveNote: { id: caller.noteId, title: "down" },
       };
-      const queries: Record<string, string> = { deleteNote: `?id=${caller.noteId}` };
+      const queries: Record<string, string> = {
+        deleteNote: `?id=${caller.noteId}`,
+        getNote: `?id=${caller.noteId}`,
+        revokeSession: `?id=${caller.refreshToken.split(".")[0]}`,
+        listAccountEvents: `?id=${crypto.randomUUID()}`,
+      };
       await Promise.all(
         Object.entries(operations).map(([name, spec]) =>
           documented(spec, 503, { ...credentials(spec, caller), body: bodies[name], query: queries[name] })

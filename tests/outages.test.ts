@@ -11,6 +11,7 @@
  * off and answers 503: by the statement timeout on PostgreSQL, by the pool's
  * read timeout (statement timeout + 1 s) where the statement never starts.
  */
+import { randomUUID } from "node:crypto";
 import type { TransactionSql } from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { authErrorEnvelope, notesErrorEnvelope } from "../supabase/functions/_shared/contract.ts";
@@ -61,6 +62,7 @@ function everyEndpoint(): { path: string; envelope: "auth" | "notes"; request: A
     { path: "/notes-create", envelope: "notes", request: { token, body: { title: "during outage" } } },
     { path: "/notes-fetch", envelope: "notes", request: { token } },
     { path: "/notes-save", envelope: "notes", request: { token, body: { id: noteId, content: "x" } } },
+    { path: `/notes-get?id=${noteId}`, envelope: "notes", request: { token } },
     { path: `/notes-delete?id=${noteId}`, envelope: "notes", request: { token, method: "DELETE" } },
   ];
 }
@@ -141,7 +143,10 @@ describe("a statement timeout", () => {
     try {
       const save = await stack.call("/notes-save", { token: user.accessToken, body: { id: noteId, content: "y" } });
       expectUnavailable(save, "notes");
-      const reset = await stack.call("/auth/request-password-reset", { body: { email: user.email } });
+      // create-password locks the account; a reset request only queues itself and waits on nothing.
+      const reset = await stack.call("/auth/create-password", {
+        body: { email: user.email, password: "a new long secret", code: "000000" },
+      });
       expectUnavailable(reset, "auth");
     } finally {
       await release();
@@ -152,10 +157,19 @@ describe("a statement timeout", () => {
 });
 
 describe("a transaction interrupted half-way", () => {
-  it("leaves no half-written row: a reset request stopped after it took a mail slot keeps slot, code and outbox as they were", async () => {
+  it("leaves no half-written row: a reset stopped after it took a mail slot keeps slot, code and outbox as they were", async () => {
     const victim = await registerUser("half-way", { baseUrl: stack.baseUrl });
-    const first = await stack.call("/auth/request-password-reset", { body: { email: victim.email } });
-    expect(first.status).toBe(200);
+    const queued = async () =>
+      (await stack.sql<{ count: number }[]>`select count(*)::int as count from app.password_reset_requests`)[0].count;
+    const resolved = async () => {
+      for (const deadline = Date.now() + 10_000; Date.now() < deadline;) {
+        if (await queued() === 0) return;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      throw new Error("the reset request was not resolved in time");
+    };
+    expect((await stack.call("/auth/request-password-reset", { body: { email: victim.email } })).status).toBe(200);
+    await resolved();
     const state = async () => ({
       quota: await stack
         .sql`select last_sent_at, sent_in_window from app.reset_mail_quota where user_id = ${victim.id}`,
@@ -166,33 +180,36 @@ describe("a transaction interrupted half-way", () => {
     expect(before.quota).toHaveLength(1);
     expect(before.code).toHaveLength(1);
 
-    // On PostgreSQL the request locks the user, takes a mail slot, then waits on the code row this
-    // test holds, until its statement timeout aborts the transaction half-way. On PGlite it waits for
-    // the test's transaction to end and is answered 503 by the pool's read timeout meanwhile.
+    // The request is only queued; the stack's mail drain resolves it. On PostgreSQL the drain locks
+    // the user, takes a mail slot, then waits on the code row this test holds, until its statement
+    // timeout aborts the transaction half-way, so the request stays queued for the next drain. On
+    // PGlite (one session) the request itself waits for the test's transaction and may be answered 503.
     const release = await holdLocks(async (tx) => {
       await tx`select 1 from app.password_reset_codes where user_id = ${victim.id} for update`;
     });
     try {
       const interrupted = await stack.call("/auth/request-password-reset", { body: { email: victim.email } });
-      expectUnavailable(interrupted, "auth");
+      if (stack.embedded && interrupted.status !== 200) expectUnavailable(interrupted, "auth");
+      else expect(interrupted.status).toBe(200);
+      if (!stack.embedded) {
+        // Past the statement timeout: the drain's transaction was aborted whole.
+        await new Promise((resolve) => setTimeout(resolve, 1_500));
+        expect(await state()).toEqual(before);
+        expect(await queued()).toBe(1);
+      }
     } finally {
       await release();
     }
+    await resolved();
     const after = await state();
-    if (stack.embedded) {
-      // PGlite has no statement timeout of its own: the transaction it had already received, COMMIT
-      // included, may still run once the test lets go, as a request whose answer was lost may have.
-      // It runs whole or not at all: slot, code and mail all as they were, or all three renewed.
-      if (after.mails.length === before.mails.length) expect(after).toEqual(before);
-      else {
-        expect(after.mails).toHaveLength(before.mails.length + 1);
-        expect(after.quota[0].sent_in_window).toBe(before.quota[0].sent_in_window + 1);
-        expect(after.code[0].code_hash).not.toBe(before.code[0].code_hash);
-      }
-    } else {
-      // PostgreSQL's statement timeout aborted it before anything took effect.
-      expect(after).toEqual(before);
+    // Run whole or not at all: slot, code and mail all as they were, or all three renewed.
+    if (after.mails.length === before.mails.length) expect(after).toEqual(before);
+    else {
+      expect(after.mails).toHaveLength(before.mails.length + 1);
+      expect(after.quota[0].sent_in_window).toBe(before.quota[0].sent_in_window + 1);
+      expect(after.code[0].code_hash).not.toBe(before.code[0].code_hash);
     }
+    if (!stack.embedded) expect(after.mails).toHaveLength(before.mails.length + 1);
   });
 });
 
@@ -224,5 +241,42 @@ describe("a connection cut in the middle of a transaction", () => {
       expect(after).toMatchObject({ title: before[0].title, content: "half" });
       expect(after.updated_at.getTime()).toBeGreaterThan(before[0].updated_at.getTime());
     }
+  });
+});
+
+describe("a create whose answer is lost after its COMMIT", () => {
+  it("retried with its Idempotency-Key answers the note it made and makes no second one", async () => {
+    const key = randomUUID();
+    const title = `lost answer ${key}`;
+    const request = { token: user.accessToken, body: { title }, headers: { "Idempotency-Key": key } };
+    const storedWithTitle = async () =>
+      (await stack.sql<{ id: string }[]>`
+      select id from public.notes where created_by = ${user.id} and title = ${title}`).map((row) => row.id);
+    // Every packet between the stack and its database now takes half a second each way, so once the
+    // note is seen committed (through the test's own, direct connection), its answer is still on the
+    // way back, and cutting the connection then loses it.
+    proxy.delay(500);
+    let lost: ApiResponse;
+    let committed: string[] = [];
+    try {
+      const create = stack.call("/notes-create", request);
+      const deadline = Date.now() + 5_000;
+      while (committed.length === 0 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        committed = await storedWithTitle();
+      }
+      proxy.cut();
+      lost = await create;
+    } finally {
+      proxy.delay(0);
+      proxy.restore();
+    }
+    expect(committed, "the create committed before its answer was cut off").toHaveLength(1);
+    expectUnavailable(lost, "notes");
+
+    const retried = await stack.call("/notes-create", request);
+    expect(retried.status, retried.text).toBe(201);
+    expect(noteEnvelope.parse(retried.body).data.id).toBe(committed[0]);
+    expect(await storedWithTitle()).toEqual(committed);
   });
 });

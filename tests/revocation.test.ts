@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiRequest, type ApiResponse, call, readResetCode, registerUser } from "./support/api.ts";
-import { expectAuthError, expectSession } from "./support/auth.ts";
+import { decodeAccessToken, expectAuthError, expectSession } from "./support/auth.ts";
 import { expectNotesError, noteEnvelope, noteListEnvelope } from "./support/notes.ts";
 import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";
 
@@ -105,6 +105,11 @@ describe("an operator suspending or deleting an account", () => {
     expectAllRevoked(await everyNotesEndpoint(stack.call, user.accessToken, note.id));
     expectAllRevoked(await everyNotesEndpoint(stack.call, login.accessToken, note.id));
     expect(await notesOwnedBy(user.id)).toEqual(before);
+    // Suspension ended the sessions too: they cannot be refreshed into new tokens.
+    for (const refreshToken of [user.refreshToken, login.refreshToken]) {
+      const refresh = await stack.call("/auth/refresh", { body: { refreshToken } });
+      expect(expectAuthError(refresh, 401).code).toBe("session_revoked");
+    }
 
     // Lifting the suspension does not bring the old tokens back: suspending raised the token version.
     await stack.sql`update app.users set status = 'ACTIVE' where id = ${user.id}`;
@@ -141,14 +146,28 @@ describe("an operator suspending or deleting an account", () => {
         const [row] = await tx<{ count: number }[]>`select count(*)::int as count from public.notes`;
         return row.count;
       });
-    const claims = { sub: user.id, role: "authenticated", token_version: 0 };
+    const { session_id } = decodeAccessToken(user.accessToken).claims;
+    const claims = { sub: user.id, role: "authenticated", token_version: 0, session_id };
     expect(await asCaller(claims)).toBe(1);
-    // A token of an older version, as after a password change.
+    // A session the token does not name, or none at all, shows nothing.
+    expect(await asCaller({ ...claims, session_id: crypto.randomUUID() })).toBe(0);
+    expect(await asCaller({ sub: user.id, role: "authenticated", token_version: 0 })).toBe(0);
+    // A token of an older version, as after a password change; the change also ended the session.
     await stack.sql`update app.users set token_version = token_version + 1 where id = ${user.id}`;
     expect(await asCaller(claims)).toBe(0);
-    expect(await asCaller({ ...claims, token_version: 1 })).toBe(1);
+    expect(await asCaller({ ...claims, token_version: 1 })).toBe(0);
+    const relogin = expectSession(
+      await stack.call("/auth/login", { body: { email: user.email, password: user.password } }),
+      200,
+    );
+    const current = {
+      ...claims,
+      token_version: 1,
+      session_id: decodeAccessToken(relogin.accessToken).claims.session_id,
+    };
+    expect(await asCaller(current)).toBe(1);
     await stack.sql`update app.users set status = 'SUSPENDED' where id = ${user.id}`;
-    expect(await asCaller({ ...claims, token_version: 2 })).toBe(0);
+    expect(await asCaller({ ...current, token_version: 2 })).toBe(0);
     // And the statement that opens a caller's transaction refuses it outright, before any notes query.
     await expect(
       stack.sql.begin(async (tx) => {

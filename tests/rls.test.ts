@@ -12,6 +12,8 @@ import { openTestDatabase, type Query, type TestDatabase } from "./support/datab
 let database: TestDatabase;
 const ada = randomUUID();
 const bob = randomUUID();
+/** Each user's live session, which a token's claims must name for the policies to let it in. */
+const sessions = new Map<string, string>();
 let adasNotes: string[];
 let bobsNotes: string[];
 
@@ -19,7 +21,8 @@ let bobsNotes: string[];
 async function actAs(query: Query, role: "authenticated" | "anon", sub?: string): Promise<void> {
   await query(`set local role ${role}`);
   if (sub) {
-    await query("select set_config('request.jwt.claims', $1, true)", [JSON.stringify({ sub, role })]);
+    const claims = { sub, role, session_id: sessions.get(sub) };
+    await query("select set_config('request.jwt.claims', $1, true)", [JSON.stringify(claims)]);
   }
 }
 
@@ -39,6 +42,11 @@ beforeAll(async () => {
       "insert into app.users (id, name, email, password_hash) values ($1, $2, $3, 'not a usable hash')",
       [id, label, `${label}-${id.slice(0, 8)}@example.com`],
     );
+    const [session] = await database.query<{ id: string }>(
+      "insert into app.sessions (user_id, expires_at) values ($1, now() + interval '1 hour') returning id",
+      [id],
+    );
+    sessions.set(id, session.id);
   }
   const insert = (owner: string, title: string) =>
     database.query<{ id: string }>(

@@ -1,14 +1,14 @@
 /**
  * The demo app in headless Chromium, as a person would use it: register, log
  * in, reset the password with the mailed code, create, page through, edit,
- * publish and delete notes, see the API's own error messages, and a second
- * user who sees none of the first user's notes. Screenshots go to
+ * publish, search, filter and delete notes, see the API's own error messages, resolve a note
+ * saved in two tabs, and a second user who sees none of the first user's notes. Screenshots go to
  * test-results/browser/ (git-ignored).
  */
 import { mkdirSync } from "node:fs";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { anonKey, readResetCode, uniqueEmail } from "../support/api.ts";
+import { anonKey, readMailedCode, readResetCode, uniqueEmail } from "../support/api.ts";
 import { openApiDocument } from "../support/openapi.ts";
 import { launchChromium } from "./chromium.ts";
 import { serveDemoApp } from "./demo-app.ts";
@@ -127,7 +127,31 @@ describe("the demo app in Chromium", () => {
     expect(await titlesShown(page)).toEqual(["Note 6, edited", "Note 5", "Note 3", "Note 2", "Note 1"]);
     await shoot(page, "03-notes-edited-published-deleted");
 
-    await page.getByRole("button", { name: "Log out" }).click();
+    // Search and the status filter, alone and together; clearing both shows every note again.
+    const filter = async (search: string, show: string) => {
+      const form = page.locator("#filter-form");
+      await form.getByLabel("Search").fill(search);
+      await form.getByLabel("Show").selectOption({ label: show });
+      await form.getByRole("button", { name: "Apply" }).click();
+    };
+    // Two filters can show the same summary, so the titles are awaited too.
+    const shown = (titles: string[]) => expect.poll(() => titlesShown(page)).toEqual(titles);
+    await filter("new words", "All notes");
+    await summary(page, "Notes 1–1 of 1 matching");
+    await shown(["Note 6, edited"]);
+    await filter("", "Published");
+    await shown(["Note 5"]);
+    await summary(page, "Notes 1–1 of 1 matching");
+    await filter("content", "Drafts");
+    await summary(page, "Notes 1–3 of 3 matching");
+    await shown(["Note 3", "Note 2", "Note 1"]);
+    await filter("no such word", "All notes");
+    await summary(page, "No notes match");
+    await shoot(page, "03b-search-and-status-filter");
+    await filter("", "All notes");
+    await summary(page, "Notes 1–5 of 5");
+
+    await page.getByRole("button", { name: "Log out", exact: true }).click();
     await submit(page, "login-form", { Email: ada.email, Password: "not my password" }, "Log in");
     expect(await errorShown(page)).toBe("Invalid email or password");
 
@@ -142,7 +166,7 @@ describe("the demo app in Chromium", () => {
     await infoShown(page, "Password changed: you are signed in");
     await summary(page, "Notes 1–5 of 5");
 
-    await page.getByRole("button", { name: "Log out" }).click();
+    await page.getByRole("button", { name: "Log out", exact: true }).click();
     await submit(page, "login-form", { Email: ada.email, Password: newPassword }, "Log in");
     await page.getByText(`Signed in as ${ada.name}`).waitFor();
     await summary(page, "Notes 1–5 of 5");
@@ -169,6 +193,132 @@ describe("the demo app in Chromium", () => {
     expect(await titlesShown(adaPage)).not.toContain("Bea's only note");
   });
 
+  it("keeps one session across reloads and tabs: one refresh between them, and signing out in one signs out both", async () => {
+    const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+    const refreshes: string[] = [];
+    context.on("request", (request) => {
+      requested.push(request.url());
+      if (new URL(request.url()).pathname.endsWith("/auth/refresh")) refreshes.push(request.method());
+    });
+    const first = await context.newPage();
+    await first.goto(app.url);
+    const cara = { Name: "Cara Tabs", Email: uniqueEmail("cara"), Password: "two tabs one session" };
+    await submit(first, "register-form", cara, "Register");
+    await first.getByText("Signed in as Cara Tabs").waitFor();
+    const second = await context.newPage();
+    await second.goto(app.url);
+    await second.getByText("Signed in as Cara Tabs").waitFor();
+    await first.reload();
+    await first.getByText("Signed in as Cara Tabs").waitFor();
+
+    // The access token runs out in both tabs at once (they share it), and both call the API at once.
+    await first.evaluate(() => {
+      const key = "notes-demo-session";
+      const session = JSON.parse(localStorage.getItem(key) ?? "{}");
+      localStorage.setItem(key, JSON.stringify({ ...session, expiresAt: new Date(Date.now() - 1000).toISOString() }));
+    });
+    await Promise.all(
+      [first, second].map((page) => page.getByRole("button", { name: "Show sessions" }).click()),
+    );
+    for (const page of [first, second]) {
+      await page.locator("#sessions li", { hasText: "This device" }).waitFor();
+    }
+    expect(refreshes).toEqual(["POST"]);
+    await submit(second, "create-form", { Title: "Written after the refresh", Content: "" }, "Create note");
+    await summary(second, "Notes 1–1 of 1");
+    await shoot(second, "07-two-tabs-one-session");
+
+    await first.getByRole("button", { name: "Log out", exact: true }).click();
+    await infoShown(first, "Logged out");
+    for (const page of [first, second]) await page.getByRole("heading", { name: "Log in" }).waitFor();
+    await second.reload();
+    await second.getByRole("heading", { name: "Log in" }).waitFor();
+    await context.close();
+  });
+
+  it("verifies the address with the mailed code, changes the password and deletes the account", async () => {
+    const { page } = await newUserPage();
+    const dan = { Name: "Dan Self", Email: uniqueEmail("dan"), Password: "my first password" };
+    await submit(page, "register-form", dan, "Register");
+    await page.getByRole("heading", { name: "Verify your email" }).waitFor();
+    const code = await readMailedCode(dan.Email, { kind: "verification" });
+    await submit(page, "verify-form", { "Verification code": code }, "Verify");
+    await infoShown(page, "Email verified");
+    expect(await page.getByRole("heading", { name: "Verify your email" }).isVisible()).toBe(false);
+
+    const change = { "Current password": "not my password", "New password": "my second password" };
+    await submit(page, "change-password-form", change, "Change password");
+    expect(await errorShown(page)).toBe("Password is incorrect");
+    await submit(page, "change-password-form", { ...change, "Current password": dan.Password }, "Change password");
+    await infoShown(page, "Password changed: your other devices are signed out");
+    await submit(page, "create-form", { Title: "Dan's note", Content: "" }, "Create note");
+    await summary(page, "Notes 1–1 of 1");
+    await shoot(page, "08-account-settings");
+
+    await submit(page, "delete-account-form", { Password: "my second password" }, "Delete my account");
+    await infoShown(page, "Your account and its notes are deleted");
+    await page.getByRole("heading", { name: "Log in" }).waitFor();
+    await submit(page, "login-form", { Email: dan.Email, Password: "my second password" }, "Log in");
+    expect(await errorShown(page)).toBe("Invalid email or password");
+  });
+
+  it("shows a conflict when a note was saved in another tab: keep mine, or take theirs", async () => {
+    const context = await browser.newContext({
+      viewport: { width: 1100, height: 900 },
+    });
+    context.on("request", (request) => requested.push(request.url()));
+    const first = await context.newPage();
+    await first.goto(app.url);
+    const dora = {
+      Name: "Dora Conflict",
+      Email: uniqueEmail("dora"),
+      Password: "two tabs one note",
+    };
+    await submit(first, "register-form", dora, "Register");
+    await submit(first, "create-form", {
+      Title: "Shared",
+      Content: "as created",
+    }, "Create note");
+    await summary(first, "Notes 1–1 of 1");
+    const second = await context.newPage();
+    await second.goto(app.url);
+    await note(second, "Shared").getByText("as created").waitFor();
+
+    /** Edits the note "Shared" on `page`, which still shows the version it loaded, and saves. */
+    const editAndSave = async (page: Page, content: string) => {
+      await page.getByRole("button", { name: "Edit Shared" }).click();
+      const editor = page.locator("#notes form.edit-form");
+      await editor.getByLabel("Content").fill(content);
+      await editor.getByRole("button", { name: "Save" }).click();
+    };
+
+    await editAndSave(first, "first tab's words");
+    await infoShown(first, "Note saved");
+    // The second tab still shows the version both tabs loaded: its save is refused, and nothing is lost.
+    await editAndSave(second, "second tab's words");
+    const conflict = second.locator("#notes li .conflict");
+    await second.locator(".conflict-notice").waitFor();
+    expect(await conflict.locator(".version-content").allTextContents())
+      .toEqual([
+        "first tab's words",
+        "second tab's words",
+      ]);
+    await shoot(second, "08-conflict-keep-mine-or-take-theirs");
+    await second.getByRole("button", { name: "Keep mine" }).click();
+    await infoShown(second, "Note saved");
+    await note(second, "Shared").getByText("second tab's words").waitFor();
+
+    // Now the first tab is behind: it takes the other tab's version instead.
+    await editAndSave(first, "first tab again");
+    await first.locator(".conflict-notice").waitFor();
+    await first.getByRole("button", { name: "Take theirs" }).click();
+    await infoShown(first, "Kept the version saved elsewhere");
+    await note(first, "Shared").getByText("second tab's words").waitFor();
+    await first.reload();
+    await note(first, "Shared").getByText("second tab's words").waitFor();
+    await context.close();
+  });
+
   it("serves the API reference at /docs, rendered from openapi.json", async () => {
     const { page } = await newUserPage();
     await page.goto(`${apiOrigin}/docs`);
@@ -179,7 +329,7 @@ describe("the demo app in Chromium", () => {
     expect(await page.locator(".opblock").count()).toBe(operations.length);
     // Swagger UI states its doubts about a document in a "Warning" box; this one gives it none.
     expect(await page.getByText("Warning", { exact: true }).count()).toBe(0);
-    await shoot(page, "07-api-reference");
+    await shoot(page, "09-api-reference");
   });
 
   it("called the functions across origins and fetched nothing from elsewhere", () => {

@@ -59,10 +59,13 @@ export async function call(path: string, request: ApiRequest = {}): Promise<ApiR
   return { status: response.status, headers: response.headers, body, text };
 }
 
-/** A client address (IPv6 documentation range) no other test uses, for stacks that trust `x-forwarded-for`. */
+/**
+ * A client address (IPv6 documentation range) no other test uses, for stacks that trust `x-forwarded-for`.
+ * Each is in a /64 of its own, since the limits count an IPv6 client by its /64.
+ */
 export function freshAddress(): string {
   const hex = randomUUID().replaceAll("-", "");
-  return `2001:db8::${hex.slice(0, 4)}:${hex.slice(4, 8)}`;
+  return `2001:db8:${hex.slice(0, 4)}:${hex.slice(4, 8)}::${hex.slice(8, 12)}`;
 }
 
 /** An email no other test uses. */
@@ -76,6 +79,7 @@ export interface RegisteredUser {
   password: string;
   /** The `accessToken` exactly as the API returned it: `"Bearer <jwt>"`. */
   accessToken: string;
+  refreshToken: string;
 }
 
 /** Registers a fresh user and returns its credentials and token. */
@@ -87,8 +91,8 @@ export async function registerUser(label = "user", options: { baseUrl?: string }
     baseUrl: options.baseUrl,
   });
   if (response.status !== 201) throw new Error(`register failed: ${response.status} ${response.text}`);
-  const { payload, accessToken } = authSuccessEnvelope(session).parse(response.body).data;
-  return { id: payload.id, email, password, accessToken };
+  const { payload, accessToken, refreshToken } = authSuccessEnvelope(session).parse(response.body).data;
+  return { id: payload.id, email, password, accessToken, refreshToken };
 }
 
 /** The stack's log so far (the shared stack's unless another log file is given). */
@@ -114,24 +118,45 @@ export async function waitForLog<T>(
   }
 }
 
+/** The mails of one kind, by their subject as the service words it. */
+export type MailKind = "reset" | "verification";
+const subjects: Record<MailKind, string> = {
+  reset: "Your password reset code",
+  verification: "Confirm your email address",
+};
+
+/** The codes of every `kind` mail to `email` the log shows, oldest first. */
+function codesMailed(log: string, email: string, kind: MailKind): string[] {
+  return [...log.matchAll(/\[mail\] to=(\S+) subject="([^"]*)" .*?code is (\d{6})/g)]
+    .filter((match) => match[1] === email && match[2] === subjects[kind])
+    .map((match) => match[3]);
+}
+
 /**
- * Waits for the newest reset-code mail to `email` in the stack's log, ignoring
- * the first `after` mails to it, and returns the code.
+ * Waits for the newest mail of `kind` (a reset code by default) to `email` in
+ * the stack's log, ignoring the first `after` of them, and returns its code.
  */
-export function readResetCode(email: string, after = 0, logFile = inject("logFile")): Promise<string> {
+export function readMailedCode(
+  email: string,
+  options: { kind?: MailKind; after?: number; logFile?: string } = {},
+): Promise<string> {
+  const { kind = "reset", after = 0, logFile = inject("logFile") } = options;
   return waitForLog(
     (log) => {
-      const codes = [...log.matchAll(/\[mail\] to=(\S+) .*?code is (\d{6})/g)]
-        .filter((match) => match[1] === email)
-        .map((match) => match[2]);
+      const codes = codesMailed(log, email, kind);
       return codes.length > after ? codes[codes.length - 1] : undefined;
     },
-    `reset mail to ${email}`,
+    `${kind} mail to ${email}`,
     logFile,
   );
 }
 
-/** How many reset mails to `email` the log shows. */
-export function countResetMails(email: string, logFile = inject("logFile")): number {
-  return [...stackLog(logFile).matchAll(/\[mail\] to=(\S+) /g)].filter((match) => match[1] === email).length;
+/** Waits for the newest reset-code mail to `email`, ignoring the first `after`, and returns the code. */
+export function readResetCode(email: string, after = 0, logFile = inject("logFile")): Promise<string> {
+  return readMailedCode(email, { after, logFile });
+}
+
+/** How many mails of `kind` (reset codes by default) to `email` the log shows. */
+export function countResetMails(email: string, logFile = inject("logFile"), kind: MailKind = "reset"): number {
+  return codesMailed(stackLog(logFile), email, kind).length;
 }

@@ -7,7 +7,7 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { PGlite } from "@electric-sql/pglite";
-import { pgcrypto } from "@electric-sql/pglite/contrib/pgcrypto";
+import { pgliteExtensions } from "../../dev/pglite-extensions.ts";
 import postgres from "postgres";
 import { inject } from "vitest";
 
@@ -37,9 +37,9 @@ export function schemaScripts(): string[] {
   return [readFileSync(bootstrapFile, "utf8"), ...migrations];
 }
 
-/** A fresh in-memory PGlite with pgcrypto, the bootstrap and every migration applied. */
+/** A fresh in-memory PGlite with the migrations' extensions, the bootstrap and every migration applied. */
 export async function createMigratedPglite(): Promise<PGlite> {
-  const db = await PGlite.create({ extensions: { pgcrypto } });
+  const db = await PGlite.create({ extensions: pgliteExtensions });
   for (const script of schemaScripts()) await db.exec(script);
   return db;
 }

@@ -5,6 +5,7 @@
  */
 import { expect } from "vitest";
 import {
+  changeList,
   type Note,
   note,
   type NoteList,
@@ -18,6 +19,8 @@ import { type ApiResponse, call, type RegisteredUser } from "./api.ts";
 export const noteEnvelope = notesSuccessEnvelope(note);
 /** The notes success envelope around a listing (fetch). */
 export const noteListEnvelope = notesSuccessEnvelope(noteList);
+/** The notes success envelope around a page of the changes feed. */
+export const changeListEnvelope = notesSuccessEnvelope(changeList);
 
 /** Asserts `status` and the notes error envelope, and returns its error message. */
 export function expectNotesError(response: ApiResponse, status: number): string {

@@ -49,15 +49,18 @@ export const observed = new Map<string, Set<number>>();
 
 /**
  * Asserts that `response` of `method path` is documented, status and body. A
- * method the path does not serve is checked against the 405 its operation
- * documents, and must name that operation's method in `Allow`.
+ * method the path does not serve is checked against the 405 its operations
+ * document, and `Allow` must name every method the path serves.
  */
 export function expectDocumented(method: string, path: string, response: ApiResponse): void {
   const methods = openApiDocument.paths[path] ?? {};
   let documentedMethod = method.toLowerCase();
   if (!methods[documentedMethod] && response.status === 405) {
-    [documentedMethod] = Object.keys(methods);
-    expect(response.headers.get("allow")).toBe(documentedMethod?.toUpperCase());
+    const served = Object.keys(methods);
+    expect(response.headers.get("allow")).toBe(served.map((each) => each.toUpperCase()).join(", "));
+    // Each operation of the path documents the 405 that any other method gets.
+    for (const each of served.slice(1)) expectDocumented(each, path, response);
+    documentedMethod = served[0];
   }
   const operation = methods[documentedMethod];
   expect(operation, `${method} ${path} is documented`).toBeDefined();

@@ -19,6 +19,8 @@ export interface ScratchStack {
   pid: number;
   /** A direct connection to the stack's database, as its owner. */
   sql: postgres.Sql;
+  /** The database's own URL (not the proxy's), for a command an operator would run against it. */
+  databaseUrl: string;
   /** With `proxied`, the TCP proxy between the stack and its database, for the test to break. */
   proxy?: TcpProxy;
   /** Whether the database is an embedded PGlite (no statement timeout of its own, one session). */
@@ -30,11 +32,12 @@ export interface ScratchStack {
 
 /**
  * Starts a stack with `env` on a new database named after `prefix`. With
- * `proxied`, the stack reaches the database through a TCP proxy the test controls.
+ * `proxied`, the stack reaches the database through a TCP proxy the test controls;
+ * with `openFilesLimit`, it runs under that descriptor limit.
  */
 export async function startScratchStack(
   prefix: string,
-  options: { env?: Record<string, string>; proxied?: boolean } = {},
+  options: { env?: Record<string, string>; proxied?: boolean; openFilesLimit?: number } = {},
 ): Promise<ScratchStack> {
   const database = await createSuiteDatabase(prefix);
   let proxy: TcpProxy | undefined;
@@ -42,7 +45,11 @@ export async function startScratchStack(
   try {
     const url = new URL(database.url);
     proxy = options.proxied ? await startTcpProxy({ host: url.hostname, port: Number(url.port || 5432) }) : undefined;
-    stack = await startStack({ env: options.env, databaseUrl: proxy?.route(database.url) ?? database.url });
+    stack = await startStack({
+      env: options.env,
+      databaseUrl: proxy?.route(database.url) ?? database.url,
+      openFilesLimit: options.openFilesLimit,
+    });
   } catch (error) {
     await proxy?.close();
     await database.drop();
@@ -55,6 +62,7 @@ export async function startScratchStack(
     logFile: stack.logFile,
     pid: stack.pid,
     sql,
+    databaseUrl: database.url,
     proxy,
     embedded: database.embedded,
     call: (path, request = {}) => call(path, { ...request, baseUrl: stack.baseUrl }),

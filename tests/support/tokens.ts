@@ -4,16 +4,17 @@
  * algorithm or audience, or unsigned. Each starts from the claims of a token
  * the service would accept, so every variant differs in one thing only.
  */
-import { type JWTPayload, SignJWT } from "jose";
+import { decodeJwt, type JWTPayload, SignJWT } from "jose";
 import type { RegisteredUser } from "./api.ts";
 import { testJwtSecret } from "../../dev/harness/stack.ts";
 
 const stackSecret = new TextEncoder().encode(testJwtSecret);
 
-/** The claims the service puts in `user`'s tokens, valid for two hours from now. */
+/** The claims the service puts in `user`'s tokens (of its live session), valid for two hours from now. */
 export function claimsOf(user: RegisteredUser): JWTPayload {
   const now = Math.floor(Date.now() / 1000);
   return {
+    session_id: decodeJwt(user.accessToken.replace(/^Bearer /, "")).session_id,
     sub: user.id,
     role: "authenticated",
     aud: "authenticated",

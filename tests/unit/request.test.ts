@@ -101,8 +101,12 @@ describe("readQuery", () => {
   const query = (search: string) => new Request(`http://localhost/notes-fetch${search}`);
 
   it("applies defaults and converts numbers", () => {
-    expect(readQuery(query(""), listNotesQuery)).toEqual({ limit: 10, offset: 0 });
-    expect(readQuery(query("?limit=100&offset=7"), listNotesQuery)).toEqual({ limit: 100, offset: 7 });
+    expect(readQuery(query(""), listNotesQuery)).toEqual({ limit: 10, offset: 0, order: "createdAt" });
+    expect(readQuery(query("?limit=100&offset=7"), listNotesQuery)).toEqual({
+      limit: 100,
+      offset: 7,
+      order: "createdAt",
+    });
   });
 
   it("refuses a parameter given twice", () => {
@@ -134,5 +138,17 @@ describe("validate", () => {
         ],
       },
     });
+  });
+});
+
+describe("JSON nesting", () => {
+  it("accepts 32 levels and refuses 33, counting brackets inside strings as text", async () => {
+    const nested = (depth: number) => `{"a":${"[".repeat(depth - 1)}${"]".repeat(depth - 1)}}`;
+    await expect(readJsonBody(post(nested(32)), anyObject)).resolves.toEqual(expect.any(Object));
+    const error = await failure(readJsonBody(post(nested(33)), anyObject));
+    expect(error.status).toBe(400);
+    expect(error.message).toBe("Request body must not nest more than 32 levels deep");
+    const brackets = JSON.stringify({ a: "[[[[{{{{".repeat(10), b: '\\"[' });
+    await expect(readJsonBody(post(brackets), anyObject)).resolves.toEqual(JSON.parse(brackets));
   });
 });

@@ -6,6 +6,7 @@ import { jwtFromAuthorization, verifyAccessToken } from "../../supabase/function
 
 const secret = new TextEncoder().encode("unit-test-secret-of-at-least-32-bytes!!");
 const userId = "7b3c1b8e-58f6-4d6e-9d64-1f7e3f0f8a11";
+const sessionId = "0d8f6c1e-2b7a-4e59-9c3d-5a1f7e2b8c40";
 const now = () => Math.floor(Date.now() / 1000);
 
 /** The claims the service issues (Supabase's conventions), valid for two hours from now. */
@@ -17,6 +18,7 @@ function serviceClaims(): JWTPayload {
     aud: "authenticated",
     email: "ada@example.com",
     app_role: "STANDARD_USER",
+    session_id: sessionId,
     iat,
     exp: iat + 7_200,
   };
@@ -56,9 +58,16 @@ describe("verifyAccessToken", () => {
       aud: "authenticated",
       email: "ada@example.com",
       app_role: "STANDARD_USER",
+      session_id: sessionId,
       iat: claims.iat,
       exp: claims.exp,
     });
+  });
+
+  it("rejects a token whose session_id is not a session id", async () => {
+    for (const session_id of ["", "not-a-uuid", 42, null, [sessionId]]) {
+      await expectRejected(await sign({ ...serviceClaims(), session_id }));
+    }
   });
 
   it("rejects an expired token", async () => {
@@ -92,7 +101,7 @@ describe("verifyAccessToken", () => {
     await expectRejected(await sign(without(serviceClaims(), "aud")));
   });
 
-  it.each(["sub", "exp", "iat", "role"])("rejects a token without %s", async (claim) => {
+  it.each(["sub", "exp", "iat", "role", "session_id"])("rejects a token without %s", async (claim) => {
     await expectRejected(await sign(without(serviceClaims(), claim)));
   });
 

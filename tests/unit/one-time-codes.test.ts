@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { generateResetCode, resetCodeMail } from "../../supabase/functions/_shared/reset-codes.ts";
+import { generateCode, resetCodeMail } from "../../supabase/functions/_shared/one-time-codes.ts";
 
 describe("reset codes", () => {
   it("are six digits, zero-padded, and practically never repeat", () => {
-    const codes = Array.from({ length: 2_000 }, generateResetCode);
+    const codes = Array.from({ length: 2_000 }, generateCode);
     for (const code of codes) expect(code).toMatch(/^\d{6}$/);
     // About 2 collisions are expected among 2,000 draws from a million.
     expect(new Set(codes).size).toBeGreaterThan(1_980);
