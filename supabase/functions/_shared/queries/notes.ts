@@ -60,10 +60,11 @@ export type KeyedCreateOutcome =
   /** The key had made a note with a different request. */
   | { keyReused: true };
 
-interface CreateKeyRow {
+interface KeyUseRow {
   note_id: string;
-  request_hash: string;
-  created_at: string;
+  used_by_hash: string;
+  used_at: string;
+  created: boolean;
 }
 
 /** How long a create's key is remembered (`app.claim_note_create_key` holds the same window). */
@@ -71,50 +72,39 @@ const createKeyWindow = `interval '${limits.idempotencyKeyHours} hours'`;
 
 /**
  * Inserts a note owned by `owner` unless key `key` already made one within
- * the window, and records the key in the same statement. The key is claimed
- * first (`app.claim_note_create_key`, for the JWT caller): a repeat finds it (a concurrent repeat waits on its unique
- * index until the first commits, then finds it, or takes the key if the first
- * rolled back), and an expired key is taken over. A second statement of the
- * same transaction, with a snapshot taken after that wait, reads what the key
- * made. The note a repeat answers is the one first answered: same id, the
- * request's fields (its fingerprint matched), and `createdAt` = `updatedAt` =
- * when the key was used, as the note was made.
+ * the window, and records the key, in one statement (`app.create_note_once`):
+ * a repeat finds the key (a concurrent repeat waits until the first commits,
+ * then finds it, or takes the key if the first rolled back), and an expired
+ * key is taken over. The note a repeat answers is the one first answered:
+ * same id, the request's fields (its fingerprint matched), and `createdAt` =
+ * `updatedAt` = when the key was used, as the note was made.
  */
 export function insertNoteOnce(
   owner: string,
   input: CreateNoteBody,
   key: string,
   fingerprint: string,
-): Query<NoteRow, KeyedCreateOutcome> {
+): Query<KeyUseRow, KeyedCreateOutcome> {
+  const title = input.title ?? "";
+  const content = input.content ?? "";
   return {
-    text: `with claimed as (select app.claim_note_create_key($1, $2) as note_id)
-           insert into public.notes (id, created_by, title, content, status)
-           select note_id, $3, $4, $5, $6 from claimed where note_id is not null
-           returning ${noteColumns}`,
-    values: [key, fingerprint, owner, input.title ?? "", input.content ?? "", input.status],
+    text: "select note_id, used_by_hash, used_at, created from app.create_note_once($1, $2, $3, $4, $5, $6)",
+    values: [key, fingerprint, owner, title, content, input.status],
     types: timestamptzAsText,
-    following: [{
-      text: "select note_id, request_hash, created_at from app.caller_note_create_key($1)",
-      values: [key],
-      types: timestamptzAsText,
-    }],
-    read: ([row], recorded) => {
-      if (row) return { created: toNote(row) };
-      const [used] = recorded as (CreateKeyRow | undefined)[];
+    read: ([used]) => {
       // The claim found the key unexpired, and keys are pruned only an hour after they expire.
       if (!used) throw new Error("An idempotency key that was not claimed has no row");
-      if (used.request_hash !== fingerprint) return { keyReused: true };
-      return {
-        replayed: toNote({
-          id: used.note_id,
-          created_by: owner,
-          title: input.title ?? "",
-          content: input.content ?? "",
-          status: input.status,
-          created_at: used.created_at,
-          updated_at: used.created_at,
-        }),
-      };
+      if (used.used_by_hash !== fingerprint) return { keyReused: true };
+      const note = toNote({
+        id: used.note_id,
+        created_by: owner,
+        title,
+        content,
+        status: input.status,
+        created_at: used.used_at,
+        updated_at: used.used_at,
+      });
+      return used.created ? { created: note } : { replayed: note };
     },
   };
 }
@@ -242,50 +232,26 @@ export function selectNote(owner: string, id: string): Query<NoteRow, Note | und
  */
 export type VersionedOutcome<T> = { done: T } | { conflict: Note };
 
-/** An update or delete of one note, whose `where` can take one more condition. */
-interface NoteWrite<Row, T> {
-  /** The statement with `versionCheck` (empty, or `and ...`) appended to its `where`. */
-  text: (versionCheck: string) => string;
-  values: unknown[];
-  read: (row: Row) => T;
+/**
+ * A row of `app.save_note_version` or `app.delete_note_version`: the note
+ * written, or the note as stored now when its version was not the one named.
+ */
+interface VersionedNoteRow extends NoteRow {
+  written: boolean;
 }
 
 /**
- * Runs `write` on the owner's note `id`, versioned when `expectedUpdatedAt` is
- * given: then the write's own statement also requires the stored version to
- * match, so the check and the write are one statement, serialised on the row's
- * lock, and of concurrent writes naming one version exactly one finds it. When
- * the write matched nothing, a second statement of the same transaction reads
- * the note: it takes a new snapshot, so it sees the version a concurrent
- * winner committed, the one the write was compared with.
+ * A versioned write's outcome from its row; undefined when the caller has no
+ * such note. The check and the write are one statement, serialised on the
+ * row's lock, so of concurrent writes naming one version exactly one finds it,
+ * and a conflict shows the version a concurrent winner committed.
  */
-function versioned<Row, T>(
-  owner: string,
-  id: string,
-  write: NoteWrite<Row, T>,
-  expectedUpdatedAt: string | undefined,
-): Query<Row, VersionedOutcome<T> | undefined> {
-  if (expectedUpdatedAt === undefined) {
-    return {
-      text: write.text(""),
-      values: write.values,
-      types: timestamptzAsText,
-      read: ([row]) => row ? { done: write.read(row) } : undefined,
-    };
-  }
-  const versionParameter = write.values.length + 1;
-  return {
-    // The API shows versions to the millisecond; rows written before versions existed may store microseconds.
-    text: write.text(`and date_trunc('milliseconds', updated_at) = $${versionParameter}::timestamptz`),
-    values: [...write.values, expectedUpdatedAt],
-    types: timestamptzAsText,
-    following: [selectNote(owner, id)],
-    read: ([row], stored) => {
-      if (row) return { done: write.read(row) };
-      const [current] = stored as NoteRow[];
-      return current ? { conflict: toNote(current) } : undefined;
-    },
-  };
+function versionedOutcome<T>(
+  row: VersionedNoteRow | undefined,
+  done: (row: VersionedNoteRow) => T,
+): VersionedOutcome<T> | undefined {
+  if (!row) return undefined;
+  return row.written ? { done: done(row) } : { conflict: toNote(row) };
 }
 
 /**
@@ -297,19 +263,28 @@ export function updateNote(
   id: string,
   changes: NoteChanges,
   expectedUpdatedAt?: string,
-): Query<NoteRow, VersionedOutcome<Note> | undefined> {
-  return versioned(owner, id, {
-    // null keeps the stored value.
-    text: (versionCheck) =>
-      `update public.notes
-       set title = coalesce($3, title),
-           content = coalesce($4, content),
-           status = coalesce($5, status)
-       where id = $1 and created_by = $2 ${versionCheck}
-       returning ${noteColumns}`,
-    values: [id, owner, changes.title ?? null, changes.content ?? null, changes.status ?? null],
-    read: toNote,
-  }, expectedUpdatedAt);
+): Query<VersionedNoteRow, VersionedOutcome<Note> | undefined> {
+  // null keeps the stored value.
+  const values = [id, owner, changes.title ?? null, changes.content ?? null, changes.status ?? null];
+  if (expectedUpdatedAt === undefined) {
+    return {
+      text: `update public.notes
+             set title = coalesce($3, title),
+                 content = coalesce($4, content),
+                 status = coalesce($5, status)
+             where id = $1 and created_by = $2
+             returning ${noteColumns}, true as written`,
+      values,
+      types: timestamptzAsText,
+      read: ([row]) => versionedOutcome(row, toNote),
+    };
+  }
+  return {
+    text: `select ${noteColumns}, written from app.save_note_version($1, $2, $3, $4, $5, $6)`,
+    values: [...values, expectedUpdatedAt],
+    types: timestamptzAsText,
+    read: ([row]) => versionedOutcome(row, toNote),
+  };
 }
 
 /**
@@ -321,10 +296,18 @@ export function deleteNote(
   owner: string,
   id: string,
   expectedUpdatedAt?: string,
-): Query<{ id: string }, VersionedOutcome<string> | undefined> {
-  return versioned(owner, id, {
-    text: (versionCheck) => `delete from public.notes where id = $1 and created_by = $2 ${versionCheck} returning id`,
-    values: [id, owner],
-    read: (row: { id: string }) => row.id,
-  }, expectedUpdatedAt);
+): Query<Pick<VersionedNoteRow, "id" | "written"> | VersionedNoteRow, VersionedOutcome<string> | undefined> {
+  if (expectedUpdatedAt === undefined) {
+    return {
+      text: "delete from public.notes where id = $1 and created_by = $2 returning id, true as written",
+      values: [id, owner],
+      read: ([row]) => row ? { done: row.id } : undefined,
+    };
+  }
+  return {
+    text: `select ${noteColumns}, written from app.delete_note_version($1, $2, $3)`,
+    values: [id, owner, expectedUpdatedAt],
+    types: timestamptzAsText,
+    read: ([row]) => versionedOutcome(row as VersionedNoteRow | undefined, (deleted) => deleted.id),
+  };
 }
