@@ -1,7 +1,7 @@
 /**
  * The benchmark's verdicts and output: each scenario's ratios to the floor
  * and whether they meet the targets, a Markdown table for the terminal and
- * the README, and the JSON record in bench/results/.
+ * docs/performance.md, and the JSON record in bench/results/.
  *
  * @example
  * ```ts

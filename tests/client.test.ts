@@ -1,7 +1,7 @@
 /**
  * The typed client of shared/ against the running stack, in Node (this test),
- * and in Deno: the README's two examples (the typed client, and the same calls
- * through supabase-js's functions.invoke), run as written.
+ * and in Deno: the documented examples (the typed client of the README, and the
+ * same calls through supabase-js's functions.invoke of docs/clients.md), run as written.
  */
 import { spawn } from "node:child_process";
 import { describe, expect, inject, it } from "vitest";
@@ -456,7 +456,7 @@ describe("createNotesClient", () => {
 });
 
 describe("the same calls through supabase-js functions.invoke", () => {
-  it("runs the README's supabase-js example in Deno as written", async () => {
+  it("runs the supabase-js example of docs/clients.md in Deno as written", async () => {
     const output = await runExample("examples/supabase-invoke.ts");
     expect(output).toMatch(/^Note created successfully$/m);
     expect(output).toMatch(/^DRAFT Groceries$/m);

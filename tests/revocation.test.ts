@@ -97,7 +97,7 @@ describe("an operator suspending or deleting an account", () => {
     const note = await createNoteOn(stack.call, user.accessToken, "written before suspension");
     const before = await notesOwnedBy(user.id);
 
-    // The statement the README documents for suspending an account.
+    // The statement docs/security.md documents for suspending an account.
     await stack.sql`update app.users set status = 'SUSPENDED' where email = lower(btrim(${user.email}))`;
 
     const refused = await stack.call("/auth/login", { body: { email: user.email, password: user.password } });
