@@ -1,6 +1,6 @@
 -- mail-dispatch no longer accepts the public key alone: the every-minute job also sends the dispatch
 -- secret (MAIL_DISPATCH_SECRET, or the service-role key) as a bearer token, read from Vault at run
--- time as 'notes_mail_dispatch_secret' (README, "Deploying": mail). Scheduling again replaces the job.
+-- time as 'notes_mail_dispatch_secret' (docs/deploying.md, Mail). Scheduling again replaces the job.
 create or replace function app.schedule_mail_dispatch() returns void
 language plpgsql
 set search_path = ''

@@ -41,7 +41,7 @@ begin
   end if;
 
   -- Wrong codes count per account across every address and every code, so guessing is bounded per
-  -- day whatever the attacker's addresses (README, Security: the odds).
+  -- day whatever the attacker's addresses (docs/security.md, the odds of guessing a reset code).
   wait := app.rate_limit_wait('reset-code-account', target.id::text, max_wrong_codes);
   if wait > 0 then
     return query select 'throttled', wait, null::uuid, null, null, null, null, null, null::boolean,
