@@ -7,7 +7,7 @@
  * @example
  * ```ts
  * const fixtures = await loadFixtures(sql, {
- *   seeded, jwtSecret, anonKey, notesToSave: 10_000, notesToSaveVersioned: 80_000, notesToDelete: 150_000,
+ *   seeded, jwtSecret, anonKey, notesToSave: 10_000, notesToSaveVersioned: 120_000, notesToDelete: 150_000,
  * });
  * ```
  */

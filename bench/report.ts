@@ -114,6 +114,28 @@ export function loadTable(comparisons: readonly Comparison[]): string {
   );
 }
 
+/**
+ * The variants as a Markdown table: each against the plain request it adds a
+ * feature to, both on the functions (`stack` is the variant, `baseline` the
+ * plain request), with the notes target.
+ */
+export function variantTable(comparisons: readonly Comparison[]): string {
+  const target = targets.notes;
+  return table(
+    ["Variant", "req/s", "p99 ms", "plain req/s", "plain p99 ms", "req/s ratio", "p99 ratio", "Target"],
+    comparisons.map((row) => [
+      row.name,
+      fixed(row.stack.requestsPerSecond, 0) + failures(row.stack),
+      fixed(row.stack.p99Ms, 1),
+      fixed(row.baseline.requestsPerSecond, 0) + failures(row.baseline),
+      fixed(row.baseline.p99Ms, 1),
+      fixed(row.requestsRatio, 2),
+      fixed(row.p99Ratio, 2),
+      `${row.met ? "met" : "NOT met"} (≥ ${target.minRequestsRatio}x, p99 ≤ ${target.maxP99Ratio}x)`,
+    ]),
+  );
+}
+
 /** A Markdown table of any rows whose cells are already text. */
 export { table as markdownTable };
 

@@ -36,7 +36,15 @@ import { loadFixtures } from "./fixtures.ts";
 import { drive, quantile } from "./load.ts";
 import { loginFlood } from "./login-flood.ts";
 import { startDeno } from "../dev/processes.ts";
-import { compare, type Comparison, loadTable, markdownTable, type Round, writeResults } from "./report.ts";
+import {
+  compare,
+  type Comparison,
+  loadTable,
+  markdownTable,
+  type Round,
+  variantTable,
+  writeResults,
+} from "./report.ts";
 import { buildScenarios, type Scenario, type ScenarioFixtures } from "./scenarios.ts";
 import { seedNotes, seedPlan } from "./seed.ts";
 import { measureFirstPages, measureRoundTrips } from "./round-trips.ts";
@@ -60,8 +68,9 @@ const settings = {
   warmupSeconds: Math.min(2, seconds),
   coldStartRuns: 3,
   notesToSave: 10_000,
-  // Each used once, like the notes to delete: more than both targets can save in their runs.
-  notesToSaveVersioned: 80_000,
+  // Each used once, like the notes to delete: more than the floor, the functions and the variant
+  // comparison can save in their runs.
+  notesToSaveVersioned: 120_000,
   // More than both targets can delete in their runs, so no id is used twice.
   notesToDelete: 150_000,
   password: "bench-password-1",
@@ -102,40 +111,65 @@ function connectionsOf(scenario: Scenario): number {
   return scenario.kind === "login" ? settings.loginConnections : settings.connections;
 }
 
+/** Requests of one kind to one target. */
+interface Load {
+  origin: string;
+  next: Scenario["next"];
+}
+
 /**
- * One scenario on the floor and on the functions: both warmed up, then timed
- * in `rounds` rounds of floor, functions, functions, floor, so a drift in the
- * machine's load weighs on both alike, and a burst of load elsewhere on the
- * machine spoils one round rather than the comparison.
+ * Two loads, both warmed up, then timed in `rounds` rounds of baseline,
+ * subject, subject, baseline, so a drift in the machine's load weighs on both
+ * alike, and a burst of load elsewhere on the machine spoils one round rather
+ * than the comparison.
  */
-async function measurePair(scenario: Scenario, floorOrigin: string, stackOrigin: string): Promise<Round[]> {
-  const segment = { connections: connectionsOf(scenario), seconds: settings.seconds / (2 * settings.rounds) };
+async function alternate(baseline: Load, subject: Load, connections: number): Promise<Round[]> {
+  const segment = { connections, seconds: settings.seconds / (2 * settings.rounds) };
   const warmup = { ...segment, seconds: settings.warmupSeconds };
-  await drive(floorOrigin, scenario.next, warmup);
-  await drive(stackOrigin, scenario.next, warmup);
+  await drive(baseline.origin, baseline.next, warmup);
+  await drive(subject.origin, subject.next, warmup);
   const rounds: Round[] = [];
   for (let round = 0; round < settings.rounds; round++) {
-    const floorFirst = await drive(floorOrigin, scenario.next, segment);
-    const stackFirst = await drive(stackOrigin, scenario.next, segment);
-    const stackSecond = await drive(stackOrigin, scenario.next, segment);
-    const floorSecond = await drive(floorOrigin, scenario.next, segment);
-    rounds.push({ baseline: [floorFirst, floorSecond], stack: [stackFirst, stackSecond] });
+    const baselineFirst = await drive(baseline.origin, baseline.next, segment);
+    const subjectFirst = await drive(subject.origin, subject.next, segment);
+    const subjectSecond = await drive(subject.origin, subject.next, segment);
+    const baselineSecond = await drive(baseline.origin, baseline.next, segment);
+    rounds.push({ baseline: [baselineFirst, baselineSecond], stack: [subjectFirst, subjectSecond] });
   }
   return rounds;
 }
 
 /** Each scenario on the functions and on the floor. */
-async function compareWithFloor(
-  stackUrl: string,
-  floorUrl: string,
-  fixtures: ScenarioFixtures,
-): Promise<Comparison[]> {
+async function compareWithFloor(stackUrl: string, floorUrl: string, scenarios: Scenario[]): Promise<Comparison[]> {
   const comparisons: Comparison[] = [];
-  for (const scenario of buildScenarios(fixtures)) {
-    const rounds = await measurePair(scenario, new URL(floorUrl).origin, new URL(stackUrl).origin);
+  for (const scenario of scenarios) {
+    const rounds = await alternate(
+      { origin: new URL(floorUrl).origin, next: scenario.next },
+      { origin: new URL(stackUrl).origin, next: scenario.next },
+      connectionsOf(scenario),
+    );
     const comparison = compare(scenario, rounds);
     log(
       `  ${scenario.name}: ${comparison.stack.requestsPerSecond.toFixed(0)} req/s vs floor ` +
+        `${comparison.baseline.requestsPerSecond.toFixed(0)} (${comparison.requestsRatio.toFixed(2)}x; rounds ` +
+        `${comparison.roundRatios.map((ratio) => ratio.toFixed(2)).join(", ")})`,
+    );
+    comparisons.push(comparison);
+  }
+  return comparisons;
+}
+
+/** Each variant scenario against the scenario it is a variant of, both on the functions. */
+async function compareVariants(stackUrl: string, scenarios: Scenario[]): Promise<Comparison[]> {
+  const origin = new URL(stackUrl).origin;
+  const comparisons: Comparison[] = [];
+  for (const variant of scenarios) {
+    const plain = scenarios.find((scenario) => scenario.name === variant.variantOf);
+    if (!plain) continue;
+    const rounds = await alternate({ origin, next: plain.next }, { origin, next: variant.next }, settings.connections);
+    const comparison = compare(variant, rounds);
+    log(
+      `  ${variant.name}: ${comparison.stack.requestsPerSecond.toFixed(0)} req/s vs ${plain.name} ` +
         `${comparison.baseline.requestsPerSecond.toFixed(0)} (${comparison.requestsRatio.toFixed(2)}x; rounds ` +
         `${comparison.roundRatios.map((ratio) => ratio.toFixed(2)).join(", ")})`,
     );
@@ -166,7 +200,11 @@ async function onPostgres(databaseUrl: string) {
   try {
     stack = await startStack({ databaseUrl, env });
     log("Load, per scenario:");
-    const comparisons = await compareWithFloor(stack.baseUrl, floor.ready[1], fixtures);
+    // One set of scenarios for the whole run: their supplies of notes to save and delete are each used once.
+    const scenarios = buildScenarios(fixtures);
+    const comparisons = await compareWithFloor(stack.baseUrl, floor.ready[1], scenarios);
+    log("Variants against the plain request, on the functions:");
+    const variants = await compareVariants(stack.baseUrl, scenarios);
     log("Login flood: 300 concurrent logins for 12 s, and another user's notes calls beside them");
     const flood = await loginFlood(stack.baseUrl, {
       apiKey: testAnonKey,
@@ -192,6 +230,7 @@ async function onPostgres(databaseUrl: string) {
     }
     return {
       comparisons,
+      variants,
       flood,
       roundTrips,
       firstPages,
@@ -259,7 +298,7 @@ async function main() {
   } finally {
     await scratch?.drop();
   }
-  const { comparisons, flood, roundTrips, firstPages, coldStarts } = postgresRun;
+  const { comparisons, variants, flood, roundTrips, firstPages, coldStarts } = postgresRun;
   const record = {
     startedAt: startedAt.toISOString(),
     command: "npm run bench",
@@ -272,6 +311,7 @@ async function main() {
     postgres: version,
     settings: { ...settings, bcryptCost: postgresRun.bcryptCost, dbPoolMax: postgresRun.poolMax, seed: seedPlan },
     scenarios: comparisons,
+    variants,
     loginFlood: flood,
     roundTrips,
     firstPages,
@@ -281,6 +321,8 @@ async function main() {
 
   console.log(`\n## PostgreSQL (${navigator.hardwareConcurrency} cores, ${version.split(" on ")[0]})\n`);
   console.log(loadTable(comparisons));
+  console.log("\n## Variants against the plain request, both on the functions\n");
+  console.log(variantTable(variants));
   const probe = flood.probeLatencies;
   console.log(
     `\n## Login flood (300 concurrent logins for 12 s)\n\nAnother user's notes-fetch beside it: ${probe.length} calls, ` +

@@ -51,6 +51,11 @@ export interface Scenario {
   name: string;
   /** Which target ratio applies: notes (0.9x req/s, 1.2x p99) or login (0.9x req/s). */
   kind: "notes" | "login";
+  /**
+   * The scenario this one is a variant of (the same request plus one feature): the benchmark also runs the
+   * two against each other on the functions, so the feature's cost is a ratio measured in one run.
+   */
+  variantOf?: string;
   next: () => LoadRequest;
 }
 
@@ -112,6 +117,7 @@ export function buildScenarios(fixtures: ScenarioFixtures): Scenario[] {
     {
       name: "notes-create with Idempotency-Key",
       kind: "notes",
+      variantOf: "notes-create",
       next: () => create({ "idempotency-key": `bench-create-${++keys}` }),
     },
     {
@@ -130,13 +136,19 @@ export function buildScenarios(fixtures: ScenarioFixtures): Scenario[] {
     {
       name: "notes-save with expectedUpdatedAt",
       kind: "notes",
+      variantOf: "notes-save",
       next: () => {
         const note = nextToSaveVersioned();
         return {
           method: "POST",
           path: `${base}/notes-save`,
           headers: { authorization: note.owner.authorization, "content-type": "application/json" },
-          body: JSON.stringify({ id: note.id, title: `Saved ${++saved}`, expectedUpdatedAt: note.updatedAt }),
+          body: JSON.stringify({
+            id: note.id,
+            title: `Saved ${++saved}`,
+            status: "PUBLISHED",
+            expectedUpdatedAt: note.updatedAt,
+          }),
         };
       },
     },
