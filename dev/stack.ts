@@ -3,6 +3,8 @@
  * PostgreSQL from DATABASE_URL, or the embedded PGlite), applies the
  * migrations, serves every function on Supabase's URL layout and drains the
  * mail outbox (printing each mail, and sending it when a provider is configured).
+ * It takes its port and the embedded database's folder (dev/data-dir-lock.ts)
+ * before it opens the database, so a second one is refused in one line.
  */
 import { batchConsoleOutput } from "./batched-console.ts";
 import { ConfigError, loadConfig } from "../supabase/functions/_shared/config.ts";
