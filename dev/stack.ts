@@ -3,20 +3,37 @@
  * PostgreSQL from DATABASE_URL, or the embedded PGlite), applies the
  * migrations, serves every function on Supabase's URL layout and drains the
  * mail outbox (printing each mail, and sending it when a provider is configured).
+ * It takes its port and the embedded database's folder (dev/data-dir-lock.ts)
+ * before it opens the database, so a second one is refused in one line.
  */
 import { batchConsoleOutput } from "./batched-console.ts";
 import { ConfigError, loadConfig } from "../supabase/functions/_shared/config.ts";
 import { closeDb } from "../supabase/functions/_shared/db.ts";
 import { startEmbeddedPostgres } from "./embedded-postgres.ts";
 import { serveBounded } from "./bounded-server.ts";
+import type { Handler } from "../supabase/functions/_shared/endpoint.ts";
 import { createGateway, loadFunctions } from "./gateway.ts";
+import { DataDirInUse, lockDataDir } from "./data-dir-lock.ts";
 import { startLocalMail } from "./local-mail.ts";
 import { migrate, MigrationError } from "./migrate.ts";
 import { readStackSettings } from "./settings.ts";
 
+const stopSignals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
+
+/** Prints why in one line, with no stack trace, and exits; `Deno.exit` releases the data folder's lock. */
 function fail(message: string): never {
-  console.error(`\nThe stack did not start: ${message}\n`);
+  console.error(`The stack did not start: ${message}`);
   Deno.exit(1);
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Why the server could not listen, and for a taken port what to do about it. */
+function listenProblem(port: number, error: unknown): string {
+  if ((error as { code?: string }).code !== "EADDRINUSE") return `cannot listen on port ${port}: ${errorText(error)}`;
+  return `port ${port} is in use (another npm start?); set PORT to a free port, e.g. PORT=${port + 1} npm start`;
 }
 
 async function main() {
@@ -25,7 +42,7 @@ async function main() {
     try {
       return readStackSettings();
     } catch (error) {
-      return fail(error instanceof Error ? error.message : String(error));
+      return fail(errorText(error));
     }
   })();
 
@@ -41,6 +58,34 @@ async function main() {
     throw error;
   }
 
+  // The port is taken first, so a second `npm start` is refused before it opens a database.
+  // A request that comes while the database starts waits for the gateway.
+  const gateway = Promise.withResolvers<Handler>();
+  const server = await serveBounded((request, info) => gateway.promise.then((handle) => handle(request, info)), {
+    hostname: "127.0.0.1",
+    port: settings.port,
+    headersTimeoutMs: settings.headersTimeoutMs,
+    // The functions answer a late body 408 themselves; this backstop only ends a request they never read.
+    requestTimeoutMs: settings.headersTimeoutMs + bodyTimeoutMs + 5_000,
+    keepAliveTimeoutMs: settings.keepAliveTimeoutMs,
+    maxConnections: settings.maxConnections,
+  }).catch((error) => fail(listenProblem(settings.port, error)));
+
+  // Until the stack is ready, SIGINT or SIGTERM ends it at once, as by default, but through
+  // `Deno.exit`, which releases the data folder's lock.
+  const exitNow = () => Deno.exit(1);
+  for (const signal of stopSignals) Deno.addSignalListener(signal, exitNow);
+
+  if (!settings.databaseUrl) {
+    // Held until the process exits: `Deno.exit` releases it.
+    await lockDataDir(settings.pgliteDataDir).catch((error) =>
+      fail(
+        error instanceof DataDirInUse
+          ? `${error.message}: stop it, or set PGLITE_DATA_DIR to another folder`
+          : errorText(error),
+      )
+    );
+  }
   const embedded = settings.databaseUrl ? undefined : await startEmbeddedPostgres(settings.pgliteDataDir);
   if (embedded) {
     Deno.env.set("DATABASE_URL", embedded.url);
@@ -54,23 +99,12 @@ async function main() {
   } catch (error) {
     await embedded?.stop();
     if (error instanceof MigrationError) fail(error.message);
-    fail(`cannot reach the database: ${error instanceof Error ? error.message : error}`);
+    fail(`cannot reach the database: ${errorText(error)}`);
   }
 
-  const gateway = createGateway(await loadFunctions());
+  gateway.resolve(createGateway(await loadFunctions()));
   const stopLocalMail = startLocalMail();
 
-  const server = await serveBounded(gateway, {
-    hostname: "127.0.0.1",
-    port: settings.port,
-    headersTimeoutMs: settings.headersTimeoutMs,
-    // The functions answer a late body 408 themselves; this backstop only ends a request they never read.
-    requestTimeoutMs: settings.headersTimeoutMs + bodyTimeoutMs + 5_000,
-    keepAliveTimeoutMs: settings.keepAliveTimeoutMs,
-    maxConnections: settings.maxConnections,
-  }).catch((error) =>
-    fail(`cannot listen on port ${settings.port}: ${error instanceof Error ? error.message : error}`)
-  );
   const base = `http://127.0.0.1:${server.port}/functions/v1`;
   const database = embedded ? `embedded PGlite in ${settings.pgliteDataDir}` : "PostgreSQL from DATABASE_URL";
   console.log(`\nNotes service is running on ${database}`);
@@ -89,8 +123,10 @@ async function main() {
     await embedded?.stop();
     Deno.exit(0);
   };
-  Deno.addSignalListener("SIGINT", shutdown);
-  Deno.addSignalListener("SIGTERM", shutdown);
+  for (const signal of stopSignals) {
+    Deno.removeSignalListener(signal, exitNow);
+    Deno.addSignalListener(signal, shutdown);
+  }
 }
 
 await main();

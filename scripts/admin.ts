@@ -3,7 +3,8 @@
  * gives an account the role ADMIN, or takes it back. Granting the role is an
  * operator's act, done with access to the database: no API call can make
  * anyone an admin. Runs against DATABASE_URL, or the local stack's embedded
- * PGlite (PGLITE_DATA_DIR, `.data/pglite` by default) when it is unset. The
+ * PGlite (PGLITE_DATA_DIR, `.data/pglite` by default) when it is unset, unless
+ * a stack holds it (then it refuses, naming the stack's pid). The
  * change is recorded in the security log (role_granted or role_revoked, with
  * no actor: an operator) by the trigger on app.users, and takes effect on the
  * account's next admin request, whatever token it holds.
@@ -13,6 +14,7 @@ import { PGlite } from "@electric-sql/pglite";
 import { pgliteExtensions } from "../dev/pglite-extensions.ts";
 import postgres from "postgres";
 import { readStackSettings } from "../dev/settings.ts";
+import { DataDirInUse, lockDataDir } from "../dev/data-dir-lock.ts";
 
 const roles = { grant: "ADMIN", revoke: "STANDARD_USER" } as const;
 type Action = keyof typeof roles;
@@ -70,18 +72,20 @@ async function openDatabase(): Promise<{ run: RunSql; where: string; close(): Pr
       `No embedded database in ${dataDir}: start the stack once (npm start), or set DATABASE_URL`,
     );
   }
-  // PGlite writes postmaster.pid while a process has the folder open, and a second opener would corrupt it.
-  if (existsSync(`${dataDir}/postmaster.pid`)) {
-    throw new AdminCommandError(
-      `The embedded database in ${dataDir} is open in another process: stop npm start first ` +
-        `(if none runs, a crash left ${dataDir}/postmaster.pid behind; remove it)`,
-    );
-  }
+  // A second process in the folder would corrupt it: the one lock a stack takes too (dev/data-dir-lock.ts).
+  const lock = await lockDataDir(dataDir).catch((error) => {
+    if (error instanceof DataDirInUse) throw new AdminCommandError(`${error.message}: stop npm start first`);
+    // Its other refusals (a takeover left halfway, a folder it may not write) say what is wrong too.
+    throw new AdminCommandError(error instanceof Error ? error.message : String(error));
+  });
   const db = await PGlite.create({ dataDir, extensions: pgliteExtensions });
   return {
     run: async (text) => (await db.query<Record<string, unknown>>(text)).rows,
     where: `the embedded database in ${dataDir}`,
-    close: () => db.close(),
+    async close() {
+      await db.close();
+      lock.release();
+    },
   };
 }
 

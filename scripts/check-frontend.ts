@@ -17,7 +17,7 @@
  * Packages come from npm's cache when `npm ci` has filled it (`--prefer-offline`).
  * Usage: `npm run check:frontend`; exits 1 on the first failure.
  */
-import { runCommand, startDeno } from "../dev/processes.ts";
+import { type DenoChild, runCommand, startDeno } from "../dev/processes.ts";
 
 const repoRoot = new URL("../", import.meta.url).pathname;
 const examples = `${repoRoot}examples/frontend`;
@@ -118,13 +118,15 @@ async function checkViteApp(folder: string, tarball: string): Promise<void> {
 }
 
 const workspace = await Deno.makeTempDir({ prefix: "notes-frontend-" });
-const stack = await startDeno(
-  `${repoRoot}dev/stack.ts`,
-  { PORT: "0", PGLITE_DATA_DIR: `${workspace}/pglite` },
-  /Ready on (\S+)/,
-  { cwd: repoRoot },
-);
+// Started inside the try, so a stack that does not start still has the workspace removed.
+let stack: DenoChild | undefined;
 try {
+  stack = await startDeno(
+    `${repoRoot}dev/stack.ts`,
+    { PORT: "0", PGLITE_DATA_DIR: `${workspace}/pglite` },
+    /Ready on (\S+)/,
+    { cwd: repoRoot },
+  );
   const packed = await run("npm", [
     "pack",
     "./shared",
@@ -144,6 +146,6 @@ try {
   console.error(error instanceof Error ? error.message : error);
   Deno.exitCode = 1;
 } finally {
-  await stack.stop();
+  await stack?.stop();
   await Deno.remove(workspace, { recursive: true });
 }

@@ -4,11 +4,12 @@
  * suspends and reactivates accounts without ever seeing a note's content.
  * Runs on a stack of its own, whose database the operator's command changes.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { pgliteExtensions } from "../dev/pglite-extensions.ts";
+import { lockFileName } from "../dev/data-dir-lock.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   authSuccessEnvelope,
@@ -98,10 +99,16 @@ describe("npm run admin", () => {
       await reopened.close();
       expect(rows).toEqual([{ role: "ADMIN" }]);
 
-      writeFileSync(join(dataDir, "postmaster.pid"), "42\n");
+      // It holds no lock once it is done.
+      expect(existsSync(join(dataDir, lockFileName))).toBe(false);
+
+      // The lock a running stack holds (this test's process stands in for it).
+      writeFileSync(join(dataDir, lockFileName), `${process.pid}\n`);
       const refused = await runAdminCommand(["revoke", "local@example.com"], { PGLITE_DATA_DIR: dataDir });
       expect(refused.code).toBe(1);
-      expect(refused.stderr).toContain("is open in another process: stop npm start first");
+      expect(refused.stderr.trim()).toBe(
+        `${dataDir} is in use by another process (pid ${process.pid}): stop npm start first`,
+      );
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }

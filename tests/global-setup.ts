@@ -6,8 +6,8 @@
  * transaction mode; the tests' own SQL still connects directly.
  */
 import type { TestProject } from "vitest/node";
-import { startPgBouncer } from "../dev/harness/pgbouncer.ts";
-import { createScratchDatabase, sharedStackLimits, startStack } from "../dev/harness/stack.ts";
+import { type RunningPooler, startPgBouncer } from "../dev/harness/pgbouncer.ts";
+import { createScratchDatabase, type RunningStack, sharedStackLimits, startStack } from "../dev/harness/stack.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -25,14 +25,23 @@ export default async function setup(project: TestProject) {
   if (process.env.TEST_POOLER === "pgbouncer" && !databaseUrl) {
     throw new Error("TEST_POOLER=pgbouncer needs PostgreSQL: set TEST_DATABASE=postgres or TEST_DATABASE_URL");
   }
-  const pooler = process.env.TEST_POOLER === "pgbouncer" && databaseUrl ? await startPgBouncer(databaseUrl) : undefined;
-  const stack = await startStack({ databaseUrl: pooler?.url ?? databaseUrl, env: sharedStackLimits });
-  project.provide("baseUrl", stack.baseUrl);
-  project.provide("logFile", stack.logFile);
-  project.provide("databaseUrl", databaseUrl);
-  return async () => {
-    await stack.stop();
+  let pooler: RunningPooler | undefined;
+  let stack: RunningStack | undefined;
+  const teardown = async () => {
+    await stack?.stop();
     await pooler?.stop();
     await scratch?.drop();
   };
+  try {
+    pooler = process.env.TEST_POOLER === "pgbouncer" && databaseUrl ? await startPgBouncer(databaseUrl) : undefined;
+    stack = await startStack({ databaseUrl: pooler?.url ?? databaseUrl, env: sharedStackLimits });
+  } catch (error) {
+    // Vitest runs no teardown for a setup that threw: what did start (PgBouncer's temp folder, the database) goes now.
+    await teardown();
+    throw error;
+  }
+  project.provide("baseUrl", stack.baseUrl);
+  project.provide("logFile", stack.logFile);
+  project.provide("databaseUrl", databaseUrl);
+  return teardown;
 }

@@ -1,12 +1,20 @@
 /**
  * What `npm start` says about its configuration: it stops on a setting that
  * is wrong (a JWT secret that would sign weak tokens) with the reason, and it
- * warns loudly when it runs on the public development defaults.
+ * warns loudly when it runs on the public development defaults. A second
+ * `npm start` is refused in one line, before it opens any database, when the
+ * port or the data folder is the first one's; a lock left by a stack that is
+ * gone is taken over.
  */
-import { describe, expect, it } from "vitest";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, stackLog, waitForLog } from "./support/api.ts";
 import { expectAuthError } from "./support/auth.ts";
-import { startStack } from "../dev/harness/stack.ts";
+import { type RunningStack, StackExited, startStack } from "../dev/harness/stack.ts";
+import { lockFileName } from "../dev/data-dir-lock.ts";
 
 /** The documented development `apikey` (dev/settings.ts). */
 const devAnonKey = "local-dev-anon-key-not-for-production";
@@ -69,4 +77,87 @@ describe("starting the stack", () => {
     expect(stackLog()).toContain("Ready on ");
     expect(stackLog()).not.toMatch(/WARNING: (JWT_SECRET|SUPABASE_ANON_KEY) is not set/);
   });
+});
+
+const lockFile = (dataDir: string) => join(dataDir, lockFileName);
+
+/** Data folders of the stacks below, removed with it. */
+let scratch: string;
+
+beforeAll(() => {
+  scratch = mkdtempSync(join(tmpdir(), "notes-startup-"));
+});
+
+afterAll(() => {
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+/** How a stack that must be refused exited; one that starts anyway is stopped and fails the test. */
+async function refusal(starting: Promise<RunningStack>): Promise<StackExited> {
+  const outcome = await starting.catch((error: unknown) => error);
+  if (outcome instanceof StackExited) return outcome;
+  if (outcome instanceof Error) throw outcome;
+  await (outcome as RunningStack).stop();
+  throw new Error("the stack started");
+}
+
+describe("a second npm start", () => {
+  let first: RunningStack;
+  let firstDataDir: string;
+
+  beforeAll(async () => {
+    firstDataDir = join(scratch, "first");
+    first = await startStack({ env: { PGLITE_DATA_DIR: firstDataDir } });
+  });
+
+  afterAll(async () => {
+    await first?.stop();
+  });
+
+  it("refuses the first one's port in one line that says to set PORT, having opened nothing", async () => {
+    const port = new URL(first.baseUrl).port;
+    const dataDir = join(scratch, "second");
+    const refused = await refusal(startStack({ env: { PORT: port, PGLITE_DATA_DIR: dataDir } }));
+    expect(refused.code).toBe(1);
+    const lines = refused.log.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(new RegExp(`^The stack did not start: port ${port} is in use.*set PORT`));
+    expect(existsSync(dataDir)).toBe(false);
+  });
+
+  it("refuses the first one's data folder in one line naming its pid, before it opens the database", async () => {
+    // The database rewrites postmaster.pid whenever it is opened.
+    const opened = join(firstDataDir, "postmaster.pid");
+    const before = { text: readFileSync(opened, "utf8"), mtimeMs: statSync(opened).mtimeMs };
+    const refused = await refusal(startStack({ env: { PGLITE_DATA_DIR: firstDataDir } }));
+    expect(refused.code).toBe(1);
+    const lines = refused.log.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^The stack did not start: .* is in use by another process \(pid \d+\)/);
+    expect(lines[0]).toContain(`(pid ${first.pid})`);
+    expect({ text: readFileSync(opened, "utf8"), mtimeMs: statSync(opened).mtimeMs }).toEqual(before);
+    expect(readFileSync(lockFile(firstDataDir), "utf8").trim()).toBe(String(first.pid));
+    // The first one goes on serving.
+    const response = await call("/notes-fetch", { baseUrl: first.baseUrl });
+    expect(response.status).toBe(401);
+  });
+});
+
+describe("a lock left by a stack that is gone", () => {
+  it("is taken over, in one line naming the dead pid, and the stack's own lock goes when it stops", async () => {
+    const dataDir = join(scratch, "pglite");
+    mkdirSync(dataDir);
+    // A process that has exited: its pid is no longer running.
+    const dead = spawnSync(process.execPath, ["--version"]).pid;
+    writeFileSync(lockFile(dataDir), `${dead}\n`);
+    const stack = await startStack({ env: { PGLITE_DATA_DIR: dataDir } });
+    try {
+      const takeover = stackLog(stack.logFile).split("\n").filter((line) => line.includes(`pid ${dead}`));
+      expect(takeover).toEqual([expect.stringMatching(/^Took over .*: pid \d+, which held it, is no longer running$/)]);
+      expect(readFileSync(lockFile(dataDir), "utf8").trim()).toBe(String(stack.pid));
+    } finally {
+      await stack.stop();
+    }
+    expect(existsSync(lockFile(dataDir))).toBe(false);
+  }, 120_000);
 });

@@ -74,7 +74,8 @@ export async function startPgBouncer(databaseUrl: string): Promise<RunningPooler
   const deadline = Date.now() + 10_000;
   while (!(await accepts(port))) {
     if (child.exitCode !== null || Date.now() > deadline) {
-      child.kill();
+      await stopProcess(child);
+      rmSync(dir, { recursive: true, force: true });
       throw new Error(`pgbouncer did not start (is Debian's pgbouncer installed?):\n${output}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 100));

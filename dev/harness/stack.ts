@@ -84,7 +84,8 @@ export async function createSuiteDatabase(prefix: string): Promise<SuiteDatabase
 
 /** Sends SIGTERM to `child`, unless it has exited already, and waits until it has. */
 export async function stopProcess(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
+  // A child ended by a signal has no exit code, only a signal code.
+  if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((resolve) => child.once("exit", resolve));
   child.kill("SIGTERM");
   await exited;
@@ -120,7 +121,15 @@ export async function startStack(
     },
   );
   closeSync(logFd);
-  const baseUrl = await waitUntilReady(child, logFile);
+  let baseUrl: string;
+  try {
+    baseUrl = await waitUntilReady(child, logFile);
+  } catch (error) {
+    // A stack that exited, or is still starting when time is up: nothing of it is left behind.
+    await stopProcess(child);
+    rmSync(workDir, { recursive: true, force: true });
+    throw error;
+  }
   return {
     baseUrl,
     logFile,
@@ -133,13 +142,20 @@ export async function startStack(
   };
 }
 
+/** A stack that exited before it was ready: its exit code and all it printed, for a test of a refusal. */
+export class StackExited extends Error {
+  constructor(readonly code: number | null, readonly log: string) {
+    super(`stack exited with ${code}:\n${log}`);
+  }
+}
+
 /** Resolves with the base URL once the stack's log says it is ready; rejects if it exits or takes too long. */
 function waitUntilReady(child: ChildProcess, logFile: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const deadline = Date.now() + 90_000;
     const onExit = (code: number | null) => {
       clearInterval(poll);
-      reject(new Error(`stack exited with ${code}:\n${readFileSync(logFile, "utf8")}`));
+      reject(new StackExited(code, readFileSync(logFile, "utf8")));
     };
     const poll = setInterval(() => {
       const log = readFileSync(logFile, "utf8");
