@@ -148,7 +148,7 @@ interface CallInput {
 /** A 401 that refused the access token itself (expired, revoked, missing or invalid). */
 function isTokenRefusal(error: unknown): error is NotesApiError {
   return error instanceof NotesApiError && error.status === 401 &&
-    (tokenErrorCodes as readonly (string | undefined)[]).includes(error.code);
+    (tokenErrorCodes as readonly string[]).includes(error.code);
 }
 
 /** A failure after which a create may or may not have happened: no answer, or the database unavailable. */
@@ -190,6 +190,7 @@ function failure(
     if (parsed.success) {
       return new NotesApiError({
         ...common,
+        code: parsed.data.code,
         message: parsed.data.message,
         envelope: parsed.data,
       });
@@ -199,6 +200,7 @@ function failure(
     if (parsed.success) {
       return new NotesApiError({
         ...common,
+        code: parsed.data.code,
         message: parsed.data.error,
         envelope: parsed.data,
       });
@@ -206,6 +208,7 @@ function failure(
   }
   return new NotesApiError({
     ...common,
+    code: "unexpected_response",
     message: `Request failed with status ${response.status}`,
   });
 }
@@ -504,7 +507,7 @@ export class NotesClient {
   async #refresh(): Promise<Session> {
     const current = this.session;
     if (!current) {
-      throw new NotesApiError({ status: 401, message: "Not signed in" });
+      throw new NotesApiError({ status: 401, code: "not_signed_in", message: "Not signed in" });
     }
     const refresh = async () => {
       // Another tab may have refreshed this session already: its result is in the shared storage.
@@ -618,6 +621,7 @@ export class NotesClient {
       // fetch rejects only when no answer came: offline, DNS, refused, TLS, or a CORS refusal in a browser.
       throw new NotesApiError({
         status: 0,
+        code: "network_error",
         message: `The notes service could not be reached at ${url.origin}`,
         cause,
       });
@@ -631,6 +635,7 @@ export class NotesClient {
     if (!parsed.success) {
       throw new NotesApiError({
         status: response.status,
+        code: "unexpected_response",
         message: `The ${name} response does not match the API contract`,
         requestId: response.headers.get("x-request-id") ?? undefined,
         cause: parsed.error,

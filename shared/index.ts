@@ -27,5 +27,11 @@ export {
   type SessionStorage,
   tabSessionStorage,
 } from "./session-storage.ts";
-export { NotesApiError, type NotesApiErrorInit } from "./errors.ts";
+export {
+  type ClientErrorCode,
+  clientErrorCodes,
+  NotesApiError,
+  type NotesApiErrorCode,
+  type NotesApiErrorInit,
+} from "./errors.ts";
 export { type OperationName, operations, type OperationSpec, pathOf } from "./operations.ts";

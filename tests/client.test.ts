@@ -394,6 +394,7 @@ describe("createNotesClient", () => {
     const client = createNotesClient({ url: closed.href, anonKey });
     const error = await apiError(client.login({ email: uniqueEmail(), password }));
     expect(error.status).toBe(0);
+    expect(error.code).toBe("network_error");
     expect(error.message).toBe(`The notes service could not be reached at ${closed.origin}`);
     expect(error.cause).toBeInstanceOf(TypeError);
   });
@@ -419,7 +420,12 @@ describe("createNotesClient", () => {
     const wrong = await apiError(client.login({ email: uniqueEmail("nobody"), password }));
     expect(wrong.status).toBe(401);
     expect(wrong.message).toBe("Invalid email or password");
-    expect(wrong.envelope).toEqual({ statusCode: 401, message: "Invalid email or password" });
+    expect(wrong.code).toBe("invalid_credentials");
+    expect(wrong.envelope).toEqual({
+      statusCode: 401,
+      message: "Invalid email or password",
+      code: "invalid_credentials",
+    });
     expect(wrong.requestId).toMatch(/\S{8,}/);
 
     const { client: owner } = await signedUp("errors");
@@ -428,13 +434,15 @@ describe("createNotesClient", () => {
     expect(empty.envelope).toEqual({
       success: false,
       error: "At least one of title or content is required",
+      code: "invalid_request",
       fields: [{ message: "At least one of title or content is required" }],
     });
     const invalid = await apiError(owner.createNote({ title: "x".repeat(1001), status: "DONE" as "DRAFT" }));
     expect(invalid.fields.map((problem) => problem.field)).toEqual(["title", "status"]);
 
     const keyless = createNotesClient({ url, anonKey: "not-the-key" });
-    expect((await apiError(keyless.requestPasswordReset({ email: uniqueEmail() }))).status).toBe(401);
+    expect(await apiError(keyless.requestPasswordReset({ email: uniqueEmail() })))
+      .toMatchObject({ status: 401, code: "invalid_api_key" });
   });
 
   it("keeps each user to their own notes", async () => {
