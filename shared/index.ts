@@ -18,6 +18,7 @@ export {
   type ListUsersOptions,
   NotesClient,
   type NotesClientOptions,
+  type RequestOptions,
   type SecurityEventsOptions,
   type SessionListener,
 } from "./client.ts";
