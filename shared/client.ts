@@ -12,6 +12,13 @@
  * session only when a refresh is answered 401 (the session ended, expired or
  * was revoked), never on a network error, a timeout or a 5xx.
  *
+ * Deadlines: a call that has no answer within `timeoutMs` (15 s unless the
+ * client or the call says otherwise) throws a {@link NotesApiError} with
+ * status 0 and code `timeout`, and sends nothing more. The deadline covers
+ * the whole call, the refresh of the session and the retry of a create
+ * included; a call given a `signal` also stops, with code `aborted`, when it
+ * aborts.
+ *
  * @example
  * ```ts
  * const client = createNotesClient({ url: "http://127.0.0.1:54321/functions/v1", anonKey });
@@ -42,6 +49,7 @@ import {
   tokenErrorCodes,
   type User,
 } from "../supabase/functions/_shared/contract.ts";
+import { CallDeadline, defaultTimeoutMs } from "./deadline.ts";
 import { NotesApiError } from "./errors.ts";
 import { type OperationName, operations, type OperationSpec, pathOf } from "./operations.ts";
 import { memorySessionStorage, type SessionStorage } from "./session-storage.ts";
@@ -68,6 +76,21 @@ export interface NotesClientOptions {
   onUnauthorized?: (error: NotesApiError) => void;
   /** How long before `expiresAt` the client refreshes ahead of a call; 60 seconds by default. */
   refreshMarginSeconds?: number;
+  /**
+   * How long a call may wait for its answer, in milliseconds; 15 000 by
+   * default. One deadline per call: a refresh of the session or a retry
+   * within the call spends the same time, never more. Past it the call throws
+   * status 0, code `timeout`. Each call may set its own (`RequestOptions`).
+   */
+  timeoutMs?: number;
+}
+
+/** What every method takes, in its last argument, to bound or cancel that one call. */
+export interface RequestOptions {
+  /** This call's deadline in milliseconds, instead of the client's `timeoutMs`. */
+  timeoutMs?: number;
+  /** Cancels the call when it aborts: it throws status 0, code `aborted`. */
+  signal?: AbortSignal;
 }
 
 /** Called with the session after every change: signed in, refreshed (here or in another tab), or undefined when signed out. */
@@ -101,7 +124,7 @@ export interface ListChangesOptions {
 }
 
 /** Options of {@link NotesClient.createNote}. */
-export interface CreateNoteOptions {
+export interface CreateNoteOptions extends RequestOptions {
   /**
    * The create's `Idempotency-Key`; the client makes a fresh one per call when
    * none is given. Give your own to retry a create across app restarts.
@@ -110,7 +133,7 @@ export interface CreateNoteOptions {
 }
 
 /** Options of {@link NotesClient.deleteNote}. */
-export interface DeleteNoteOptions {
+export interface DeleteNoteOptions extends RequestOptions {
   /** The note's `updatedAt` as last read: a note changed since is kept, and the call throws a 409. */
   expectedUpdatedAt?: string;
 }
@@ -132,29 +155,35 @@ export interface SecurityEventsOptions {
 /** What an ADMIN account may call: {@link NotesClient.admin}. Others are answered 403 `admin_required`. */
 export interface AdminApi {
   /** One page of accounts, newest first, with their note counts (never their notes). */
-  listUsers(options?: ListUsersOptions): Promise<ManagedUserList>;
+  listUsers(options?: ListUsersOptions & RequestOptions): Promise<ManagedUserList>;
   /** Suspends (`SUSPENDED`) or reactivates (`ACTIVE`) an account; answers it as updated. */
-  setStatus(id: string, status: User["status"]): Promise<User>;
+  setStatus(id: string, status: User["status"], request?: RequestOptions): Promise<User>;
   /** One page of an account's security events, newest first. */
-  events(id: string, options?: SecurityEventsOptions): Promise<SecurityEvent[]>;
+  events(id: string, options?: SecurityEventsOptions & RequestOptions): Promise<SecurityEvent[]>;
 }
 
 interface CallInput {
   body?: unknown;
   query?: Record<string, string | number | undefined>;
   headers?: Record<string, string>;
+  /** The deadline of the whole call that sends this request. */
+  deadline: CallDeadline;
 }
 
 /** A 401 that refused the access token itself (expired, revoked, missing or invalid). */
 function isTokenRefusal(error: unknown): error is NotesApiError {
   return error instanceof NotesApiError && error.status === 401 &&
-    (tokenErrorCodes as readonly (string | undefined)[]).includes(error.code);
+    (tokenErrorCodes as readonly string[]).includes(error.code);
 }
 
-/** A failure after which a create may or may not have happened: no answer, or the database unavailable. */
+/**
+ * A failure after which a create may or may not have happened and there is
+ * time to retry: no answer (but not a deadline passed), or the database
+ * unavailable.
+ */
 function outcomeUnknown(error: unknown): boolean {
   return error instanceof NotesApiError &&
-    (error.status === 0 || error.status === 503);
+    (error.code === "network_error" || error.status === 503);
 }
 
 async function readJson(response: Response): Promise<unknown> {
@@ -190,6 +219,7 @@ function failure(
     if (parsed.success) {
       return new NotesApiError({
         ...common,
+        code: parsed.data.code,
         message: parsed.data.message,
         envelope: parsed.data,
       });
@@ -199,6 +229,7 @@ function failure(
     if (parsed.success) {
       return new NotesApiError({
         ...common,
+        code: parsed.data.code,
         message: parsed.data.error,
         envelope: parsed.data,
       });
@@ -206,6 +237,7 @@ function failure(
   }
   return new NotesApiError({
     ...common,
+    code: "unexpected_response",
     message: `Request failed with status ${response.status}`,
   });
 }
@@ -218,6 +250,7 @@ export class NotesClient {
   readonly #onUnauthorized: ((error: NotesApiError) => void) | undefined;
   readonly #storage: SessionStorage;
   readonly #refreshMarginMs: number;
+  readonly #timeoutMs: number;
   readonly #listeners = new Set<SessionListener>();
   readonly #tabs: TabCoordinator | undefined;
   /** The refresh under way in this client, which concurrent calls wait for. */
@@ -232,6 +265,7 @@ export class NotesClient {
     this.#onUnauthorized = options.onUnauthorized;
     this.#storage = options.storage ?? memorySessionStorage();
     this.#refreshMarginMs = (options.refreshMarginSeconds ?? 60) * 1000;
+    this.#timeoutMs = options.timeoutMs ?? defaultTimeoutMs;
     const shared = this.#storage.sharedBy;
     this.#tabs = shared && typeof BroadcastChannel === "function"
       ? new TabCoordinator(shared, (message) => this.#heardFromTab(message))
@@ -269,13 +303,12 @@ export class NotesClient {
   /**
    * Trades the refresh token for a new session now. Concurrent callers (and
    * tabs sharing the storage) share one request. A 401 ends the session
-   * (`onUnauthorized` is called); any other failure keeps it and throws.
+   * (`onUnauthorized` is called); any other failure keeps it and throws. A
+   * caller whose `timeoutMs` passes or whose `signal` aborts stops waiting;
+   * the shared request runs on for the others, within the client's `timeoutMs`.
    */
-  refreshSession(): Promise<Session> {
-    this.#refreshing ??= this.#refresh().finally(() => {
-      this.#refreshing = undefined;
-    });
-    return this.#refreshing;
+  refreshSession(request: RequestOptions = {}): Promise<Session> {
+    return this.#deadline(request).race(this.#sharedRefresh());
   }
 
   /**
@@ -284,95 +317,112 @@ export class NotesClient {
    * client forgets its session for `local` and `global` even when the server
    * cannot be reached, so a user who signs out is signed out here.
    */
-  async signOut(options: { scope?: LogoutScope } = {}): Promise<void> {
+  async signOut(options: { scope?: LogoutScope } & RequestOptions = {}): Promise<void> {
     const scope = options.scope ?? "local";
     const ending = this.session;
     try {
-      if (ending) await this.#call("signOut", { body: { scope } });
+      if (ending) await this.#call("signOut", { body: { scope }, deadline: this.#deadline(options) });
     } finally {
       if (ending && scope !== "others") this.#forget(ending);
     }
   }
 
   /** The account's live sessions, this one marked `current`. */
-  async listSessions(): Promise<SessionInfo[]> {
-    return ((await this.#call("listSessions", {})) as {
+  async listSessions(request: RequestOptions = {}): Promise<SessionInfo[]> {
+    return ((await this.#call("listSessions", { deadline: this.#deadline(request) })) as {
       sessions: SessionInfo[];
     }).sessions;
   }
 
   /** Ends one session of the account (another device, or this one). */
-  async revokeSession(id: string): Promise<EndedSession> {
-    return await this.#call("revokeSession", { query: { id } }) as EndedSession;
+  async revokeSession(id: string, request: RequestOptions = {}): Promise<EndedSession> {
+    return await this.#call("revokeSession", { query: { id }, deadline: this.#deadline(request) }) as EndedSession;
   }
 
   /** The signed-in user, as the server has it now. */
-  async getUser(): Promise<User> {
-    return ((await this.#call("getUser", {})) as { payload: User }).payload;
+  async getUser(request: RequestOptions = {}): Promise<User> {
+    return ((await this.#call("getUser", { deadline: this.#deadline(request) })) as { payload: User }).payload;
   }
 
   /** The signed-in user's own security events (sign-ins, password changes, sessions), newest first. */
-  async securityEvents(options: SecurityEventsOptions = {}): Promise<SecurityEvent[]> {
-    return ((await this.#call("listSecurityEvents", { query: { ...options } })) as { events: SecurityEvent[] }).events;
+  async securityEvents(options: SecurityEventsOptions & RequestOptions = {}): Promise<SecurityEvent[]> {
+    const { limit, before } = options;
+    const deadline = this.#deadline(options);
+    return ((await this.#call("listSecurityEvents", { query: { limit, before }, deadline })) as {
+      events: SecurityEvent[];
+    }).events;
   }
 
   /** The admin API, for a signed-in ADMIN account. */
   readonly admin: AdminApi = {
-    listUsers: async (options = {}) => await this.#call("listUsers", { query: { ...options } }) as ManagedUserList,
-    setStatus: async (id, status) =>
-      ((await this.#call("setUserStatus", { body: { id, status } })) as { payload: User }).payload,
-    events: async (id, options = {}) =>
-      ((await this.#call("listAccountEvents", { query: { id, ...options } })) as { events: SecurityEvent[] }).events,
+    listUsers: async (options = {}) => {
+      const { query, status, limit, offset } = options;
+      const deadline = this.#deadline(options);
+      return await this.#call("listUsers", { query: { query, status, limit, offset }, deadline }) as ManagedUserList;
+    },
+    setStatus: async (id, status, request = {}) =>
+      ((await this.#call("setUserStatus", { body: { id, status }, deadline: this.#deadline(request) })) as {
+        payload: User;
+      }).payload,
+    events: async (id, options = {}) => {
+      const { limit, before } = options;
+      const deadline = this.#deadline(options);
+      return ((await this.#call("listAccountEvents", { query: { id, limit, before }, deadline })) as {
+        events: SecurityEvent[];
+      }).events;
+    },
   };
 
   /** Creates an account and keeps its session. */
-  async register(body: BodyOf<"register">): Promise<Session> {
-    return this.#keep(await this.#call("register", { body }) as Session);
+  async register(body: BodyOf<"register">, request: RequestOptions = {}): Promise<Session> {
+    return this.#keep(await this.#call("register", { body, deadline: this.#deadline(request) }) as Session);
   }
 
   /** Logs in, sending this device's token when it has one, and keeps the session. */
-  async login(body: BodyOf<"login">): Promise<Session> {
+  async login(body: BodyOf<"login">, request: RequestOptions = {}): Promise<Session> {
     const deviceToken = body.deviceToken ?? this.#storage.loadDeviceToken();
     return this.#keep(
-      await this.#call("login", { body: { ...body, deviceToken } }) as Session,
+      await this.#call("login", { body: { ...body, deviceToken }, deadline: this.#deadline(request) }) as Session,
     );
   }
 
   /** Asks for a reset code to be mailed; answers the API's message, which is the same for every email. */
   async requestPasswordReset(
     body: BodyOf<"requestPasswordReset">,
+    request: RequestOptions = {},
   ): Promise<string> {
-    return (await this.#send("requestPasswordReset", { body }, undefined))
+    return (await this.#send("requestPasswordReset", { body, deadline: this.#deadline(request) }, undefined))
       .message;
   }
 
   /** Sets a new password with a reset code and keeps the new session (every other one has ended). */
-  async createPassword(body: BodyOf<"createPassword">): Promise<Session> {
-    return this.#keep(await this.#call("createPassword", { body }) as Session);
+  async createPassword(body: BodyOf<"createPassword">, request: RequestOptions = {}): Promise<Session> {
+    return this.#keep(await this.#call("createPassword", { body, deadline: this.#deadline(request) }) as Session);
   }
 
   /** Verifies the address with the code mailed at sign-up, and keeps the session it answers. */
-  async verifyEmail(body: BodyOf<"verifyEmail">): Promise<Session> {
-    return this.#keep(await this.#call("verifyEmail", { body }) as Session);
+  async verifyEmail(body: BodyOf<"verifyEmail">, request: RequestOptions = {}): Promise<Session> {
+    return this.#keep(await this.#call("verifyEmail", { body, deadline: this.#deadline(request) }) as Session);
   }
 
   /** Asks for a new verification code; answers the API's message, which is the same for every address. */
   async resendVerification(
     body: BodyOf<"resendVerification">,
+    request: RequestOptions = {},
   ): Promise<string> {
-    return (await this.#send("resendVerification", { body }, undefined))
+    return (await this.#send("resendVerification", { body, deadline: this.#deadline(request) }, undefined))
       .message;
   }
 
   /** Changes the password and keeps the fresh session it answers; every other session of the account ends. */
-  async changePassword(body: BodyOf<"changePassword">): Promise<Session> {
-    return this.#keep(await this.#call("changePassword", { body }) as Session);
+  async changePassword(body: BodyOf<"changePassword">, request: RequestOptions = {}): Promise<Session> {
+    return this.#keep(await this.#call("changePassword", { body, deadline: this.#deadline(request) }) as Session);
   }
 
   /** Deletes the account with everything it owns (the password re-entered), and forgets the session. */
-  async deleteAccount(body: BodyOf<"deleteAccount">): Promise<void> {
+  async deleteAccount(body: BodyOf<"deleteAccount">, request: RequestOptions = {}): Promise<void> {
     const ending = this.session;
-    await this.#call("deleteAccount", { body });
+    await this.#call("deleteAccount", { body, deadline: this.#deadline(request) });
     if (ending) this.#forget(ending);
   }
 
@@ -380,6 +430,9 @@ export class NotesClient {
    * Creates a note of the signed-in user. Each call sends an `Idempotency-Key`
    * and, after a 503 or no answer at all (the note may or may not have been
    * made), retries once with the same key, so a retry never makes it twice.
+   * The retry spends what is left of the call's deadline; after a `timeout`
+   * there is none left, so it is not retried: call again with the same
+   * `idempotencyKey` to learn whether the note was made.
    */
   async createNote(
     body: BodyOf<"createNote">,
@@ -388,31 +441,33 @@ export class NotesClient {
     const headers = {
       [idempotencyKeyHeader]: options.idempotencyKey ?? crypto.randomUUID(),
     };
+    const deadline = this.#deadline(options);
     try {
-      return await this.#call("createNote", { body, headers }) as Note;
+      return await this.#call("createNote", { body, headers, deadline }) as Note;
     } catch (error) {
       if (!outcomeUnknown(error)) throw error;
-      return await this.#call("createNote", { body, headers }) as Note;
+      return await this.#call("createNote", { body, headers, deadline }) as Note;
     }
   }
 
   /** One of the signed-in user's notes, as it is stored now. */
-  async getNote(id: string): Promise<Note> {
-    return await this.#call("getNote", { query: { id } }) as Note;
+  async getNote(id: string, request: RequestOptions = {}): Promise<Note> {
+    return await this.#call("getNote", { query: { id }, deadline: this.#deadline(request) }) as Note;
   }
 
   /** One page of the signed-in user's notes that match the filters given, newest first. */
-  async listNotes(options: ListNotesOptions = {}): Promise<NoteList> {
+  async listNotes(options: ListNotesOptions & RequestOptions = {}): Promise<NoteList> {
     const { limit, offset, status, q, order } = options;
     return await this.#call("listNotes", {
       query: { limit, offset, status, q, order },
+      deadline: this.#deadline(options),
     }) as NoteList;
   }
 
   /** The signed-in user's notes that hold every word of `q`, newest first: {@link listNotes} with `q`. */
   async search(
     q: string,
-    options: Omit<ListNotesOptions, "q"> = {},
+    options: Omit<ListNotesOptions, "q"> & RequestOptions = {},
   ): Promise<NoteList> {
     return await this.listNotes({ ...options, q });
   }
@@ -424,9 +479,10 @@ export class NotesClient {
    * with status 410 and `code` `cursor_expired`: drop the local copy and
    * start again without `since`.
    */
-  async listChanges(options: ListChangesOptions = {}): Promise<ChangeList> {
+  async listChanges(options: ListChangesOptions & RequestOptions = {}): Promise<ChangeList> {
     return await this.#call("listChanges", {
       query: { since: options.since, limit: options.limit },
+      deadline: this.#deadline(options),
     }) as ChangeList;
   }
 
@@ -434,7 +490,8 @@ export class NotesClient {
    * Every page of the changes feed after `cursor` (every current note without
    * one), one request per page, until `hasMore` is false. Apply each page's
    * `changes` in order and keep its `cursor`; the next sync starts from the
-   * last one kept, and nothing written meanwhile is skipped.
+   * last one kept, and nothing written meanwhile is skipped. Each page's
+   * request has a deadline of its own (`timeoutMs`).
    *
    * @example
    * ```ts
@@ -446,11 +503,11 @@ export class NotesClient {
    */
   async *syncNotes(
     cursor?: string,
-    options: Pick<ListChangesOptions, "limit"> = {},
+    options: Pick<ListChangesOptions, "limit"> & RequestOptions = {},
   ): AsyncGenerator<ChangeList, void, undefined> {
     let since = cursor;
     for (;;) {
-      const page = await this.listChanges({ since, limit: options.limit });
+      const page = await this.listChanges({ ...options, since });
       yield page;
       if (!page.hasMore) return;
       since = page.cursor;
@@ -462,8 +519,8 @@ export class NotesClient {
    * `expectedUpdatedAt`, a note changed since throws a {@link NotesApiError}
    * with status 409, `code` `note_conflict` and the stored note as `note`.
    */
-  async saveNote(body: BodyOf<"saveNote">): Promise<Note> {
-    return await this.#call("saveNote", { body }) as Note;
+  async saveNote(body: BodyOf<"saveNote">, request: RequestOptions = {}): Promise<Note> {
+    return await this.#call("saveNote", { body, deadline: this.#deadline(request) }) as Note;
   }
 
   /** Deletes a note and answers its id; with `expectedUpdatedAt`, only while the note has that version. */
@@ -473,20 +530,21 @@ export class NotesClient {
   ): Promise<DeletedNote> {
     return await this.#call("deleteNote", {
       query: { id, expectedUpdatedAt: options.expectedUpdatedAt },
+      deadline: this.#deadline(options),
     }) as DeletedNote;
   }
 
   /**
    * Every page of the signed-in user's notes, one request per page, until
    * `hasMore` is false. Notes created or deleted meanwhile shift the pages,
-   * as offset paging does.
+   * as offset paging does. Each page's request has a deadline of its own.
    */
   async *notePages(
-    options: Pick<ListNotesOptions, "limit"> = {},
+    options: Pick<ListNotesOptions, "limit"> & RequestOptions = {},
   ): AsyncGenerator<NoteList, void, undefined> {
     let offset = 0;
     for (;;) {
-      const page = await this.listNotes({ limit: options.limit, offset });
+      const page = await this.listNotes({ ...options, offset });
       yield page;
       if (!page.pagination.hasMore || page.notes.length === 0) return;
       offset += page.notes.length;
@@ -501,17 +559,34 @@ export class NotesClient {
     return session;
   }
 
+  /** The deadline of one call: the call's own `timeoutMs`, else the client's, and the call's `signal`. */
+  #deadline(request: RequestOptions = {}): CallDeadline {
+    return new CallDeadline(request.timeoutMs ?? this.#timeoutMs, request.signal);
+  }
+
+  /**
+   * The refresh under way, or a new one. It is shared by calls with deadlines
+   * of their own, so it runs on the client's `timeoutMs`, never a call's
+   * (a call that cannot wait for it stops waiting, and the others still get it).
+   */
+  #sharedRefresh(): Promise<Session> {
+    this.#refreshing ??= this.#refresh().finally(() => {
+      this.#refreshing = undefined;
+    });
+    return this.#refreshing;
+  }
+
   async #refresh(): Promise<Session> {
     const current = this.session;
     if (!current) {
-      throw new NotesApiError({ status: 401, message: "Not signed in" });
+      throw new NotesApiError({ status: 401, code: "not_signed_in", message: "Not signed in" });
     }
     const refresh = async () => {
       // Another tab may have refreshed this session already: its result is in the shared storage.
       const stored = this.session;
       if (stored && stored.refreshToken !== current.refreshToken) return stored;
       const body = { refreshToken: current.refreshToken };
-      return (await this.#send("refreshSession", { body }, undefined))
+      return (await this.#send("refreshSession", { body, deadline: this.#deadline() }, undefined))
         .data as Session;
     };
     try {
@@ -555,10 +630,12 @@ export class NotesClient {
   /**
    * Calls `name` with the session's access token when the operation takes
    * one, refreshing it first when it is about to expire, and once more after
-   * a 401, then retrying. Answers the success envelope's `data`.
+   * a 401, then retrying; all within `input.deadline`. Answers the success
+   * envelope's `data`.
    */
   async #call(name: OperationName, input: CallInput): Promise<unknown> {
     const spec: OperationSpec = operations[name];
+    const { deadline } = input;
     if (spec.envelope === "auth" && !spec.bearer) {
       return (await this.#send(name, input, undefined)).data;
     }
@@ -567,8 +644,8 @@ export class NotesClient {
       session &&
       Date.parse(session.expiresAt) - Date.now() < this.#refreshMarginMs
     ) {
-      // Ahead of expiry; if the refresh fails for now (offline, 5xx), the current token may still do.
-      session = await this.refreshSession().catch(() => this.session);
+      // Ahead of expiry; if the refresh fails for now (offline, 5xx, too slow), the current token may still do.
+      session = await deadline.race(this.#sharedRefresh()).catch(() => this.session);
     }
     try {
       return (await this.#send(name, input, session?.accessToken)).data;
@@ -578,24 +655,32 @@ export class NotesClient {
       if (!isTokenRefusal(error) || !session || !now) throw error;
       // Refreshed meanwhile (another call, another tab): retry with that; else refresh once. A refresh answered
       // 401 has ended the session, and the call fails with its own 401.
-      const renewed = now.refreshToken !== session.refreshToken ? now : await this.refreshSession().catch(
-        (refreshError) => {
-          throw refreshError instanceof NotesApiError &&
-              refreshError.status === 401
-            ? error
-            : refreshError;
-        },
-      );
+      const renewed = now.refreshToken !== session.refreshToken
+        ? now
+        : await deadline.race(this.#sharedRefresh()).catch(
+          (refreshError) => {
+            throw refreshError instanceof NotesApiError &&
+                refreshError.status === 401
+              ? error
+              : refreshError;
+          },
+        );
       return (await this.#send(name, input, renewed.accessToken)).data;
     }
   }
 
-  /** Sends one request of `name`: answers its success envelope, checked against the contract, or throws the API's error. */
+  /**
+   * Sends one request of `name`, unless the call's deadline has passed:
+   * answers its success envelope, checked against the contract, or throws the
+   * API's error, or the deadline's once it passes.
+   */
   async #send(
     name: OperationName,
-    { body, query = {}, headers: extraHeaders = {} }: CallInput,
+    { body, query = {}, headers: extraHeaders = {}, deadline }: CallInput,
     accessToken: string | undefined,
   ): Promise<{ message: string; data: unknown }> {
+    // Nothing more is sent once the time is up, whatever the fetch given does with an aborted signal.
+    if (deadline.signal.aborted) throw deadline.error();
     const spec: OperationSpec = operations[name];
     const url = new URL(`${this.#base}${pathOf(spec)}`);
     for (const [parameter, value] of Object.entries(query)) {
@@ -607,22 +692,11 @@ export class NotesClient {
     };
     if (body !== undefined) headers["Content-Type"] = "application/json";
     if (accessToken) headers.Authorization = bearer(accessToken);
-    let response: Response;
-    try {
-      response = await this.#fetch(url, {
-        method: spec.method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-    } catch (cause) {
-      // fetch rejects only when no answer came: offline, DNS, refused, TLS, or a CORS refusal in a browser.
-      throw new NotesApiError({
-        status: 0,
-        message: `The notes service could not be reached at ${url.origin}`,
-        cause,
-      });
-    }
-    const payload = await readJson(response);
+    const { response, payload } = await this.#exchange(url, {
+      method: spec.method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    }, deadline);
     if (!response.ok) throw failure(spec, response, payload);
     const envelope = spec.envelope === "auth"
       ? authSuccessEnvelope(spec.success.data)
@@ -631,12 +705,39 @@ export class NotesClient {
     if (!parsed.success) {
       throw new NotesApiError({
         status: response.status,
+        code: "unexpected_response",
         message: `The ${name} response does not match the API contract`,
         requestId: response.headers.get("x-request-id") ?? undefined,
         cause: parsed.error,
       });
     }
     return parsed.data;
+  }
+
+  /**
+   * One request and its whole answer, within `deadline`. Throws status 0:
+   * the deadline's code when it passed, else `network_error`.
+   */
+  async #exchange(
+    url: URL,
+    init: RequestInit,
+    deadline: CallDeadline,
+  ): Promise<{ response: Response; payload: unknown }> {
+    try {
+      return await deadline.race(
+        this.#fetch(url, { ...init, signal: deadline.signal })
+          .then(async (response) => ({ response, payload: await readJson(response) })),
+      );
+    } catch (cause) {
+      if (deadline.signal.aborted) throw deadline.error();
+      // No whole answer came: offline, DNS, refused, TLS, a CORS refusal in a browser, or a connection cut mid-answer.
+      throw new NotesApiError({
+        status: 0,
+        code: "network_error",
+        message: `The notes service could not be reached at ${url.origin}`,
+        cause,
+      });
+    }
   }
 }
 

@@ -1,27 +1,51 @@
 /**
  * The one error the typed client throws: for an answer that is not a success,
- * and for a service that could not be reached at all (`status` 0).
+ * and for a service that could not be reached at all (`status` 0). Its `code`
+ * says why, typed: the API's own codes (docs/errors.md), and the client's for
+ * failures that carry no error envelope.
  *
  * @example
  * ```ts
  * try {
  *   await client.login({ email, password });
  * } catch (error) {
- *   if (error instanceof NotesApiError && error.status === 401) showMessage(error.message);
+ *   if (error instanceof NotesApiError && error.code === "invalid_credentials") showMessage(error.message);
  * }
  * ```
  */
 import type {
   AuthErrorEnvelope,
+  ErrorCode,
   FieldProblem,
   Note,
   NotesErrorEnvelope,
 } from "../supabase/functions/_shared/contract.ts";
 
+/**
+ * The codes the client gives failures that no error envelope explains: no
+ * answer (`network_error`), no answer within `timeoutMs` (`timeout`), the
+ * caller's own `signal` aborted (`aborted`), an answer outside the contract
+ * (`unexpected_response`, e.g. a proxy's error page), or a session refresh
+ * asked of a client that is not signed in (`not_signed_in`).
+ */
+export const clientErrorCodes = [
+  "network_error",
+  "timeout",
+  "aborted",
+  "unexpected_response",
+  "not_signed_in",
+] as const;
+export type ClientErrorCode = (typeof clientErrorCodes)[number];
+
+/** Every `code` a {@link NotesApiError} can carry: the API's, then the client's own. */
+export type NotesApiErrorCode = ErrorCode | ClientErrorCode;
+
 /** What a {@link NotesApiError} is made of. */
 export interface NotesApiErrorInit {
   /** The HTTP status of the answer, or 0 when no answer came. */
   status: number;
+  /** The envelope's `code`, or the client's own when the answer carried no envelope. */
+  code: NotesApiErrorCode;
   message: string;
   envelope?: AuthErrorEnvelope | NotesErrorEnvelope;
   requestId?: string;
@@ -31,8 +55,15 @@ export interface NotesApiErrorInit {
 
 /** A failed API call: the HTTP status, the API's own message, and the error envelope it came in. */
 export class NotesApiError extends Error {
-  /** The HTTP status of the answer; 0 when the service could not be reached (offline, DNS, CORS, refused). */
+  /** The HTTP status of the answer; 0 when no answer came (offline, DNS, CORS, refused, timed out, aborted). */
   readonly status: number;
+  /**
+   * Why, for an app to decide on rather than the message: one of the API's
+   * codes, each with a fixed status (on a notes 401, `token_expired` or
+   * `token_revoked` mean log in again; `note_conflict` carries `note`), or
+   * one of {@link clientErrorCodes} (`timeout`: no answer within `timeoutMs`).
+   */
+  readonly code: NotesApiErrorCode;
   /** The error envelope as received; undefined when the answer carried none (e.g. a proxy's page). */
   readonly envelope: AuthErrorEnvelope | NotesErrorEnvelope | undefined;
   /** The `x-request-id` of the answer, to find it in the server's log. */
@@ -47,18 +78,10 @@ export class NotesApiError extends Error {
     );
     this.name = "NotesApiError";
     this.status = init.status;
+    this.code = init.code;
     this.envelope = init.envelope;
     this.requestId = init.requestId;
     this.retryAfter = init.retryAfter;
-  }
-
-  /**
-   * The API's machine-readable reason, when it gives one. On a notes 401:
-   * `token_expired` or `token_revoked` (log in again), `token_missing`, or
-   * `token_invalid` (a bug: the token was mangled or not one of ours).
-   */
-  get code(): string | undefined {
-    return this.envelope?.code;
   }
 
   /**

@@ -18,6 +18,7 @@ export {
   type ListUsersOptions,
   NotesClient,
   type NotesClientOptions,
+  type RequestOptions,
   type SecurityEventsOptions,
   type SessionListener,
 } from "./client.ts";
@@ -27,5 +28,11 @@ export {
   type SessionStorage,
   tabSessionStorage,
 } from "./session-storage.ts";
-export { NotesApiError, type NotesApiErrorInit } from "./errors.ts";
+export {
+  type ClientErrorCode,
+  clientErrorCodes,
+  NotesApiError,
+  type NotesApiErrorCode,
+  type NotesApiErrorInit,
+} from "./errors.ts";
 export { type OperationName, operations, type OperationSpec, pathOf } from "./operations.ts";

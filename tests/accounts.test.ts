@@ -113,6 +113,7 @@ describe("verifying the address", () => {
       expect(answer.body).toEqual({
         statusCode: 400,
         message: "Invalid or expired code",
+        code: "invalid_code",
         fields: [{ field: "code", message: "Invalid or expired code" }],
       });
     }

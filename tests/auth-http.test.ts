@@ -128,6 +128,7 @@ describe("request bodies without a Content-Length", () => {
     expect(await response.json()).toEqual({
       statusCode: 413,
       message: `Request body must be at most ${limits.bodyMaxBytes} bytes`,
+      code: "payload_too_large",
     });
   });
 

@@ -4,6 +4,8 @@
  * same calls through supabase-js's functions.invoke of docs/clients.md), run as written.
  */
 import { spawn } from "node:child_process";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
 import { describe, expect, inject, it } from "vitest";
 import {
   createNotesClient,
@@ -394,6 +396,7 @@ describe("createNotesClient", () => {
     const client = createNotesClient({ url: closed.href, anonKey });
     const error = await apiError(client.login({ email: uniqueEmail(), password }));
     expect(error.status).toBe(0);
+    expect(error.code).toBe("network_error");
     expect(error.message).toBe(`The notes service could not be reached at ${closed.origin}`);
     expect(error.cause).toBeInstanceOf(TypeError);
   });
@@ -419,7 +422,12 @@ describe("createNotesClient", () => {
     const wrong = await apiError(client.login({ email: uniqueEmail("nobody"), password }));
     expect(wrong.status).toBe(401);
     expect(wrong.message).toBe("Invalid email or password");
-    expect(wrong.envelope).toEqual({ statusCode: 401, message: "Invalid email or password" });
+    expect(wrong.code).toBe("invalid_credentials");
+    expect(wrong.envelope).toEqual({
+      statusCode: 401,
+      message: "Invalid email or password",
+      code: "invalid_credentials",
+    });
     expect(wrong.requestId).toMatch(/\S{8,}/);
 
     const { client: owner } = await signedUp("errors");
@@ -428,13 +436,15 @@ describe("createNotesClient", () => {
     expect(empty.envelope).toEqual({
       success: false,
       error: "At least one of title or content is required",
+      code: "invalid_request",
       fields: [{ message: "At least one of title or content is required" }],
     });
     const invalid = await apiError(owner.createNote({ title: "x".repeat(1001), status: "DONE" as "DRAFT" }));
     expect(invalid.fields.map((problem) => problem.field)).toEqual(["title", "status"]);
 
     const keyless = createNotesClient({ url, anonKey: "not-the-key" });
-    expect((await apiError(keyless.requestPasswordReset({ email: uniqueEmail() }))).status).toBe(401);
+    expect(await apiError(keyless.requestPasswordReset({ email: uniqueEmail() })))
+      .toMatchObject({ status: 401, code: "invalid_api_key" });
   });
 
   it("keeps each user to their own notes", async () => {
@@ -452,6 +462,178 @@ describe("createNotesClient", () => {
     expect(output).toMatch(/^registered ada-\w+@example\.com \(/m);
     expect(output).toMatch(/^PUBLISHED Groceries$/m);
     expect(output).toMatch(/^404 Note not found$/m);
+  });
+});
+
+/** A request a {@link ScriptedServer} received: its path, and whether the client has since hung up on it. */
+interface Received {
+  path: string;
+  closed: boolean;
+}
+
+interface ScriptedServer {
+  /** The functions' base URL on this server. */
+  url: string;
+  received: Received[];
+  close(): Promise<void>;
+}
+
+/**
+ * A local HTTP server that hands each request to `answer`, which may never
+ * respond: the connection is accepted and then left silent, as a stalled
+ * service or network does.
+ */
+async function scriptedServer(
+  answer: (request: IncomingMessage, response: ServerResponse, index: number) => void,
+): Promise<ScriptedServer> {
+  const received: Received[] = [];
+  const server = createServer((request, response) => {
+    const entry = { path: new URL(request.url ?? "/", "http://server").pathname, closed: false };
+    received.push(entry);
+    response.on("close", () => (entry.closed = true));
+    answer(request, response, received.length - 1);
+  });
+  await new Promise<void>((listening) => server.listen(0, "127.0.0.1", listening));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/functions/v1`,
+    received,
+    close: () =>
+      new Promise((closed) => {
+        server.close(() => closed());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/** Never answers. */
+const silence = () => {};
+
+/** Answers a notes error envelope with `status` and `code` after `delayMs`. */
+function notesErrorAfter(delayMs: number, status: number, code: string) {
+  return (_request: IncomingMessage, response: ServerResponse) => {
+    setTimeout(() => {
+      response.writeHead(status, { "Content-Type": "application/json", "Retry-After": "1" });
+      response.end(JSON.stringify({ error: `failed with ${code}`, success: false, code }));
+    }, delayMs);
+  };
+}
+
+/** How long `call` takes to reject, and its error. */
+async function timedFailure(call: Promise<unknown>): Promise<{ error: NotesApiError; elapsedMs: number }> {
+  const started = performance.now();
+  const error = await apiError(call);
+  return { error, elapsedMs: performance.now() - started };
+}
+
+/**
+ * Waits a while, then checks that nothing more reached the server, and that
+ * the client hangs up on every request: at the call's deadline, or a shared
+ * refresh at its own (the client's `timeoutMs`).
+ */
+async function expectQuietAfterDeadline(server: ScriptedServer, requests: number) {
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  expect(server.received).toHaveLength(requests);
+  await expect.poll(() => server.received.every((request) => request.closed), { timeout: 5_000 }).toBe(true);
+}
+
+/** A session as the client keeps it; the scripted server never checks it. */
+const someSession: Session = {
+  payload: {
+    id: crypto.randomUUID(),
+    name: "Timed",
+    phoneNumber: null,
+    email: "timed@example.com",
+    role: "STANDARD_USER",
+    status: "ACTIVE",
+    isVerified: true,
+    createdAt: new Date().toISOString(),
+    updatedAt: new Date().toISOString(),
+  },
+  accessToken: "Bearer header.claims.signature",
+  expiresAt: inAnHour(),
+  refreshToken: "session.secret",
+};
+
+describe("timeoutMs", () => {
+  it("throws status 0, code timeout, when no answer comes in time, and sends nothing after", async () => {
+    const server = await scriptedServer(silence);
+    try {
+      const client = createNotesClient({ url: server.url, anonKey, timeoutMs: 200 });
+      const { error, elapsedMs } = await timedFailure(client.login({ email: uniqueEmail("timed"), password }));
+      expect(error).toMatchObject({ status: 0, code: "timeout" });
+      expect(error.message).toBe("The notes service did not answer within 200 ms");
+      // Nowhere near the 15 s default.
+      expect(elapsedMs).toBeLessThan(5_000);
+      await expectQuietAfterDeadline(server, 1);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("is settable per call, and a caller's signal aborts the call with code aborted", async () => {
+    const server = await scriptedServer(silence);
+    try {
+      const client = createNotesClient({ url: server.url, anonKey });
+      client.setSession(someSession);
+      const { error, elapsedMs } = await timedFailure(client.listNotes({ limit: 5, timeoutMs: 200 }));
+      expect(error).toMatchObject({ status: 0, code: "timeout" });
+      expect(elapsedMs).toBeLessThan(5_000);
+
+      const controller = new AbortController();
+      const aborted = client.getNote(crypto.randomUUID(), { signal: controller.signal });
+      setTimeout(() => controller.abort(), 100);
+      expect(await apiError(aborted)).toMatchObject({ status: 0, code: "aborted" });
+      await expectQuietAfterDeadline(server, 2);
+    } finally {
+      await server.close();
+    }
+  });
+
+  // The first answer uses up most of the time; a retry with a budget of its own would outlast the call's deadline.
+  const timeoutMs = 2_000;
+  const firstAnswerMs = 1_500;
+
+  it("bounds the retry of a create after a 503 by the same deadline", async () => {
+    const server = await scriptedServer((request, response, index) => {
+      if (index === 0) notesErrorAfter(firstAnswerMs, 503, "service_unavailable")(request, response);
+    });
+    try {
+      const client = createNotesClient({ url: server.url, anonKey, timeoutMs });
+      client.setSession(someSession);
+      const { error, elapsedMs } = await timedFailure(client.createNote({ title: "late" }));
+      expect(error).toMatchObject({ status: 0, code: "timeout" });
+      expect(server.received.map((request) => request.path)).toEqual([
+        "/functions/v1/notes-create",
+        "/functions/v1/notes-create",
+      ]);
+      expect(elapsedMs).toBeLessThan(timeoutMs + firstAnswerMs - 500);
+      await expectQuietAfterDeadline(server, 2);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("bounds the refresh after a 401 token_expired by the same deadline, and keeps the session", async () => {
+    const server = await scriptedServer((request, response, index) => {
+      if (index === 0) notesErrorAfter(firstAnswerMs, 401, "token_expired")(request, response);
+    });
+    try {
+      const client = createNotesClient({ url: server.url, anonKey, timeoutMs });
+      client.setSession(someSession);
+      const { error, elapsedMs } = await timedFailure(client.listNotes());
+      expect(error).toMatchObject({ status: 0, code: "timeout" });
+      expect(server.received.map((request) => request.path)).toEqual([
+        "/functions/v1/notes-fetch",
+        "/functions/v1/auth/refresh",
+      ]);
+      expect(elapsedMs).toBeLessThan(timeoutMs + firstAnswerMs - 500);
+      // A timeout is not a lost session.
+      expect(client.session).toEqual(someSession);
+      await expectQuietAfterDeadline(server, 2);
+    } finally {
+      await server.close();
+    }
   });
 });
 

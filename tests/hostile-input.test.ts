@@ -5,7 +5,8 @@
  * every row of the accounts, codes, quota and notes tables, and the outbox's
  * mails; not `app.rate_limits`, which a well-formed but wrong login changes
  * on purpose (it is the failure counter), nor the outbox's delivery columns,
- * which the local mail loop fills in on its own schedule.
+ * which the local mail loop fills in on its own schedule. Every failure must
+ * carry a documented `code` that goes with its status.
  */
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -13,6 +14,7 @@ import { authErrorEnvelope, notesErrorEnvelope } from "../supabase/functions/_sh
 import type { ApiResponse, RegisteredUser } from "./support/api.ts";
 import { registerUser } from "./support/api.ts";
 import { expectSession } from "./support/auth.ts";
+import { expectErrorCode } from "./support/error-codes.ts";
 import { noteEnvelope } from "./support/notes.ts";
 import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";
 import { testAnonKey } from "../dev/harness/stack.ts";
@@ -177,8 +179,12 @@ async function send(request: HostileRequest): Promise<ApiResponse> {
   return { status: response.status, headers: response.headers, body: parsed, text };
 }
 
-/** The error message of `response` in `kind`'s envelope, failing unless the envelope is exactly that. */
+/**
+ * The error message of `response` in `kind`'s envelope, failing unless the
+ * envelope is exactly that and carries a documented code for its status.
+ */
 function errorMessage(response: ApiResponse, kind: "auth" | "notes"): string {
+  expectErrorCode(response);
   if (kind === "auth") {
     const envelope = authErrorEnvelope.strict().parse(response.body);
     expect(envelope.statusCode).toBe(response.status);
@@ -189,7 +195,7 @@ function errorMessage(response: ApiResponse, kind: "auth" | "notes"): string {
 
 describe("hostile requests to every endpoint", () => {
   it(
-    "never get a 5xx; failures are JSON in the endpoint's envelope, name the problem, and change nothing",
+    "never get a 5xx; failures are JSON in the endpoint's envelope with a code, name the problem, and change nothing",
     async () => {
       await fc.assert(
         fc.asyncProperty(hostileRequest, async (request) => {
@@ -237,6 +243,7 @@ describe("hostile requests to every endpoint", () => {
         expect(response.status, response.text).toBe(400);
         const message = errorMessage(response, path.startsWith("/auth") ? "auth" : "notes");
         expect(message).toContain(field);
+        expectErrorCode(response, "invalid_request");
         expect(await snapshot()).toBe(before);
       }),
       { numRuns: 150 },
@@ -252,6 +259,7 @@ describe("hostile requests to every endpoint", () => {
         });
         expect(response.status, response.text).toBe(400);
         expect(errorMessage(response, "notes")).toContain(parameter);
+        expectErrorCode(response, "invalid_request");
       }),
       { numRuns: 100 },
     );
@@ -268,6 +276,7 @@ describe("prototype-pollution keys", () => {
     for (const trick of tricks) {
       const empty = await stack.call("/notes-create", { token: owner.accessToken, body: pollute("", trick) });
       expect(errorMessage(empty, "notes")).toBe("At least one of title or content is required");
+      expectErrorCode(empty, "invalid_request");
 
       const created = await stack.call("/notes-create", {
         token: owner.accessToken,
@@ -290,6 +299,7 @@ describe("prototype-pollution keys", () => {
     // notes-fetch refuses parameters it does not know, these included, and names them.
     const fetched = await stack.call("/notes-fetch?__proto__=1&constructor=2&limit=1", { token: owner.accessToken });
     expect(fetched.status, fetched.text).toBe(400);
+    expectErrorCode(fetched, "invalid_request");
     expect((fetched.body as { fields: { field: string }[] }).fields.map(({ field }) => field)).toEqual([
       "__proto__",
       "constructor",

@@ -5,7 +5,9 @@
  * contract lists. The one exception is 500, documented for bugs, which no
  * request can cause. The stack trusts `x-forwarded-for`, so every request
  * comes from an address of its own unless it is there to reach a limit, and
- * it reaches its database through a proxy the 503s cut.
+ * it reaches its database through a proxy the 503s cut. Every error answer
+ * must carry a documented `code` that goes with its status, and the main
+ * cases the code named here.
  */
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -24,6 +26,8 @@ import { sessionEnvelope } from "./support/auth.ts";
 import { changeListEnvelope, noteEnvelope } from "./support/notes.ts";
 import { expectDocumented, observed, openApiDocument } from "./support/openapi.ts";
 import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";
+import { expectErrorCode } from "./support/error-codes.ts";
+import type { ErrorCode } from "../supabase/functions/_shared/error-codes.ts";
 import { testAnonKey } from "../dev/harness/stack.ts";
 
 const password = "correct horse battery";
@@ -53,14 +57,15 @@ afterAll(async () => {
 
 /**
  * Calls `spec`'s path from `address` (a fresh one by default), expects
- * `status`, and checks the answer against the document.
+ * `status`, and checks the answer against the document; an error answer must
+ * carry a documented code, and `code` when given.
  */
 async function documented(
   spec: OperationSpec,
   status: number,
-  request: ApiRequest & { query?: string; address?: string } = {},
+  request: ApiRequest & { query?: string; address?: string; code?: ErrorCode } = {},
 ) {
-  const { query = "", address = freshAddress(), ...rest } = request;
+  const { query = "", address = freshAddress(), code, ...rest } = request;
   const response = await stack.call(`${pathOf(spec)}${query}`, {
     method: spec.method,
     ...rest,
@@ -68,6 +73,7 @@ async function documented(
   });
   expect(response.status, response.text).toBe(status);
   expectDocumented(request.method ?? spec.method, pathOf(spec), response);
+  if (status >= 400) expectErrorCode(response, code);
   return response;
 }
 
@@ -131,8 +137,15 @@ describe("every documented status of every operation", () => {
   it("is answered for what any operation can meet: 401, 405, and for bodies 408, 413 and 415", async () => {
     const caller = await signedUpCaller();
     for (const spec of Object.values(operations) as OperationSpec[]) {
-      await documented(spec, 405, { method: "PUT", ...credentials(spec, caller) });
-      await documented(spec, 401, takesToken(spec) ? {} : { apiKey: null, body: {} });
+      await documented(spec, 405, { method: "PUT", ...credentials(spec, caller), code: "method_not_allowed" });
+      await documented(
+        spec,
+        401,
+        takesToken(spec) ? { code: "token_missing" } : { apiKey: null, body: {}, code: "invalid_api_key" },
+      );
+      if (spec.envelope === "auth") {
+        await documented(spec, 401, { ...credentials(spec, caller), apiKey: "not-the-key", code: "invalid_api_key" });
+      }
       if (!spec.body) continue;
       const auth: Record<string, string> = {
         ...(spec.envelope === "auth" ? { apikey: testAnonKey } : {}),
@@ -141,12 +154,19 @@ describe("every documented status of every operation", () => {
       const slow = await withSlowBody(spec, { ...auth, "x-forwarded-for": freshAddress() });
       expect(slow.status, slow.text).toBe(408);
       expectDocumented(spec.method, pathOf(spec), slow);
-      await documented(spec, 413, { ...credentials(spec, caller), body: { title: "x".repeat(limits.bodyMaxBytes) } });
+      expectErrorCode(slow, "request_timeout");
+      await documented(spec, 413, {
+        ...credentials(spec, caller),
+        body: { title: "x".repeat(limits.bodyMaxBytes) },
+        code: "payload_too_large",
+      });
       await documented(spec, 415, {
         ...credentials(spec, caller),
         body: "{}",
         headers: { "Content-Type": "text/plain" },
+        code: "unsupported_media_type",
       });
+      await documented(spec, 400, { ...credentials(spec, caller), body: "{", code: "invalid_request" });
     }
   });
 
@@ -156,8 +176,11 @@ describe("every documented status of every operation", () => {
     let token = caller.token;
     const other = await signedUpCaller();
 
-    await documented(operations.register, 400, { body: { name: "Short", email: uniqueEmail(), password: "short" } });
-    await documented(operations.register, 409, { body: { name: "Taken", email, password } });
+    await documented(operations.register, 400, {
+      body: { name: "Short", email: uniqueEmail(), password: "short" },
+      code: "invalid_request",
+    });
+    await documented(operations.register, 409, { body: { name: "Taken", email, password }, code: "email_taken" });
     const signUps = freshAddress();
     await documented(operations.register, 201, {
       body: { name: "One", email: uniqueEmail(), password },
@@ -166,14 +189,22 @@ describe("every documented status of every operation", () => {
     await documented(operations.register, 429, {
       body: { name: "Two", email: uniqueEmail(), password },
       address: signUps,
+      code: "rate_limited",
     });
 
     await documented(operations.login, 200, { body: { email, password } });
     await documented(operations.login, 400, { body: { email } });
-    await documented(operations.login, 401, { body: { email, password: "wrong password" } });
+    await documented(operations.login, 401, {
+      body: { email, password: "wrong password" },
+      code: "invalid_credentials",
+    });
+    await documented(operations.login, 401, {
+      body: { email: uniqueEmail("nobody"), password },
+      code: "invalid_credentials",
+    });
     const logins = freshAddress();
     await documented(operations.login, 200, { body: { email, password }, address: logins });
-    await documented(operations.login, 429, { body: { email, password }, address: logins });
+    await documented(operations.login, 429, { body: { email, password }, address: logins, code: "rate_limited" });
 
     await documented(operations.refreshSession, 400, { body: { refreshToken: 42 } });
     const refreshes = freshAddress();
@@ -185,11 +216,19 @@ describe("every documented status of every operation", () => {
       body: { refreshToken: sessionEnvelope.parse(refreshed.body).data.refreshToken },
       address: refreshes,
     });
+    await documented(operations.refreshSession, 401, {
+      body: { refreshToken: "not-a-refresh-token" },
+      code: "refresh_token_invalid",
+    });
     await documented(operations.getUser, 200, { token });
     const listed = await documented(operations.listSessions, 200, { token });
     const [ownSession] = (listed.body as { data: { sessions: { id: string }[] } }).data.sessions;
     await documented(operations.revokeSession, 400, { token });
-    await documented(operations.revokeSession, 404, { token: other.token, query: `?id=${ownSession.id}` });
+    await documented(operations.revokeSession, 404, {
+      token: other.token,
+      query: `?id=${ownSession.id}`,
+      code: "session_not_found",
+    });
     await documented(operations.signOut, 400, { token, body: { scope: "everywhere" } });
     const laptop = sessionEnvelope.parse((await documented(operations.login, 200, { body: { email, password } })).body);
     await documented(operations.revokeSession, 200, { token, query: `?id=${laptop.data.refreshToken.split(".")[0]}` });
@@ -205,6 +244,7 @@ describe("every documented status of every operation", () => {
     const verification = await readMailedCode(email, { kind: "verification", logFile: stack.logFile });
     await documented(operations.verifyEmail, 400, {
       body: { email, code: verification === "000000" ? "111111" : "000000" },
+      code: "invalid_code",
     });
     const verifications = freshAddress();
     await documented(operations.verifyEmail, 200, { body: { email, code: verification }, address: verifications });
@@ -212,27 +252,35 @@ describe("every documented status of every operation", () => {
 
     const change = { currentPassword: password, newPassword: password };
     await documented(operations.changePassword, 400, { token, body: { ...change, newPassword: "short" } });
-    await documented(operations.changePassword, 401, { token, body: { ...change, currentPassword: "wrong password" } });
+    await documented(operations.changePassword, 401, {
+      token,
+      body: { ...change, currentPassword: "wrong password" },
+      code: "invalid_credentials",
+    });
     const changes = freshAddress();
     const changed = await documented(operations.changePassword, 200, { token, body: change, address: changes });
     token = sessionEnvelope.parse(changed.body).data.accessToken;
     await documented(operations.changePassword, 429, { token, body: change, address: changes });
 
-    await documented(operations.createNote, 400, { token, body: {} });
+    await documented(operations.createNote, 400, { token, body: {}, code: "invalid_request" });
     const keyed = { token, headers: { "Idempotency-Key": `statuses-${noteId}` } };
     await documented(operations.createNote, 201, { ...keyed, body: { title: "once" } });
     await documented(operations.createNote, 201, { ...keyed, body: { title: "once" } });
-    await documented(operations.createNote, 422, { ...keyed, body: { title: "another" } });
+    await documented(operations.createNote, 422, {
+      ...keyed,
+      body: { title: "another" },
+      code: "idempotency_key_reused",
+    });
     await documented(operations.createNote, 400, { token, body: { title: "x" }, headers: { "Idempotency-Key": "" } });
     const read = await documented(operations.getNote, 200, { token, query: `?id=${noteId}` });
     await documented(operations.getNote, 400, { token });
-    await documented(operations.getNote, 404, { token: other.token, query: `?id=${noteId}` });
+    await documented(operations.getNote, 404, { token: other.token, query: `?id=${noteId}`, code: "note_not_found" });
     const version = noteEnvelope.parse(read.body).data.updatedAt;
     await documented(operations.listNotes, 200, { token, query: "?limit=5" });
     await documented(operations.listNotes, 400, { token, query: "?limit=0" });
     const feed = await documented(operations.listChanges, 200, { token });
     const cursor = changeListEnvelope.parse(feed.body).data.cursor;
-    await documented(operations.listChanges, 400, { token, query: "?since=not-a-cursor" });
+    await documented(operations.listChanges, 400, { token, query: "?since=not-a-cursor", code: "invalid_cursor" });
     await documented(operations.saveNote, 200, { token, body: { id: noteId, status: "PUBLISHED" } });
     await documented(operations.saveNote, 400, { token, body: { id: noteId } });
     await documented(operations.saveNote, 404, { token: other.token, body: { id: noteId, title: "mine now" } });
@@ -240,6 +288,7 @@ describe("every documented status of every operation", () => {
     await documented(operations.saveNote, 409, {
       token,
       body: { id: noteId, title: "stale", expectedUpdatedAt: version },
+      code: "note_conflict",
     });
     await documented(operations.deleteNote, 409, { token, query: `?id=${noteId}&expectedUpdatedAt=${version}` });
     await documented(operations.deleteNote, 400, { token });
@@ -254,7 +303,7 @@ describe("every documented status of every operation", () => {
     await expect.poll(async () => (await stack.call(`/notes-changes?since=${cursor}`, { token })).status, {
       timeout: 10_000,
     }).toBe(410);
-    await documented(operations.listChanges, 410, { token, query: `?since=${cursor}` });
+    await documented(operations.listChanges, 410, { token, query: `?since=${cursor}`, code: "cursor_expired" });
 
     // Last: setting the password revokes the token the notes calls above use.
     await documented(operations.requestPasswordReset, 200, { body: { email } });
@@ -265,8 +314,11 @@ describe("every documented status of every operation", () => {
     const code = await readResetCode(email, 0, stack.logFile);
     const reset = { email, password: "a brand new secret", code };
     const wrongCode = code === "000000" ? "111111" : "000000";
-    await documented(operations.createPassword, 400, { body: { ...reset, code: wrongCode } });
-    await documented(operations.createPassword, 404, { body: { ...reset, email: uniqueEmail("nobody") } });
+    await documented(operations.createPassword, 400, { body: { ...reset, code: wrongCode }, code: "invalid_code" });
+    await documented(operations.createPassword, 404, {
+      body: { ...reset, email: uniqueEmail("nobody") },
+      code: "user_not_found",
+    });
     const codeTries = freshAddress();
     await documented(operations.createPassword, 400, { body: { ...reset, code: wrongCode }, address: codeTries });
     await documented(operations.createPassword, 429, { body: reset, address: codeTries });
@@ -284,6 +336,7 @@ describe("every documented status of every operation", () => {
       });
       expect(response.status, response.text).toBe(400);
       expectDocumented(spec.method, spec.interfacePath, response);
+      expectErrorCode(response, "invalid_request");
     }
   });
 
@@ -295,7 +348,7 @@ describe("every documented status of every operation", () => {
     await documented(operations.listSecurityEvents, 400, { token: user.token, query: "?before=0" });
     await documented(operations.listUsers, 200, { token: admin.token, query: "?status=ACTIVE" });
     await documented(operations.listUsers, 400, { token: admin.token, query: "?status=BANNED" });
-    await documented(operations.listUsers, 403, { token: user.token });
+    await documented(operations.listUsers, 403, { token: user.token, code: "admin_required" });
     const userId = sessionEnvelope.parse(
       (await documented(operations.login, 200, { body: { email: user.email, password } })).body,
     ).data.payload.id;
@@ -307,6 +360,15 @@ describe("every documented status of every operation", () => {
     await documented(operations.setUserStatus, 404, {
       token: admin.token,
       body: { id: crypto.randomUUID(), status: "ACTIVE" },
+      code: "user_not_found",
+    });
+    const adminId = sessionEnvelope.parse(
+      (await documented(operations.login, 200, { body: { email: admin.email, password } })).body,
+    ).data.payload.id;
+    await documented(operations.setUserStatus, 400, {
+      token: admin.token,
+      body: { id: adminId, status: "SUSPENDED" },
+      code: "cannot_change_own_status",
     });
     await documented(operations.listAccountEvents, 200, { token: admin.token, query: `?id=${userId}` });
     await documented(operations.listAccountEvents, 400, { token: admin.token });
@@ -329,9 +391,12 @@ describe("every documented status of every operation", () => {
     await documented(operations.requestPasswordReset, 200, { body: { email } });
     const code = await readResetCode(email, 0, stack.logFile);
     await stack.sql`update app.users set status = 'SUSPENDED' where email = ${email}`;
-    await documented(operations.login, 403, { body: { email, password } });
-    await documented(operations.createPassword, 403, { body: { email, password: "a new secret", code } });
-    await documented(operations.verifyEmail, 403, { body: { email, code: verification } });
+    await documented(operations.login, 403, { body: { email, password }, code: "account_suspended" });
+    await documented(operations.createPassword, 403, {
+      body: { email, password: "a new secret", code },
+      code: "account_suspended",
+    });
+    await documented(operations.verifyEmail, 403, { body: { email, code: verification }, code: "account_suspended" });
   });
 
   it("answers 503 from every operation while the database cannot be reached", { timeout: 60_000 }, async () => {
@@ -363,12 +428,26 @@ describe("every documented status of every operation", () => {
       };
       await Promise.all(
         Object.entries(operations).map(([name, spec]) =>
-          documented(spec, 503, { ...credentials(spec, caller), body: bodies[name], query: queries[name] })
+          documented(spec, 503, {
+            ...credentials(spec, caller),
+            body: bodies[name],
+            query: queries[name],
+            code: "service_unavailable",
+          })
         ),
       );
     } finally {
       proxy.restore();
     }
+  });
+
+  it("answers a path of no operation with a code too: an unknown auth path, the mail drain without its secret", async () => {
+    const unknown = await stack.call("/auth/no-such-endpoint", { body: {} });
+    expect(unknown.status, unknown.text).toBe(404);
+    expectErrorCode(unknown, "endpoint_not_found");
+    const dispatch = await stack.call("/mail-dispatch", { body: {} });
+    expect(dispatch.status, dispatch.text).toBe(401);
+    expectErrorCode(dispatch, "invalid_dispatch_secret");
   });
 
   afterAll(() => {

@@ -23,6 +23,8 @@ import {
   deletedNote,
   endedSession,
   type EnvelopeKind,
+  errorCodes,
+  errorStatuses,
   limits,
   loggedOut,
   loginBody,
@@ -200,16 +202,15 @@ function headerParameters(spec: OperationSpec): JsonObject[] {
 
 const reasons: Record<number, string> = {
   400: "Bad Request: a missing or invalid field or parameter, named in the message; `fields` lists every problem",
-  401: "Unauthorized; on a notes operation `code` says whether the token was missing, invalid, expired or " +
-    "revoked, and `WWW-Authenticate` says the same",
-  403: "Forbidden: the account is suspended; on an admin operation, the caller is not an ADMIN (code " +
-    "`admin_required`)",
+  401: "Unauthorized: a missing or wrong `apikey`, wrong credentials, or a refused token; for a bearer token " +
+    "`WWW-Authenticate` says the same as `code`",
+  403: "Forbidden: the account is suspended, its address is not verified, or (admin operations) it is not an ADMIN",
   404: "Not Found",
   405: "Method Not Allowed; `Allow` lists the methods served",
   409: "Conflict: the email is already registered (register), or the note has changed since `expectedUpdatedAt` " +
-    "(code `note_conflict`, with the stored note as `note`; nothing was changed)",
-  422: "Unprocessable Content: the `Idempotency-Key` was already used for a create with a different body " +
-    "(code `idempotency_key_reused`)",
+    "(with the stored note as `note`; nothing was changed)",
+  410: "Gone: the cursor needs deletions that are no longer kept; sync again without `since`",
+  422: "Unprocessable Content: the `Idempotency-Key` was already used for a create with a different body",
   413: `Payload Too Large: the body is over ${limits.bodyMaxBytes} bytes`,
   408: "Request Timeout: the body did not arrive in time",
   415: "Unsupported Media Type: the body must be application/json",
@@ -217,6 +218,12 @@ const reasons: Record<number, string> = {
   500: "Internal Server Error; the detail is in the server log only",
   503: "Service Unavailable: the database could not be reached in time; retry after `Retry-After` seconds",
 };
+
+/** What an error status means, and the codes it can carry (docs/errors.md says what each asks of an app). */
+function errorDescription(status: number): string {
+  const codes = errorCodes.filter((code) => errorStatuses[code] === status).map((code) => `\`${code}\``);
+  return `${reasons[status] ?? "Error"}. \`code\`: ${codes.join(", ")}`;
+}
 
 const errorHeaders: Record<number, JsonObject> = {
   405: {
@@ -253,15 +260,15 @@ function errorResponse(
 ): JsonObject {
   const { message, field, code, note } = errorExample(name, status);
   const details = status === 400
-    ? { fields: [{ ...(field ? { field } : {}), message }] }
-    : { ...(code ? { code } : {}), ...(note ? { note } : {}) };
+    ? { code, fields: [{ ...(field ? { field } : {}), message }] }
+    : { code, ...(note ? { note } : {}) };
   const example = spec.envelope === "auth"
     ? { statusCode: status, message, ...details }
     : { error: message, success: false, ...details };
   const takesBearer = spec.envelope === "notes" || spec.bearer;
   const headers = takesBearer && status === 401 ? challengeHeader : errorHeaders[status];
   return {
-    description: reasons[status] ?? "Error",
+    description: errorDescription(status),
     ...(headers ? { headers } : {}),
     content: {
       "application/json": {

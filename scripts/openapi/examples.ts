@@ -12,12 +12,12 @@
 import {
   adminRequiredCode,
   cursorExpiredCode,
+  type ErrorCode,
+  errorStatuses,
   idempotencyKeyReusedCode,
   limits,
   noteConflictCode,
-  type RefreshErrorCode,
   titleOrContentRequired,
-  type TokenErrorCode,
 } from "../../supabase/functions/_shared/contract.ts";
 import type { OperationName } from "../../shared/operations.ts";
 
@@ -277,14 +277,7 @@ export const successExamples: Record<OperationName, unknown> = {
 export interface ErrorExample {
   message: string;
   field?: string;
-  code?:
-    | TokenErrorCode
-    | RefreshErrorCode
-    | typeof noteConflictCode
-    | typeof idempotencyKeyReusedCode
-    | typeof adminRequiredCode
-    | typeof cursorExpiredCode
-    | "invalid_credentials";
+  code: ErrorCode;
   note?: typeof note;
 }
 
@@ -302,17 +295,23 @@ const noteConflict: ErrorExample = {
 // A 403 of an admin operation: the caller's account is not (or no longer) an ADMIN.
 const adminRequired: ErrorExample = { message: "Admin role required", code: adminRequiredCode };
 
+// A 403 of login, create-password and verify-email.
+const accountSuspended: ErrorExample = { message: "Account is suspended", code: "account_suspended" };
+
+// A 400 of create-password and verify-email: the code mailed is not (or no longer) the one.
+const invalidCode: ErrorExample = { field: "code", message: "Invalid or expired code", code: "invalid_code" };
+
 const commonErrors: Record<number, ErrorExample> = {
-  400: { message: "Request body must be valid JSON" },
-  401: { message: "Invalid apikey" },
-  404: { message: "Note not found" },
-  405: { message: "Method not allowed" },
-  408: { message: "Request body took too long to arrive" },
-  413: { message: `Request body must be at most ${limits.bodyMaxBytes} bytes` },
-  415: { message: "Content-Type must be application/json" },
-  429: { message: "Too many requests from this address; try again later" },
-  500: { message: "Internal server error" },
-  503: { message: "Service temporarily unavailable" },
+  400: { message: "Request body must be valid JSON", code: "invalid_request" },
+  401: { message: "Invalid apikey", code: "invalid_api_key" },
+  404: { message: "Note not found", code: "note_not_found" },
+  405: { message: "Method not allowed", code: "method_not_allowed" },
+  408: { message: "Request body took too long to arrive", code: "request_timeout" },
+  413: { message: `Request body must be at most ${limits.bodyMaxBytes} bytes`, code: "payload_too_large" },
+  415: { message: "Content-Type must be application/json", code: "unsupported_media_type" },
+  429: { message: "Too many requests from this address; try again later", code: "rate_limited" },
+  500: { message: "Internal server error", code: "internal_error" },
+  503: { message: "Service temporarily unavailable", code: "service_unavailable" },
 };
 
 // Where an operation words a status its own way.
@@ -323,37 +322,40 @@ const specificErrors: Partial<
     400: {
       field: "password",
       message: `password must be at least ${limits.passwordMinChars} characters`,
+      code: "invalid_request",
     },
-    409: { message: "An account with this email already exists" },
+    409: { message: "An account with this email already exists", code: "email_taken" },
   },
   login: {
-    401: { message: "Invalid email or password" },
-    403: { message: "Account is suspended" },
-    429: { message: "Too many login attempts; try again later" },
+    401: { message: "Invalid email or password", code: "invalid_credentials" },
+    403: accountSuspended,
+    429: { message: "Too many login attempts; try again later", code: "rate_limited" },
   },
   requestPasswordReset: {
-    400: { field: "email", message: "email must be a valid email address" },
-    429: { message: "Too many reset requests from this address; try again later" },
+    400: { field: "email", message: "email must be a valid email address", code: "invalid_request" },
+    429: { message: "Too many reset requests from this address; try again later", code: "rate_limited" },
   },
   createPassword: {
-    400: { field: "code", message: "Invalid or expired code" },
-    403: { message: "Account is suspended" },
-    404: { message: "User not found" },
+    400: invalidCode,
+    403: accountSuspended,
+    404: { message: "User not found", code: "user_not_found" },
   },
   refreshSession: {
-    400: { field: "refreshToken", message: "refreshToken is required" },
+    400: { field: "refreshToken", message: "refreshToken is required", code: "invalid_request" },
     401: {
       message: "Refresh token already used; the session has been ended",
       code: "refresh_token_reused",
     },
     429: {
       message: "Too many session refreshes from this address; try again later",
+      code: "rate_limited",
     },
   },
   signOut: {
     400: {
       field: "scope",
       message: "scope must be one of local, others, global",
+      code: "invalid_request",
     },
     401: { message: "Access token revoked", code: "token_revoked" },
   },
@@ -361,55 +363,60 @@ const specificErrors: Partial<
     401: { message: "Access token expired", code: "token_expired" },
   },
   revokeSession: {
-    400: { field: "id", message: "id is required" },
+    400: { field: "id", message: "id is required", code: "invalid_request" },
     401: { message: "Missing access token", code: "token_missing" },
-    404: { message: "Session not found" },
+    404: { message: "Session not found", code: "session_not_found" },
   },
   getUser: { 401: { message: "Access token revoked", code: "token_revoked" } },
   verifyEmail: {
-    400: { field: "code", message: "Invalid or expired code" },
-    403: { message: "Account is suspended" },
-    429: { message: "Too many verification attempts; try again later" },
+    400: invalidCode,
+    403: accountSuspended,
+    429: { message: "Too many verification attempts; try again later", code: "rate_limited" },
   },
   resendVerification: {
-    400: { field: "email", message: "email must be a valid email address" },
-    429: { message: "Too many verification attempts; try again later" },
+    400: { field: "email", message: "email must be a valid email address", code: "invalid_request" },
+    429: { message: "Too many verification attempts; try again later", code: "rate_limited" },
   },
   changePassword: {
     400: {
       field: "newPassword",
       message: `newPassword must be at least ${limits.passwordMinChars} characters`,
+      code: "invalid_request",
     },
     401: { message: "Password is incorrect", code: "invalid_credentials" },
-    429: { message: "Too many login attempts; try again later" },
+    429: { message: "Too many login attempts; try again later", code: "rate_limited" },
   },
   deleteAccount: {
-    400: { field: "password", message: "password is required" },
+    400: { field: "password", message: "password is required", code: "invalid_request" },
     401: { message: "Password is incorrect", code: "invalid_credentials" },
-    429: { message: "Too many login attempts; try again later" },
+    429: { message: "Too many login attempts; try again later", code: "rate_limited" },
   },
   listSecurityEvents: {
-    400: { field: "limit", message: `limit must be an integer from 1 to ${limits.eventsLimitMax}` },
+    400: {
+      field: "limit",
+      message: `limit must be an integer from 1 to ${limits.eventsLimitMax}`,
+      code: "invalid_request",
+    },
     401: { message: "Access token revoked", code: "token_revoked" },
   },
   listUsers: {
-    400: { field: "status", message: "status must be one of ACTIVE, SUSPENDED" },
+    400: { field: "status", message: "status must be one of ACTIVE, SUSPENDED", code: "invalid_request" },
     401: { message: "Missing access token", code: "token_missing" },
     403: adminRequired,
   },
   setUserStatus: {
-    400: { field: "id", message: "An admin cannot change its own status" },
+    400: { field: "id", message: "An admin cannot change its own status", code: "cannot_change_own_status" },
     401: { message: "Access token revoked", code: "token_revoked" },
     403: adminRequired,
-    404: { message: "User not found" },
+    404: { message: "User not found", code: "user_not_found" },
   },
   listAccountEvents: {
-    400: { field: "id", message: "id is required" },
+    400: { field: "id", message: "id is required", code: "invalid_request" },
     401: { message: "Access token expired", code: "token_expired" },
     403: adminRequired,
   },
   createNote: {
-    400: { message: titleOrContentRequired },
+    400: { message: titleOrContentRequired, code: "invalid_request" },
     401: { message: "Missing access token", code: "token_missing" },
     422: {
       message: "Idempotency-Key was already used for a different note",
@@ -417,38 +424,46 @@ const specificErrors: Partial<
     },
   },
   getNote: {
-    400: { field: "id", message: "id is required" },
+    400: { field: "id", message: "id is required", code: "invalid_request" },
     401: { message: "Access token expired", code: "token_expired" },
   },
   listNotes: {
     400: {
       field: "limit",
       message: `limit must be an integer from 1 to ${limits.listLimitMax}`,
+      code: "invalid_request",
     },
     401: { message: "Access token expired", code: "token_expired" },
   },
   listChanges: {
-    400: { field: "since", message: "since must be a cursor that notes-changes gave this account" },
+    400: {
+      field: "since",
+      message: "since must be a cursor that notes-changes gave this account",
+      code: "invalid_cursor",
+    },
     401: { message: "Access token expired", code: "token_expired" },
     410: { message: "The changes cursor has expired; sync again from the start", code: cursorExpiredCode },
   },
   saveNote: {
-    400: { message: "At least one of title, content or status is required" },
+    400: { message: "At least one of title, content or status is required", code: "invalid_request" },
     401: { message: "Invalid access token", code: "token_invalid" },
     409: noteConflict,
   },
   deleteNote: {
-    400: { field: "id", message: "id is required" },
+    400: { field: "id", message: "id is required", code: "invalid_request" },
     401: { message: "Access token revoked", code: "token_revoked" },
     409: noteConflict,
   },
 };
 
-/** The example of `status` for `operation`. */
+/** The example of `status` for `operation`; its code must be one that comes with `status`. */
 export function errorExample(
   operation: OperationName,
   status: number,
 ): ErrorExample {
-  return specificErrors[operation]?.[status] ?? commonErrors[status] ??
-    { message: "Request failed" };
+  const example = specificErrors[operation]?.[status] ?? commonErrors[status];
+  if (!example || errorStatuses[example.code] !== status) {
+    throw new Error(`No example with a code of status ${status} for ${operation}`);
+  }
+  return example;
 }

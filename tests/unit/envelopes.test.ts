@@ -23,12 +23,13 @@ describe("envelopes", () => {
     });
   });
 
-  it("auth error carries statusCode and message only", async () => {
-    const response = errorResponse("auth", 409, "An account with this email already exists");
+  it("auth error carries statusCode, message and the code, whose status it answers", async () => {
+    const response = errorResponse("auth", "email_taken", "An account with this email already exists");
     expect(response.status).toBe(409);
     expect(authErrorEnvelope.strict().parse(await response.json())).toEqual({
       statusCode: 409,
       message: "An account with this email already exists",
+      code: "email_taken",
     });
   });
 
@@ -42,12 +43,13 @@ describe("envelopes", () => {
     });
   });
 
-  it("notes error carries error and success false only", async () => {
-    const response = errorResponse("notes", 404, "Note not found");
+  it("notes error carries error, success false and the code, whose status it answers", async () => {
+    const response = errorResponse("notes", "note_not_found", "Note not found");
     expect(response.status).toBe(404);
     expect(notesErrorEnvelope.strict().parse(await response.json())).toEqual({
       error: "Note not found",
       success: false,
+      code: "note_not_found",
     });
   });
 });

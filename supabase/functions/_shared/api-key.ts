@@ -20,6 +20,6 @@ export function isOneOf(given: string, keys: ReadonlySet<string>): boolean {
 /** Throws a 401 unless the request's `apikey` header is one of `keys`. */
 export function requireApiKey(req: Request, keys: ReadonlySet<string>): void {
   const given = req.headers.get("apikey");
-  if (!given) throw new UnauthorizedError("Missing apikey header");
-  if (!isOneOf(given, keys)) throw new UnauthorizedError("Invalid apikey");
+  if (!given) throw new UnauthorizedError("invalid_api_key", "Missing apikey header");
+  if (!isOneOf(given, keys)) throw new UnauthorizedError("invalid_api_key", "Invalid apikey");
 }

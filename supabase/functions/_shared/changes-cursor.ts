@@ -41,7 +41,7 @@ export function readChangesCursor(cursor: string, owner: string): number {
   const number = /^\d{1,15}$/.test(change ?? "") ? Number(change) : Number.NaN;
   if (given !== version || cursorOwner !== owner || rest.length > 0 || Number.isNaN(number)) {
     const message = "since must be a cursor that notes-changes gave this account";
-    throw new BadRequestError(message, [{ field: "since", message }]);
+    throw new BadRequestError(message, [{ field: "since", message }], { code: "invalid_cursor" });
   }
   return number;
 }

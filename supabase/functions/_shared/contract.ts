@@ -11,6 +11,17 @@
  * ```
  */
 import { z } from "zod";
+import { type ErrorCode, errorCodes } from "./error-codes.ts";
+
+export {
+  type ErrorCode,
+  errorCodes,
+  errorStatuses,
+  type RefreshErrorCode,
+  refreshErrorCodes,
+  type TokenErrorCode,
+  tokenErrorCodes,
+} from "./error-codes.ts";
 
 /** Limits that clients can observe (interface.md and DESIGN.md). */
 export const limits = {
@@ -530,7 +541,7 @@ export const setUserStatusBody = z.object({ id: text("id"), status: userStatus }
 export type SetUserStatusBody = z.infer<typeof setUserStatusBody>;
 
 /** The `code` of a 403 from an admin endpoint: the caller's account is not an ADMIN (now). */
-export const adminRequiredCode = "admin_required";
+export const adminRequiredCode = "admin_required" satisfies ErrorCode;
 
 /** Which envelope pair an endpoint speaks (interface.md, "Response envelopes"). */
 export type EnvelopeKind = "auth" | "notes";
@@ -543,33 +554,20 @@ export const fieldProblem = z.object({
 export type FieldProblem = z.infer<typeof fieldProblem>;
 
 /** The `code` of a 409 from a versioned save or delete: the note has changed since the client read it. */
-export const noteConflictCode = "note_conflict";
+export const noteConflictCode = "note_conflict" satisfies ErrorCode;
 /** The `code` of a 422 from a create: its `Idempotency-Key` was used for a different note. */
-export const idempotencyKeyReusedCode = "idempotency_key_reused";
+export const idempotencyKeyReusedCode = "idempotency_key_reused" satisfies ErrorCode;
 /** The `code` of a 410 from notes-changes: deletions after the cursor were forgotten; sync again from scratch. */
-export const cursorExpiredCode = "cursor_expired";
+export const cursorExpiredCode = "cursor_expired" satisfies ErrorCode;
 
-/** Why a notes endpoint refused the access token: the `code` of its 401. */
-export const tokenErrorCodes = ["token_missing", "token_invalid", "token_expired", "token_revoked"] as const;
-export type TokenErrorCode = (typeof tokenErrorCodes)[number];
-
-/** Why a refresh was refused: the `code` of its 401. */
-export const refreshErrorCodes = [
-  "refresh_token_invalid",
-  "refresh_token_reused",
-  "session_expired",
-  "session_revoked",
-] as const;
-export type RefreshErrorCode = (typeof refreshErrorCodes)[number];
-
-/** What an error envelope may carry beside its own fields; each is absent where it does not apply. */
+/**
+ * What every error envelope carries beside the interface's own fields: the
+ * machine-readable reason, and on a 400 every problem found.
+ */
 const errorDetails = {
-  code: z.string().optional().meta({
-    description: "machine-readable reason, stable across releases; on a 401 for a bearer token one of " +
-      `${tokenErrorCodes.join(", ")}; on a refresh's 401 one of ${refreshErrorCodes.join(", ")}; ` +
-      `${noteConflictCode} on a 409 of a versioned save or delete; ${idempotencyKeyReusedCode} on a 422 of a create; ` +
-      `${adminRequiredCode} on a 403 of an admin operation; ` +
-      `${cursorExpiredCode} on a 410 of notes-changes`,
+  code: z.enum(errorCodes).meta({
+    description: "machine-readable reason, stable across releases: decide on it, never on the message. " +
+      "Each code always comes with the same HTTP status; docs/errors.md says what each means and what to do.",
   }),
   fields: z.array(fieldProblem).optional().meta({ description: "on a 400: every problem found" }),
 };
@@ -595,5 +593,5 @@ export const notesErrorEnvelope = z.object({
 });
 export type NotesErrorEnvelope = z.infer<typeof notesErrorEnvelope>;
 
-/** What an error carries beside its envelope's own fields; `note` only ever in the notes envelope. */
-export type ErrorDetails = Pick<NotesErrorEnvelope, "code" | "fields" | "note">;
+/** What an error may carry beside its envelope's own fields and its code; `note` only ever in the notes envelope. */
+export type ErrorDetails = Pick<NotesErrorEnvelope, "fields" | "note">;

@@ -248,9 +248,9 @@ async function guardedByCaller<Row, Result>(query: Query<Row, Result>, callerChe
   } catch (error) {
     if (pgErrorCode(error) === revokedCaller) throw new InvalidTokenError("token_revoked");
     if (pgErrorCode(error) === unverifiedCaller) {
-      throw new ForbiddenError("Email address not verified", { code: "email_not_verified" });
+      throw new ForbiddenError("email_not_verified", "Email address not verified");
     }
-    if (pgErrorCode(error) === notAdmin) throw new ForbiddenError("Admin role required", { code: "admin_required" });
+    if (pgErrorCode(error) === notAdmin) throw new ForbiddenError("admin_required", "Admin role required");
     throw error;
   }
 }

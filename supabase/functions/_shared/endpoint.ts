@@ -44,11 +44,11 @@ async function respond(definition: EndpointDefinition, req: Request, info?: Conn
     return await handle(req, info);
   } catch (error) {
     if (error instanceof HttpError) {
-      return errorResponse(envelope, error.status, error.message, error.details, error.headers);
+      return errorResponse(envelope, error.code, error.message, error.details, error.headers);
     }
     // The detail stays in the server log; the client gets a generic message.
     console.error(JSON.stringify({ level: "error", function: name, error: describeError(error) }));
-    return errorResponse(envelope, 500, "Internal server error");
+    return errorResponse(envelope, "internal_error", "Internal server error");
   }
 }
 

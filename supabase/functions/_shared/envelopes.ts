@@ -2,7 +2,8 @@
  * The two response envelopes of interface.md. Auth endpoints answer
  * `{success, statusCode, message, data}` or `{statusCode, message}`; notes
  * endpoints answer `{message, success, data}` or `{error, success: false}`.
- * Error envelopes may also carry `code` and `fields` (see `ErrorDetails`).
+ * Error envelopes also carry a `code` (error-codes.ts), and may carry
+ * `fields` and `note` (see `ErrorDetails`).
  *
  * @example
  * ```ts
@@ -11,6 +12,7 @@
  */
 import type { AuthErrorEnvelope, EnvelopeKind, ErrorDetails, NotesErrorEnvelope } from "./contract.ts";
 import { corsResponseHeaders } from "./cors.ts";
+import { type ErrorCode, errorStatuses } from "./error-codes.ts";
 
 /**
  * The headers of every answer of an endpoint of each kind: CORS, no MIME
@@ -45,18 +47,20 @@ export function notesSuccess(status: number, message: string, data: object): Res
 }
 
 /**
- * The error envelope of `kind` with `message`, `details` after the envelope's
- * own fields, and the error's own `headers` (`Retry-After`, `Allow`, ...).
+ * The error envelope of `kind` with `message`, `code` and `details` after the
+ * envelope's own fields, and the error's own `headers` (`Retry-After`,
+ * `Allow`, ...). The status is the one `code` comes with.
  */
 export function errorResponse(
   kind: EnvelopeKind,
-  status: number,
+  code: ErrorCode,
   message: string,
   details: ErrorDetails = {},
   headers?: Record<string, string>,
 ): Response {
+  const status = errorStatuses[code];
   const body: AuthErrorEnvelope | NotesErrorEnvelope = kind === "auth"
-    ? { statusCode: status, message, ...details }
-    : { error: message, success: false, ...details };
+    ? { statusCode: status, message, code, ...details }
+    : { error: message, success: false, code, ...details };
   return json(kind, status, body, headers);
 }

@@ -1,53 +1,69 @@
 /**
  * Typed HTTP errors. Handlers throw these; `endpoint.ts` turns them into the
- * auth or notes envelope in exactly one place.
+ * auth or notes envelope in exactly one place. Each carries a `code` of
+ * `error-codes.ts`, and its status is the one that code comes with, so the
+ * two never disagree.
  *
  * @example
  * ```ts
- * throw new NotFoundError("Note not found");
+ * throw new NotFoundError("note_not_found", "Note not found");
  * ```
  */
+import type { ErrorDetails, FieldProblem, Note } from "./contract.ts";
 import {
-  cursorExpiredCode,
-  type ErrorDetails,
-  type FieldProblem,
-  idempotencyKeyReusedCode,
-  type Note,
-  noteConflictCode,
+  type CodeOf,
+  type ErrorCode,
+  errorStatuses,
   type RefreshErrorCode,
   type TokenErrorCode,
-} from "./contract.ts";
+} from "./error-codes.ts";
+
+/** What an error may carry besides its code and message. */
+interface HttpErrorOptions extends ErrorOptions {
+  /** Headers of the answer (`Retry-After`, `Allow`, ...). */
+  headers?: Record<string, string>;
+  /** What the error envelope carries beside its own fields and the code (`fields`, `note`). */
+  details?: ErrorDetails;
+}
 
 export class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly headers: Record<string, string> = {},
-    options?: ErrorOptions,
-    /** What the error envelope carries beside its own fields (`code`, `fields`). */
-    readonly details: ErrorDetails = {},
-  ) {
-    super(message, options);
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  readonly details: ErrorDetails;
+
+  constructor(readonly code: ErrorCode, message: string, options: HttpErrorOptions = {}) {
+    const { headers = {}, details = {}, ...errorOptions } = options;
+    super(message, errorOptions);
     this.name = "HttpError";
+    this.status = errorStatuses[code];
+    this.headers = headers;
+    this.details = details;
   }
 }
 
 /**
  * 400: input that is missing or invalid. `message` is the first problem, as
  * the interface shows it; `fields` lists every problem found, each with the
- * field or parameter it concerns, so a form can mark its inputs.
+ * field or parameter it concerns, so a form can mark its inputs. The code is
+ * `invalid_request` unless the input is well-formed but names something
+ * unusable (a wrong one-time code, a foreign cursor).
  */
 export class BadRequestError extends HttpError {
-  constructor(message: string, fields: readonly FieldProblem[] = [{ message }], options?: ErrorOptions) {
-    super(400, message, {}, options, { fields: [...fields] });
+  constructor(
+    message: string,
+    fields: readonly FieldProblem[] = [{ message }],
+    options: ErrorOptions & { code?: CodeOf<400> } = {},
+  ) {
+    const { code = "invalid_request", ...errorOptions } = options;
+    super(code, message, { ...errorOptions, details: { fields: [...fields] } });
     this.name = "BadRequestError";
   }
 }
 
 /** 401: missing or invalid credentials (a wrong password, a missing or wrong `apikey`). */
 export class UnauthorizedError extends HttpError {
-  constructor(message: string, headers: Record<string, string> = {}, details: ErrorDetails = {}) {
-    super(401, message, headers, undefined, details);
+  constructor(code: CodeOf<401>, message: string, headers: Record<string, string> = {}) {
+    super(code, message, { headers });
     this.name = "UnauthorizedError";
   }
 }
@@ -66,13 +82,13 @@ const tokenErrorMessages: Record<TokenErrorCode, string> = {
  * `WWW-Authenticate` says the same in RFC 6750's terms.
  */
 export class InvalidTokenError extends UnauthorizedError {
-  constructor(readonly code: TokenErrorCode) {
+  constructor(code: TokenErrorCode) {
     const message = tokenErrorMessages[code];
     // RFC 6750 section 3.1: a request without a token gets the challenge and no error code.
     const challenge = code === "token_missing"
       ? "Bearer"
       : `Bearer error="invalid_token", error_description="${message}"`;
-    super(message, { "WWW-Authenticate": challenge }, { code });
+    super(code, message, { "WWW-Authenticate": challenge });
     this.name = "InvalidTokenError";
   }
 }
@@ -90,32 +106,32 @@ const refreshErrorMessages: Record<RefreshErrorCode, string> = {
  * a copy of one of its refresh tokens was used.
  */
 export class InvalidRefreshTokenError extends UnauthorizedError {
-  constructor(readonly code: RefreshErrorCode) {
-    super(refreshErrorMessages[code], {}, { code });
+  constructor(code: RefreshErrorCode) {
+    super(code, refreshErrorMessages[code]);
     this.name = "InvalidRefreshTokenError";
   }
 }
 
-/** 403: the caller is known but not allowed (a suspended account, an address not yet verified). */
+/** 403: the caller is known but not allowed (a suspended account, an address not yet verified, not an admin). */
 export class ForbiddenError extends HttpError {
-  constructor(message: string, details: ErrorDetails = {}) {
-    super(403, message, {}, undefined, details);
+  constructor(code: CodeOf<403>, message: string) {
+    super(code, message);
     this.name = "ForbiddenError";
   }
 }
 
-/** 404: the request names something that does not exist for this caller. */
+/** 404: the request names something (a note, a session, an account, a path) that does not exist for this caller. */
 export class NotFoundError extends HttpError {
-  constructor(message: string) {
-    super(404, message);
+  constructor(code: CodeOf<404>, message: string) {
+    super(code, message);
     this.name = "NotFoundError";
   }
 }
 
-/** 409: the request conflicts with what is stored (an email already registered). */
+/** 409: the request conflicts with what is stored (an email already registered, a newer version of a note). */
 export class ConflictError extends HttpError {
-  constructor(message: string, options?: ErrorOptions, details: ErrorDetails = {}) {
-    super(409, message, {}, options, details);
+  constructor(code: CodeOf<409>, message: string, options: HttpErrorOptions = {}) {
+    super(code, message, options);
     this.name = "ConflictError";
   }
 }
@@ -127,7 +143,7 @@ export class ConflictError extends HttpError {
  */
 export class NoteConflictError extends ConflictError {
   constructor(stored: Note) {
-    super("Note has changed since it was read", undefined, { code: noteConflictCode, note: stored });
+    super("note_conflict", "Note has changed since it was read", { details: { note: stored } });
     this.name = "NoteConflictError";
   }
 }
@@ -135,9 +151,7 @@ export class NoteConflictError extends ConflictError {
 /** 422: an `Idempotency-Key` already used for a create with a different body (draft-ietf-httpapi-idempotency-key-header). */
 export class IdempotencyKeyReusedError extends HttpError {
   constructor() {
-    super(422, "Idempotency-Key was already used for a different note", {}, undefined, {
-      code: idempotencyKeyReusedCode,
-    });
+    super("idempotency_key_reused", "Idempotency-Key was already used for a different note");
     this.name = "IdempotencyKeyReusedError";
   }
 }
@@ -149,9 +163,7 @@ export class IdempotencyKeyReusedError extends HttpError {
  */
 export class CursorExpiredError extends HttpError {
   constructor() {
-    super(410, "The changes cursor has expired; sync again from the start", {}, undefined, {
-      code: cursorExpiredCode,
-    });
+    super("cursor_expired", "The changes cursor has expired; sync again from the start");
     this.name = "CursorExpiredError";
   }
 }
@@ -159,7 +171,7 @@ export class CursorExpiredError extends HttpError {
 /** 415: the body is not of a media type the endpoint reads. */
 export class UnsupportedMediaTypeError extends HttpError {
   constructor(message: string) {
-    super(415, message);
+    super("unsupported_media_type", message);
     this.name = "UnsupportedMediaTypeError";
   }
 }
@@ -167,16 +179,16 @@ export class UnsupportedMediaTypeError extends HttpError {
 /** 405: the method is not one the endpoint serves; `Allow` lists those it does. */
 export class MethodNotAllowedError extends HttpError {
   constructor(allowed: readonly string[]) {
-    super(405, "Method not allowed", { Allow: allowed.join(", ") });
+    super("method_not_allowed", "Method not allowed", { headers: { Allow: allowed.join(", ") } });
     this.name = "MethodNotAllowedError";
   }
 }
 
 /** 503: a dependency (the database, or the mail provider's configuration) is not available; the client may retry. */
 export class ServiceUnavailableError extends HttpError {
-  constructor(options?: ErrorOptions & { message?: string; retryAfter?: number }) {
-    const retryAfter = String(options?.retryAfter ?? 5);
-    super(503, options?.message ?? "Service temporarily unavailable", { "Retry-After": retryAfter }, options);
+  constructor(options: ErrorOptions & { message?: string; retryAfter?: number } = {}) {
+    const { message = "Service temporarily unavailable", retryAfter = 5, ...errorOptions } = options;
+    super("service_unavailable", message, { ...errorOptions, headers: { "Retry-After": String(retryAfter) } });
     this.name = "ServiceUnavailableError";
   }
 }
@@ -184,7 +196,7 @@ export class ServiceUnavailableError extends HttpError {
 /** 429: a brute-force limit is reached; `Retry-After` says in how many seconds it lifts. */
 export class TooManyRequestsError extends HttpError {
   constructor(message: string, retryAfterSeconds: number) {
-    super(429, message, { "Retry-After": String(retryAfterSeconds) });
+    super("rate_limited", message, { headers: { "Retry-After": String(retryAfterSeconds) } });
     this.name = "TooManyRequestsError";
   }
 }
@@ -192,7 +204,7 @@ export class TooManyRequestsError extends HttpError {
 /** 413: the body is larger than the endpoint accepts. */
 export class PayloadTooLargeError extends HttpError {
   constructor(maxBytes: number) {
-    super(413, `Request body must be at most ${maxBytes} bytes`);
+    super("payload_too_large", `Request body must be at most ${maxBytes} bytes`);
     this.name = "PayloadTooLargeError";
   }
 }
@@ -200,7 +212,7 @@ export class PayloadTooLargeError extends HttpError {
 /** 408: the body did not arrive in time after the request's headers; reading it was stopped. */
 export class RequestTimeoutError extends HttpError {
   constructor() {
-    super(408, "Request body took too long to arrive", { Connection: "close" });
+    super("request_timeout", "Request body took too long to arrive", { headers: { Connection: "close" } });
     this.name = "RequestTimeoutError";
   }
 }
@@ -212,7 +224,7 @@ export class RequestTimeoutError extends HttpError {
  */
 export class ClientAbortedError extends HttpError {
   constructor(options?: ErrorOptions) {
-    super(499, "Client closed the request", {}, options);
+    super("client_closed_request", "Client closed the request", options);
     this.name = "ClientAbortedError";
   }
 }

@@ -41,5 +41,5 @@ export async function checkReenteredPassword(
 
 /** The 401 of a wrong password re-entered, or one changed since it was checked. */
 export function wrongPassword(): UnauthorizedError {
-  return new UnauthorizedError("Password is incorrect", {}, { code: "invalid_credentials" });
+  return new UnauthorizedError("invalid_credentials", "Password is incorrect");
 }

@@ -25,7 +25,10 @@ export function routeBySubpath(functionName: string, routes: Record<string, Hand
     envelope: "auth",
     methods: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"],
     handle: (req) => {
-      throw new NotFoundError(`No such endpoint: /${functionName}${subpathOf(req.url, functionName) ?? ""}`);
+      throw new NotFoundError(
+        "endpoint_not_found",
+        `No such endpoint: /${functionName}${subpathOf(req.url, functionName) ?? ""}`,
+      );
     },
   });
   return (req, info) => {

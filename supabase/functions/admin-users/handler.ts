@@ -57,9 +57,9 @@ const users = defineEndpoint({
     );
     if (change.kind === "own-account") {
       const message = "An admin cannot change its own status";
-      throw new BadRequestError(message, [{ field: "id", message }]);
+      throw new BadRequestError(message, [{ field: "id", message }], { code: "cannot_change_own_status" });
     }
-    if (change.kind === "unknown-user") throw new NotFoundError("User not found");
+    if (change.kind === "unknown-user") throw new NotFoundError("user_not_found", "User not found");
     const data: CurrentUser = { payload: change.user };
     return authSuccess(200, status === "SUSPENDED" ? "User suspended" : "User reactivated", data);
   },

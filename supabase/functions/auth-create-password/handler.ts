@@ -40,13 +40,13 @@ export const handler = defineEndpoint({
     ).catch(asTooManyRequests(tooManyCodeAttempts));
     switch (outcome.kind) {
       case "unknown-user":
-        throw new NotFoundError("User not found");
+        throw new NotFoundError("user_not_found", "User not found");
       case "throttled":
         throw new TooManyRequestsError(tooManyCodeAttempts, outcome.retryAfter);
       case "bad-code":
-        throw new BadRequestError(invalidCode, [{ field: "code", message: invalidCode }]);
+        throw new BadRequestError(invalidCode, [{ field: "code", message: invalidCode }], { code: "invalid_code" });
       case "suspended":
-        throw new ForbiddenError("Account is suspended");
+        throw new ForbiddenError("account_suspended", "Account is suspended");
       case "updated":
         return authSuccess(
           200,

@@ -62,11 +62,11 @@ export const handler = defineEndpoint({
         !await verifyPassword(password, attempt.passwordHash, bcryptCost) ||
         !attempt.account || !attempt.passwordHash
       ) {
-        return refuse(new UnauthorizedError(invalidCredentials));
+        return refuse(new UnauthorizedError("invalid_credentials", invalidCredentials));
       }
       // Checked only after the password, so a wrong guess cannot learn the account's status.
       if (attempt.account.user.status === "SUSPENDED") {
-        return refuse(new ForbiddenError("Account is suspended"), { reason: "account_suspended" });
+        return refuse(new ForbiddenError("account_suspended", "Account is suspended"), { reason: "account_suspended" });
       }
       const match = await withServiceTransaction(completeLogin({
         userId: attempt.account.user.id,
@@ -75,7 +75,7 @@ export const handler = defineEndpoint({
         session: newSession,
       }));
       // The password changed, or the account was suspended, since the hash was read: as for a wrong password.
-      if (!match) return refuse(new UnauthorizedError(invalidCredentials));
+      if (!match) return refuse(new UnauthorizedError("invalid_credentials", invalidCredentials));
       const [session, newDeviceToken] = await Promise.all([
         sessionFor(match.account, match.session, jwtSecret),
         issueDeviceToken(match.account.user.id, jwtSecret),

@@ -40,7 +40,7 @@ export const handler = defineEndpoint({
       requireAddressLimit("signup-address", address, limits),
     ).catch((error) => {
       if (isUniqueViolation(error)) {
-        throw new ConflictError("An account with this email already exists", { cause: error });
+        throw new ConflictError("email_taken", "An account with this email already exists", { cause: error });
       }
       return asTooManyRequests(tooManySignUps)(error);
     });

@@ -23,7 +23,7 @@ export const handler = defineEndpoint({
     }
     const { id } = readQuery(req, endSessionQuery);
     const ended = await withLiveCaller(caller, endSession(caller, id));
-    if (!ended) throw new NotFoundError("Session not found");
+    if (!ended) throw new NotFoundError("session_not_found", "Session not found");
     const data: EndedSession = { id: ended };
     return authSuccess(200, "Session ended", data);
   },

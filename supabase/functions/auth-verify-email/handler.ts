@@ -36,9 +36,9 @@ export const handler = defineEndpoint({
     ).catch(asTooManyRequests(tooManyVerifications));
     switch (outcome.kind) {
       case "bad-code":
-        throw new BadRequestError(invalidCode, [{ field: "code", message: invalidCode }]);
+        throw new BadRequestError(invalidCode, [{ field: "code", message: invalidCode }], { code: "invalid_code" });
       case "suspended":
-        throw new ForbiddenError("Account is suspended");
+        throw new ForbiddenError("account_suspended", "Account is suspended");
       case "verified":
         return authSuccess(200, "Email verified", await sessionFor(outcome.account, outcome.session, jwtSecret));
     }

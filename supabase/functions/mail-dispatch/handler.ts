@@ -21,7 +21,7 @@ export const handler = defineEndpoint({
   handle: async (req) => {
     const given = /^Bearer (\S+)$/.exec(req.headers.get("authorization") ?? "")?.[1];
     if (!given || !isOneOf(given, getConfig().mailDispatchSecrets)) {
-      throw new UnauthorizedError("mail-dispatch needs its secret in Authorization: Bearer");
+      throw new UnauthorizedError("invalid_dispatch_secret", "mail-dispatch needs its secret in Authorization: Bearer");
     }
     const deliver = providerDelivery();
     if (!deliver) {
