@@ -235,10 +235,12 @@ function failure(
       });
     }
   }
+  // An envelope with a code this client does not know (from a newer server) still keeps the server's words.
+  const words = (payload as Record<string, unknown> | null)?.[spec.envelope === "auth" ? "message" : "error"];
   return new NotesApiError({
     ...common,
     code: "unexpected_response",
-    message: `Request failed with status ${response.status}`,
+    message: typeof words === "string" ? words : `Request failed with status ${response.status}`,
   });
 }
 

@@ -555,6 +555,22 @@ const someSession: Session = {
   refreshToken: "session.secret",
 };
 
+describe("an error code this client does not know", () => {
+  it("is unexpected_response with the answer's status and the server's words", async () => {
+    const server = await scriptedServer((_request, response) => {
+      response.writeHead(400, { "Content-Type": "application/json" });
+      response.end(JSON.stringify({ statusCode: 400, message: "A rule added later", code: "rule_added_later" }));
+    });
+    try {
+      const client = createNotesClient({ url: server.url, anonKey });
+      const error = await apiError(client.login({ email: uniqueEmail("newer"), password }));
+      expect(error).toMatchObject({ status: 400, code: "unexpected_response", message: "A rule added later" });
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe("timeoutMs", () => {
   it("throws status 0, code timeout, when no answer comes in time, and sends nothing after", async () => {
     const server = await scriptedServer(silence);
