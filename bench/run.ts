@@ -45,7 +45,7 @@ import {
   variantTable,
   writeResults,
 } from "./report.ts";
-import { buildScenarios, type Scenario, type ScenarioFixtures } from "./scenarios.ts";
+import { buildScenarios, type Scenario } from "./scenarios.ts";
 import { seedNotes, seedPlan } from "./seed.ts";
 import { measureFirstPages, measureRoundTrips } from "./round-trips.ts";
 import { setRole } from "../scripts/admin.ts";
