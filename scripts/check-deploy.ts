@@ -498,9 +498,8 @@ async function main(): Promise<string[]> {
 
   const stage = await stageUpload(uploaded);
   const denoDir = await Deno.makeTempDir({ prefix: "notes-deploy-cache-" });
-  const embedded = Deno.env.get("DATABASE_URL") ? undefined : await startEmbeddedPostgres(
-    await Deno.makeTempDir({ prefix: "notes-deploy-db-" }),
-  );
+  const embeddedDir = Deno.env.get("DATABASE_URL") ? undefined : await Deno.makeTempDir({ prefix: "notes-deploy-db-" });
+  const embedded = embeddedDir ? await startEmbeddedPostgres(embeddedDir) : undefined;
   try {
     console.log(
       `Staged ${uploaded.size} files as the deploy uploads them (${importMapPath} as import map); empty Deno cache`,
@@ -562,6 +561,7 @@ async function main(): Promise<string[]> {
     await embedded?.stop();
     await Deno.remove(stage, { recursive: true });
     await Deno.remove(denoDir, { recursive: true });
+    if (embeddedDir) await Deno.remove(embeddedDir, { recursive: true });
   }
 }
 
