@@ -292,6 +292,8 @@ describe("POST /auth/delete-account", () => {
       const rows = await stack.sql.unsafe(
         `select t::text as row from ${name} t where t::text ilike '%' || $1 || '%' or t::text ilike '%' || $2 || '%'`,
         [id, email],
+        // On PGlite the stack shares the one session, and its statements would replace an unnamed one mid-query.
+        { prepare: stack.embedded },
       );
       found.push(...rows.map(({ row }) => `${name}: ${row}`));
     }
