@@ -65,6 +65,11 @@ const settings = {
   seconds,
   /** Rounds of floor, functions, functions, floor per scenario; the ratio is their median. */
   rounds: 5,
+  /**
+   * Rounds of plain, variant, variant, plain per variant. Two requests both of the functions differ less
+   * than the functions and the floor do, so the machine's noise weighs more: nine rounds' median holds it.
+   */
+  variantRounds: 9,
   warmupSeconds: Math.min(2, seconds),
   coldStartRuns: 3,
   notesToSave: 10_000,
@@ -123,20 +128,25 @@ interface Load {
  * alike, and a burst of load elsewhere on the machine spoils one round rather
  * than the comparison.
  */
-async function alternate(baseline: Load, subject: Load, connections: number): Promise<Round[]> {
+async function alternate(
+  baseline: Load,
+  subject: Load,
+  connections: number,
+  rounds = settings.rounds,
+): Promise<Round[]> {
   const segment = { connections, seconds: settings.seconds / (2 * settings.rounds) };
   const warmup = { ...segment, seconds: settings.warmupSeconds };
   await drive(baseline.origin, baseline.next, warmup);
   await drive(subject.origin, subject.next, warmup);
-  const rounds: Round[] = [];
-  for (let round = 0; round < settings.rounds; round++) {
+  const measured: Round[] = [];
+  for (let round = 0; round < rounds; round++) {
     const baselineFirst = await drive(baseline.origin, baseline.next, segment);
     const subjectFirst = await drive(subject.origin, subject.next, segment);
     const subjectSecond = await drive(subject.origin, subject.next, segment);
     const baselineSecond = await drive(baseline.origin, baseline.next, segment);
-    rounds.push({ baseline: [baselineFirst, baselineSecond], stack: [subjectFirst, subjectSecond] });
+    measured.push({ baseline: [baselineFirst, baselineSecond], stack: [subjectFirst, subjectSecond] });
   }
-  return rounds;
+  return measured;
 }
 
 /** Each scenario on the functions and on the floor. */
@@ -166,7 +176,12 @@ async function compareVariants(stackUrl: string, scenarios: Scenario[]): Promise
   for (const variant of scenarios) {
     const plain = scenarios.find((scenario) => scenario.name === variant.variantOf);
     if (!plain) continue;
-    const rounds = await alternate({ origin, next: plain.next }, { origin, next: variant.next }, settings.connections);
+    const rounds = await alternate(
+      { origin, next: plain.next },
+      { origin, next: variant.next },
+      settings.connections,
+      settings.variantRounds,
+    );
     const comparison = compare(variant, rounds);
     log(
       `  ${variant.name}: ${comparison.stack.requestsPerSecond.toFixed(0)} req/s vs ${plain.name} ` +
