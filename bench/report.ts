@@ -115,14 +115,27 @@ export function loadTable(comparisons: readonly Comparison[]): string {
 }
 
 /**
- * The variants as a Markdown table: each against the plain request it adds a
- * feature to, both on the functions (`stack` is the variant, `baseline` the
- * plain request), with the notes target.
+ * Two loads side by side, each row a comparison whose `stack` is the subject
+ * and `baseline` what it is measured against; the target column only where
+ * one applies.
  */
-export function variantTable(comparisons: readonly Comparison[]): string {
-  const target = targets.notes;
+function pairTable(
+  comparisons: readonly Comparison[],
+  labels: { row: string; subject: string; baseline: string },
+  target?: { minRequestsRatio: number; maxP99Ratio: number },
+): string {
+  const prefix = (label: string, column: string) => label ? `${label} ${column}` : column;
   return table(
-    ["Variant", "req/s", "p99 ms", "plain req/s", "plain p99 ms", "req/s ratio", "p99 ratio", "Target"],
+    [
+      labels.row,
+      prefix(labels.subject, "req/s"),
+      prefix(labels.subject, "p99 ms"),
+      prefix(labels.baseline, "req/s"),
+      prefix(labels.baseline, "p99 ms"),
+      "req/s ratio",
+      "p99 ratio",
+      ...(target ? ["Target"] : []),
+    ],
     comparisons.map((row) => [
       row.name,
       fixed(row.stack.requestsPerSecond, 0) + failures(row.stack),
@@ -131,9 +144,29 @@ export function variantTable(comparisons: readonly Comparison[]): string {
       fixed(row.baseline.p99Ms, 1),
       fixed(row.requestsRatio, 2),
       fixed(row.p99Ratio, 2),
-      `${row.met ? "met" : "NOT met"} (≥ ${target.minRequestsRatio}x, p99 ≤ ${target.maxP99Ratio}x)`,
+      ...(target
+        ? [`${row.met ? "met" : "NOT met"} (≥ ${target.minRequestsRatio}x, p99 ≤ ${target.maxP99Ratio}x)`]
+        : []),
     ]),
   );
+}
+
+/**
+ * The variants as a Markdown table: each against the plain request it adds a
+ * feature to, both on the functions (`stack` is the variant, `baseline` the
+ * plain request), with the notes target.
+ */
+export function variantTable(comparisons: readonly Comparison[]): string {
+  return pairTable(comparisons, { row: "Variant", subject: "", baseline: "plain" }, targets.notes);
+}
+
+/**
+ * The local stack's bounded server against a bare `Deno.serve`, both serving
+ * the floor (`stack` is the bounded server): what the bounds cost, reported
+ * without a target, since they are a price paid for not being knocked over.
+ */
+export function serverTable(comparisons: readonly Comparison[]): string {
+  return pairTable(comparisons, { row: "Scenario (the floor)", subject: "bounded", baseline: "Deno.serve" });
 }
 
 /** A Markdown table of any rows whose cells are already text. */

@@ -6,8 +6,10 @@
  *    on 127.0.0.1:5432 that is dropped at the end.
  * 2. The stack's own migrator, then the seed (1,000,000 notes, 1,000 users).
  * 3. Each scenario on the functions (the local stack) and on the floor
- *    (bench/baseline/server.ts), warmed up, then at fixed concurrency for a
- *    fixed time.
+ *    (bench/baseline/server.ts) served by the same bounded server, warmed
+ *    up, then at fixed concurrency for a fixed time; then the floor on that
+ *    server against the floor on a bare `Deno.serve`, which is what the
+ *    server's bounds cost; then each variant against its plain request.
  * 4. Round trips per endpoint: the stack behind a TCP proxy that adds a
  *    round-trip time (BENCH_RTT_MS, default 40 ms), against no delay; and
  *    the first page of a 10-note user against the 20,000-note user: every
@@ -42,6 +44,7 @@ import {
   loadTable,
   markdownTable,
   type Round,
+  serverTable,
   variantTable,
   writeResults,
 } from "./report.ts";
@@ -169,6 +172,29 @@ async function compareWithFloor(stackUrl: string, floorUrl: string, scenarios: S
   return comparisons;
 }
 
+/** The scenarios on which the bench measures what the stack's bounded server costs: the lightest read and a write. */
+const serverCostScenarios = ["notes-fetch limit 10", "notes-create"];
+
+/** The floor on the stack's bounded server against the floor on a bare `Deno.serve`, scenario by scenario. */
+async function compareServers(boundedUrl: string, bareUrl: string, scenarios: Scenario[]): Promise<Comparison[]> {
+  const comparisons: Comparison[] = [];
+  for (const scenario of scenarios.filter((scenario) => serverCostScenarios.includes(scenario.name))) {
+    const rounds = await alternate(
+      { origin: new URL(bareUrl).origin, next: scenario.next },
+      { origin: new URL(boundedUrl).origin, next: scenario.next },
+      connectionsOf(scenario),
+    );
+    const comparison = compare(scenario, rounds);
+    log(
+      `  ${scenario.name}: ${comparison.stack.requestsPerSecond.toFixed(0)} req/s bounded vs Deno.serve ` +
+        `${comparison.baseline.requestsPerSecond.toFixed(0)} (${comparison.requestsRatio.toFixed(2)}x; rounds ` +
+        `${comparison.roundRatios.map((ratio) => ratio.toFixed(2)).join(", ")})`,
+    );
+    comparisons.push(comparison);
+  }
+  return comparisons;
+}
+
 /** Each variant scenario against the scenario it is a variant of, both on the functions. */
 async function compareVariants(stackUrl: string, scenarios: Scenario[]): Promise<Comparison[]> {
   const origin = new URL(stackUrl).origin;
@@ -211,13 +237,20 @@ async function onPostgres(databaseUrl: string) {
 
   log("Starting the stack and the floor");
   let stack: RunningStack | undefined;
-  const floor = await startDeno(new URL("./baseline/server.ts", import.meta.url).pathname, env, /Ready on (\S+)/);
+  const floor = await startDeno(
+    new URL("./baseline/server.ts", import.meta.url).pathname,
+    env,
+    /Ready on (\S+) and on Deno\.serve at (\S+)/,
+  );
+  const [, boundedFloorUrl, bareFloorUrl] = floor.ready;
   try {
     stack = await startStack({ databaseUrl, env });
     log("Load, per scenario:");
     // One set of scenarios for the whole run: their supplies of notes to save and delete are each used once.
     const scenarios = buildScenarios(fixtures);
-    const comparisons = await compareWithFloor(stack.baseUrl, floor.ready[1], scenarios);
+    const comparisons = await compareWithFloor(stack.baseUrl, boundedFloorUrl, scenarios);
+    log("The stack's bounded server against Deno.serve, both serving the floor:");
+    const servers = await compareServers(boundedFloorUrl, bareFloorUrl, scenarios);
     log("Variants against the plain request, on the functions:");
     const variants = await compareVariants(stack.baseUrl, scenarios);
     log("Login flood: 300 concurrent logins for 12 s, and another user's notes calls beside them");
@@ -245,6 +278,7 @@ async function onPostgres(databaseUrl: string) {
     }
     return {
       comparisons,
+      servers,
       variants,
       flood,
       roundTrips,
@@ -313,7 +347,7 @@ async function main() {
   } finally {
     await scratch?.drop();
   }
-  const { comparisons, variants, flood, roundTrips, firstPages, coldStarts } = postgresRun;
+  const { comparisons, servers, variants, flood, roundTrips, firstPages, coldStarts } = postgresRun;
   const record = {
     startedAt: startedAt.toISOString(),
     command: "npm run bench",
@@ -326,6 +360,7 @@ async function main() {
     postgres: version,
     settings: { ...settings, bcryptCost: postgresRun.bcryptCost, dbPoolMax: postgresRun.poolMax, seed: seedPlan },
     scenarios: comparisons,
+    servers,
     variants,
     loginFlood: flood,
     roundTrips,
@@ -336,6 +371,8 @@ async function main() {
 
   console.log(`\n## PostgreSQL (${navigator.hardwareConcurrency} cores, ${version.split(" on ")[0]})\n`);
   console.log(loadTable(comparisons));
+  console.log("\n## The stack's bounded server against Deno.serve, both serving the floor\n");
+  console.log(serverTable(servers));
   console.log("\n## Variants against the plain request, both on the functions\n");
   console.log(variantTable(variants));
   const probe = flood.probeLatencies;
@@ -387,7 +424,7 @@ async function main() {
   ));
   console.log(`\nResults: ${file}`);
 
-  const failed = comparisons.some((row) => row.stack.failed > 0 || row.baseline.failed > 0);
+  const failed = [...comparisons, ...servers].some((row) => row.stack.failed > 0 || row.baseline.failed > 0);
   if (failed) {
     console.error("\nRequests failed; see above.");
     Deno.exit(1);

@@ -4,6 +4,7 @@
  */
 
 import { integerSetting } from "../supabase/functions/_shared/config.ts";
+import type { ServerBounds } from "./bounded-server.ts";
 
 /** The same development secret `supabase start` uses; never for a deployment. */
 export const devJwtSecret = "super-secret-jwt-token-with-at-least-32-characters-long";
@@ -85,5 +86,16 @@ export function readStackSettings(env: Deno.Env = Deno.env): StackSettings {
     headersTimeoutMs: integerSetting(env, "HEADERS_TIMEOUT_MS", 10_000, 100, maxHeadersTimeoutMs),
     keepAliveTimeoutMs: integerSetting(env, "KEEP_ALIVE_TIMEOUT_MS", 5_000, 100, 600_000),
     maxConnections,
+  };
+}
+
+/** What the stack's server bounds, from its settings and the functions' body deadline. */
+export function serverBounds(settings: StackSettings, bodyTimeoutMs: number): ServerBounds {
+  return {
+    headersTimeoutMs: settings.headersTimeoutMs,
+    // The functions answer a late body 408 themselves; this backstop only ends a request they never read.
+    requestTimeoutMs: settings.headersTimeoutMs + bodyTimeoutMs + 5_000,
+    keepAliveTimeoutMs: settings.keepAliveTimeoutMs,
+    maxConnections: settings.maxConnections,
   };
 }

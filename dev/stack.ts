@@ -16,7 +16,7 @@ import { createGateway, loadFunctions } from "./gateway.ts";
 import { DataDirInUse, lockDataDir } from "./data-dir-lock.ts";
 import { startLocalMail } from "./local-mail.ts";
 import { migrate, MigrationError } from "./migrate.ts";
-import { readStackSettings } from "./settings.ts";
+import { readStackSettings, serverBounds } from "./settings.ts";
 
 const stopSignals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
 
@@ -64,11 +64,7 @@ async function main() {
   const server = await serveBounded((request, info) => gateway.promise.then((handle) => handle(request, info)), {
     hostname: "127.0.0.1",
     port: settings.port,
-    headersTimeoutMs: settings.headersTimeoutMs,
-    // The functions answer a late body 408 themselves; this backstop only ends a request they never read.
-    requestTimeoutMs: settings.headersTimeoutMs + bodyTimeoutMs + 5_000,
-    keepAliveTimeoutMs: settings.keepAliveTimeoutMs,
-    maxConnections: settings.maxConnections,
+    ...serverBounds(settings, bodyTimeoutMs),
   }).catch((error) => fail(listenProblem(settings.port, error)));
 
   // Until the stack is ready, SIGINT or SIGTERM ends it at once, as by default, but through

@@ -1,13 +1,22 @@
 /**
- * The floor the benchmark compares the functions with: a bare `Deno.serve`
- * that runs the functions' own SQL (the same query functions, the same pool
- * of `db.ts`, the same `withCallerTransaction` role and claim settings) and
+ * The floor the benchmark compares the functions with: a handler that runs
+ * the functions' own SQL (the same query functions, the same pool of
+ * `db.ts`, the same `withCallerTransaction` role and claim settings) and
  * nothing else: no token check, no validation, no envelope, no log line. It
  * serves the gateway's paths, so both targets take the very same requests.
+ *
+ * It listens twice: on the local stack's bounded server with the stack's
+ * bounds, which is what the functions are compared with (the same HTTP
+ * server on both sides, so the ratio is what the functions' own code costs,
+ * as on hosted Supabase, where neither server is used), and on a bare
+ * `Deno.serve`, against which the bench reports what the bounded server
+ * itself costs.
  *
  * Run: `deno run -A bench/baseline/server.ts` with the stack's environment.
  */
 import { getConfig } from "../../supabase/functions/_shared/config.ts";
+import { serveBounded } from "../../dev/bounded-server.ts";
+import { readStackSettings, serverBounds } from "../../dev/settings.ts";
 import type { CreateNoteBody, Note, NoteOrder, SaveNoteBody } from "../../supabase/functions/_shared/contract.ts";
 import {
   type CallerClaims,
@@ -104,14 +113,23 @@ const routes: Record<string, Route> = {
   },
 };
 
-Deno.serve({
-  hostname: "127.0.0.1",
-  port: 0,
-  onListen: ({ port }) => console.log(`Ready on http://127.0.0.1:${port}/functions/v1`),
-}, async (req) => {
+async function floor(req: Request): Promise<Response> {
   const url = new URL(req.url);
   const route = routes[url.pathname];
   const result = route ? await route(req, url) : undefined;
   // A 404 for a missing note too, so the benchmark sees when the floor did not do the work.
   return result === undefined ? new Response(null, { status: 404 }) : Response.json(result);
+}
+
+const hostname = "127.0.0.1";
+const bounded = await serveBounded(floor, {
+  hostname,
+  port: 0,
+  ...serverBounds(readStackSettings(), getConfig().limits.bodyTimeoutMs),
 });
+const bare = Promise.withResolvers<number>();
+Deno.serve({ hostname, port: 0, onListen: ({ port }) => bare.resolve(port) }, floor);
+console.log(
+  `Ready on http://${hostname}:${bounded.port}/functions/v1 and on Deno.serve at ` +
+    `http://${hostname}:${await bare.promise}/functions/v1`,
+);
