@@ -152,21 +152,33 @@ async function alternate(
   return measured;
 }
 
-/** Each scenario on the functions and on the floor. */
-async function compareWithFloor(stackUrl: string, floorUrl: string, scenarios: Scenario[]): Promise<Comparison[]> {
+/** One target of a comparison: where it answers, and what the log calls it. */
+interface Target {
+  url: string;
+  /** Empty for the functions, the subject the bench is about. */
+  label: string;
+}
+
+/** Logs a comparison's verdict and how its rounds spread. */
+function logComparison(name: string, comparison: Comparison, subject: string, baseline: string) {
+  log(
+    `  ${name}: ${comparison.stack.requestsPerSecond.toFixed(0)} req/s ${subject ? `${subject} ` : ""}vs ${baseline} ` +
+      `${comparison.baseline.requestsPerSecond.toFixed(0)} (${comparison.requestsRatio.toFixed(2)}x; rounds ` +
+      `${comparison.roundRatios.map((ratio) => ratio.toFixed(2)).join(", ")})`,
+  );
+}
+
+/** Each scenario on `subject` against `baseline`: the functions against the floor, or one server against another. */
+async function compareTargets(subject: Target, baseline: Target, scenarios: Scenario[]): Promise<Comparison[]> {
   const comparisons: Comparison[] = [];
   for (const scenario of scenarios) {
     const rounds = await alternate(
-      { origin: new URL(floorUrl).origin, next: scenario.next },
-      { origin: new URL(stackUrl).origin, next: scenario.next },
+      { origin: new URL(baseline.url).origin, next: scenario.next },
+      { origin: new URL(subject.url).origin, next: scenario.next },
       connectionsOf(scenario),
     );
     const comparison = compare(scenario, rounds);
-    log(
-      `  ${scenario.name}: ${comparison.stack.requestsPerSecond.toFixed(0)} req/s vs floor ` +
-        `${comparison.baseline.requestsPerSecond.toFixed(0)} (${comparison.requestsRatio.toFixed(2)}x; rounds ` +
-        `${comparison.roundRatios.map((ratio) => ratio.toFixed(2)).join(", ")})`,
-    );
+    logComparison(scenario.name, comparison, subject.label, baseline.label);
     comparisons.push(comparison);
   }
   return comparisons;
@@ -174,26 +186,6 @@ async function compareWithFloor(stackUrl: string, floorUrl: string, scenarios: S
 
 /** The scenarios on which the bench measures what the stack's bounded server costs: the lightest read and a write. */
 const serverCostScenarios = ["notes-fetch limit 10", "notes-create"];
-
-/** The floor on the stack's bounded server against the floor on a bare `Deno.serve`, scenario by scenario. */
-async function compareServers(boundedUrl: string, bareUrl: string, scenarios: Scenario[]): Promise<Comparison[]> {
-  const comparisons: Comparison[] = [];
-  for (const scenario of scenarios.filter((scenario) => serverCostScenarios.includes(scenario.name))) {
-    const rounds = await alternate(
-      { origin: new URL(bareUrl).origin, next: scenario.next },
-      { origin: new URL(boundedUrl).origin, next: scenario.next },
-      connectionsOf(scenario),
-    );
-    const comparison = compare(scenario, rounds);
-    log(
-      `  ${scenario.name}: ${comparison.stack.requestsPerSecond.toFixed(0)} req/s bounded vs Deno.serve ` +
-        `${comparison.baseline.requestsPerSecond.toFixed(0)} (${comparison.requestsRatio.toFixed(2)}x; rounds ` +
-        `${comparison.roundRatios.map((ratio) => ratio.toFixed(2)).join(", ")})`,
-    );
-    comparisons.push(comparison);
-  }
-  return comparisons;
-}
 
 /** Each variant scenario against the scenario it is a variant of, both on the functions. */
 async function compareVariants(stackUrl: string, scenarios: Scenario[]): Promise<Comparison[]> {
@@ -209,11 +201,7 @@ async function compareVariants(stackUrl: string, scenarios: Scenario[]): Promise
       settings.variantRounds,
     );
     const comparison = compare(variant, rounds);
-    log(
-      `  ${variant.name}: ${comparison.stack.requestsPerSecond.toFixed(0)} req/s vs ${plain.name} ` +
-        `${comparison.baseline.requestsPerSecond.toFixed(0)} (${comparison.requestsRatio.toFixed(2)}x; rounds ` +
-        `${comparison.roundRatios.map((ratio) => ratio.toFixed(2)).join(", ")})`,
-    );
+    logComparison(variant.name, comparison, "", plain.name);
     comparisons.push(comparison);
   }
   return comparisons;
@@ -248,9 +236,17 @@ async function onPostgres(databaseUrl: string) {
     log("Load, per scenario:");
     // One set of scenarios for the whole run: their supplies of notes to save and delete are each used once.
     const scenarios = buildScenarios(fixtures);
-    const comparisons = await compareWithFloor(stack.baseUrl, boundedFloorUrl, scenarios);
+    const comparisons = await compareTargets(
+      { url: stack.baseUrl, label: "" },
+      { url: boundedFloorUrl, label: "floor" },
+      scenarios,
+    );
     log("The stack's bounded server against Deno.serve, both serving the floor:");
-    const servers = await compareServers(boundedFloorUrl, bareFloorUrl, scenarios);
+    const servers = await compareTargets(
+      { url: boundedFloorUrl, label: "bounded" },
+      { url: bareFloorUrl, label: "Deno.serve" },
+      scenarios.filter((scenario) => serverCostScenarios.includes(scenario.name)),
+    );
     log("Variants against the plain request, on the functions:");
     const variants = await compareVariants(stack.baseUrl, scenarios);
     log("Login flood: 300 concurrent logins for 12 s, and another user's notes calls beside them");
