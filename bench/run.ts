@@ -42,13 +42,15 @@ import {
   compare,
   type Comparison,
   loadTable,
+  loginHashingTable,
   markdownTable,
   type Round,
   serverTable,
+  targets,
   variantTable,
   writeResults,
 } from "./report.ts";
-import { buildScenarios, type Scenario } from "./scenarios.ts";
+import { buildScenarios, loginHashInPostgresPath, type Scenario } from "./scenarios.ts";
 import { seedNotes, seedPlan } from "./seed.ts";
 import { measureFirstPages, measureRoundTrips } from "./round-trips.ts";
 import { setRole } from "../scripts/admin.ts";
@@ -207,6 +209,23 @@ async function compareVariants(stackUrl: string, scenarios: Scenario[]): Promise
   return comparisons;
 }
 
+/**
+ * The function's login against the floor's login with the hash checked by a Postgres backend, as login worked
+ * before hashing moved into the functions: what moving the hash costs or gains on this machine.
+ */
+async function compareLoginHashing(stackUrl: string, floorUrl: string, scenarios: Scenario[]): Promise<Comparison> {
+  const login = scenarios.find((scenario) => scenario.kind === "login");
+  if (!login) throw new Error("no login scenario");
+  const rounds = await alternate(
+    { origin: new URL(floorUrl).origin, next: () => ({ ...login.next(), path: loginHashInPostgresPath }) },
+    { origin: new URL(stackUrl).origin, next: login.next },
+    settings.loginConnections,
+  );
+  const comparison = compare(login, rounds, targets.loginHashing);
+  logComparison(login.name, comparison, "", "the floor's login with the hash in Postgres");
+  return comparison;
+}
+
 async function postgresVersion(databaseUrl: string): Promise<string> {
   const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
   try {
@@ -249,6 +268,8 @@ async function onPostgres(databaseUrl: string) {
     );
     log("Variants against the plain request, on the functions:");
     const variants = await compareVariants(stack.baseUrl, scenarios);
+    log("Login against the hash checked by Postgres, as before:");
+    const loginHashing = await compareLoginHashing(stack.baseUrl, boundedFloorUrl, scenarios);
     log("Login flood: 300 concurrent logins for 12 s, and another user's notes calls beside them");
     const flood = await loginFlood(stack.baseUrl, {
       apiKey: testAnonKey,
@@ -276,6 +297,7 @@ async function onPostgres(databaseUrl: string) {
       comparisons,
       servers,
       variants,
+      loginHashing,
       flood,
       roundTrips,
       firstPages,
@@ -343,7 +365,7 @@ async function main() {
   } finally {
     await scratch?.drop();
   }
-  const { comparisons, servers, variants, flood, roundTrips, firstPages, coldStarts } = postgresRun;
+  const { comparisons, servers, variants, loginHashing, flood, roundTrips, firstPages, coldStarts } = postgresRun;
   const record = {
     startedAt: startedAt.toISOString(),
     command: "npm run bench",
@@ -358,6 +380,7 @@ async function main() {
     scenarios: comparisons,
     servers,
     variants,
+    loginHashing,
     loginFlood: flood,
     roundTrips,
     firstPages,
@@ -371,6 +394,8 @@ async function main() {
   console.log(serverTable(servers));
   console.log("\n## Variants against the plain request, both on the functions\n");
   console.log(variantTable(variants));
+  console.log("\n## Login against the floor's login with the hash checked by Postgres (the design before)\n");
+  console.log(loginHashingTable(loginHashing));
   const probe = flood.probeLatencies;
   console.log(
     `\n## Login flood (300 concurrent logins for 12 s)\n\nAnother user's notes-fetch beside it: ${probe.length} calls, ` +
@@ -420,7 +445,9 @@ async function main() {
   ));
   console.log(`\nResults: ${file}`);
 
-  const failed = [...comparisons, ...servers].some((row) => row.stack.failed > 0 || row.baseline.failed > 0);
+  const failed = [...comparisons, ...servers, loginHashing].some((row) =>
+    row.stack.failed > 0 || row.baseline.failed > 0
+  );
   if (failed) {
     console.error("\nRequests failed; see above.");
     Deno.exit(1);

@@ -61,6 +61,12 @@ export interface Scenario {
 
 const base = "/functions/v1";
 
+/**
+ * The floor's login with the hash checked by a Postgres backend, as login worked before hashing moved into the
+ * functions; the bench compares the function's login with it.
+ */
+export const loginHashInPostgresPath = `${base}/auth/login-hash-in-postgres`;
+
 /** Cycles through `items`, one per call. */
 function cycle<T>(items: readonly T[]): () => T {
   if (items.length === 0) throw new Error("a scenario has nothing to work on");
