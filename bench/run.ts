@@ -154,8 +154,8 @@ async function alternate(
   return measured;
 }
 
-/** One target of a comparison: where it answers, and what the log calls it. */
-interface Target {
+/** One side of a comparison: where it answers, and what the log calls it. */
+interface Side {
   url: string;
   /** Empty for the functions, the subject the bench is about. */
   label: string;
@@ -171,7 +171,7 @@ function logComparison(name: string, comparison: Comparison, subject: string, ba
 }
 
 /** Each scenario on `subject` against `baseline`: the functions against the floor, or one server against another. */
-async function compareTargets(subject: Target, baseline: Target, scenarios: Scenario[]): Promise<Comparison[]> {
+async function compareSides(subject: Side, baseline: Side, scenarios: Scenario[]): Promise<Comparison[]> {
   const comparisons: Comparison[] = [];
   for (const scenario of scenarios) {
     const rounds = await alternate(
@@ -255,13 +255,13 @@ async function onPostgres(databaseUrl: string) {
     log("Load, per scenario:");
     // One set of scenarios for the whole run: their supplies of notes to save and delete are each used once.
     const scenarios = buildScenarios(fixtures);
-    const comparisons = await compareTargets(
+    const comparisons = await compareSides(
       { url: stack.baseUrl, label: "" },
       { url: boundedFloorUrl, label: "floor" },
       scenarios,
     );
     log("The stack's bounded server against Deno.serve, both serving the floor:");
-    const servers = await compareTargets(
+    const servers = await compareSides(
       { url: boundedFloorUrl, label: "bounded" },
       { url: bareFloorUrl, label: "Deno.serve" },
       scenarios.filter((scenario) => serverCostScenarios.includes(scenario.name)),
@@ -445,7 +445,7 @@ async function main() {
   ));
   console.log(`\nResults: ${file}`);
 
-  const failed = [...comparisons, ...servers, loginHashing].some((row) =>
+  const failed = [...comparisons, ...servers, ...variants, loginHashing].some((row) =>
     row.stack.failed > 0 || row.baseline.failed > 0
   );
   if (failed) {
