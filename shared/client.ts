@@ -402,7 +402,10 @@ export class NotesClient {
     return this.#keep(await this.#call("createPassword", { body, deadline: this.#deadline(request) }) as Session);
   }
 
-  /** Verifies the address with the code mailed at sign-up, and keeps the session it answers. */
+  /**
+   * Verifies the address with the code mailed at sign-up, and keeps the session it answers. It sends the
+   * session's token when the client holds one (the app the account signed up in); otherwise give `password`.
+   */
   async verifyEmail(body: BodyOf<"verifyEmail">, request: RequestOptions = {}): Promise<Session> {
     return this.#keep(await this.#call("verifyEmail", { body, deadline: this.#deadline(request) }) as Session);
   }
@@ -638,7 +641,7 @@ export class NotesClient {
   async #call(name: OperationName, input: CallInput): Promise<unknown> {
     const spec: OperationSpec = operations[name];
     const { deadline } = input;
-    if (spec.envelope === "auth" && !spec.bearer) {
+    if (spec.envelope === "auth" && (!spec.bearer || (spec.bearer === "optional" && !this.session))) {
       return (await this.#send(name, input, undefined)).data;
     }
     let session = this.session;

@@ -59,8 +59,11 @@ export interface OperationSpec {
   /** The interface's own path for auth operations (`/auth/login`), served by the `auth` function. */
   interfacePath?: string;
   envelope: EnvelopeKind;
-  /** An auth operation that acts for a signed-in user: it takes the bearer token beside the `apikey`. */
-  bearer?: true;
+  /**
+   * An auth operation that acts for a signed-in user: it takes the bearer token beside the `apikey`;
+   * `"optional"`: it takes the token when there is one (verify-email, where it proves the account).
+   */
+  bearer?: true | "optional";
   /** Served only to a caller whose account is an ADMIN now (else 403 `admin_required`). */
   admin?: true;
   /** A path below the function's own, which its router serves (`/events` of `admin-users`). */
@@ -195,10 +198,14 @@ export const operations = {
     functionName: "auth-verify-email",
     interfacePath: "/auth/verify-email",
     envelope: "auth",
+    bearer: "optional",
     summary: "Verify the email address",
     description: "Marks the address verified with the 6-digit code mailed at sign-up (valid 24 hours, 5 tries, " +
-      "single use) and signs the user in, as login answers. A wrong, used, expired or burned code and an unknown " +
-      "address all get the same 400 naming code; a suspended account 403; too many calls from one address 429.",
+      "single use) and signs the user in, as login answers. The code proves the mailbox; the request must also " +
+      "prove the account, with the account's access token (the app it signed up in) or its password: a code " +
+      "alone is 401 credentials_required and changes nothing, a wrong password 401 invalid_credentials (counted " +
+      "as a failed login). A wrong, used, expired or burned code gets 400 naming code; a suspended account 403; " +
+      "too many calls from one address, or too many failed passwords, 429.",
     body: verifyEmailBody,
     success: { status: 200, data: session },
     errors: [...bodyErrors, 401, 403, 429, ...always],

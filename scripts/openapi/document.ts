@@ -306,9 +306,13 @@ function operationObject(
     tags: [spec.admin ? "Admin" : spec.envelope === "auth" ? "Accounts" : "Notes"],
     summary: spec.summary,
     description: spec.description + extraDescription,
-    security: [
-      spec.envelope === "notes" ? { bearer: [] } : spec.bearer ? { apikey: [], bearer: [] } : { apikey: [] },
-    ],
+    security: spec.envelope === "notes"
+      ? [{ bearer: [] }]
+      : spec.bearer === "optional"
+      ? [{ apikey: [] }, { apikey: [], bearer: [] }]
+      : spec.bearer
+      ? [{ apikey: [], bearer: [] }]
+      : [{ apikey: [] }],
     ...(spec.query || spec.headers
       ? {
         parameters: [

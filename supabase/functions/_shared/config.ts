@@ -100,6 +100,14 @@ export interface SecurityLimits {
   loginMaxFailuresPerAccount: number;
   /** `LOGIN_ACCOUNT_WINDOW_SECONDS`: that window. */
   loginAccountWindowSeconds: number;
+  /** `LOGIN_MAX_FAILURES_PER_DEVICE`: failed logins made with one device token, which passes the account's cap. */
+  loginMaxFailuresPerDevice: number;
+  /** `LOGIN_DEVICE_WINDOW_SECONDS`: that window. */
+  loginDeviceWindowSeconds: number;
+  /** `REENTRY_MAX_PER_SESSION`: passwords re-entered (change-password, delete-account) in one session. */
+  reentryMaxPerSession: number;
+  /** `REENTRY_SESSION_WINDOW_SECONDS`: that window. */
+  reentrySessionWindowSeconds: number;
   /** `HASH_CONCURRENCY`: passwords an isolate hashes or checks at once. */
   hashConcurrency: number;
   /** `HASH_QUEUE_MAX`: hashes that may wait for a turn; past them a request is answered 503 at once. */
@@ -252,6 +260,10 @@ function limitsFrom(env: Env): SecurityLimits {
     loginAddressWindowSeconds: seconds("LOGIN_ADDRESS_WINDOW_SECONDS", 300),
     loginMaxFailuresPerAccount: count("LOGIN_MAX_FAILURES_PER_ACCOUNT", 20),
     loginAccountWindowSeconds: seconds("LOGIN_ACCOUNT_WINDOW_SECONDS", 3600),
+    loginMaxFailuresPerDevice: count("LOGIN_MAX_FAILURES_PER_DEVICE", 10),
+    loginDeviceWindowSeconds: seconds("LOGIN_DEVICE_WINDOW_SECONDS", 3600),
+    reentryMaxPerSession: count("REENTRY_MAX_PER_SESSION", 5),
+    reentrySessionWindowSeconds: seconds("REENTRY_SESSION_WINDOW_SECONDS", 900),
     hashConcurrency: integerSetting(env, "HASH_CONCURRENCY", 2, 1, 64),
     hashQueueMax: integerSetting(env, "HASH_QUEUE_MAX", 16, 0, 10_000),
     signupMaxPerAddress: count("SIGNUP_MAX_PER_ADDRESS", 30),

@@ -310,16 +310,28 @@ export const session = z.object({
     description: "opaque; send it to POST /auth/refresh for a new accessToken before or after expiresAt. " +
       "Each refresh answers a new one and retires this one.",
   }),
-  /** On login and register: this device's token, for the client to keep and send with its next logins. */
+  /** On every sign-in (not on refresh): this device's token, for the client to keep and send with its next logins. */
   deviceToken: z.string().optional().meta({
-    description: "login and register only: keep it on this device and send it as deviceToken with later logins; " +
-      "it lets them through when the account is refusing logins after many failures (valid a year)",
+    description: "every sign-in answers one (a refresh does not): keep the newest on this device and send it as " +
+      "deviceToken with later logins; it lets them through when the account is refusing logins after many " +
+      "failures, up to its own cap, for 90 days, until the password changes or is reset, the account is " +
+      "suspended or signed out everywhere",
   }),
 });
 export type Session = z.infer<typeof session>;
 
-/** Body of `POST /auth/verify-email`: the address and the code mailed to it at sign-up. */
-export const verifyEmailBody = z.object({ email, code });
+/**
+ * Body of `POST /auth/verify-email`: the address and the code mailed to it at
+ * sign-up, and the account's own proof: its session's access token as
+ * `Authorization`, or its `password`. A code alone never verifies an address.
+ */
+export const verifyEmailBody = z.object({
+  email,
+  code,
+  password: text("password").optional().meta({
+    description: "the account's password; needed unless the request carries the account's access token",
+  }),
+});
 export type VerifyEmailBody = z.infer<typeof verifyEmailBody>;
 
 /** Body of `POST /auth/resend-verification`. */

@@ -145,17 +145,17 @@ async function connect(): Promise<pg.PoolClient> {
 
 /**
  * Runs one query in its own transaction, as the connection's own role (for the
- * account tables). A `guard` statement runs first in the same round trip; when
- * it fails (a rate limit reached, a revoked caller), the query never takes
+ * account tables). `guards` run first, in order, in the same round trip; when
+ * one fails (a rate limit reached, a revoked caller), the query never takes
  * effect. A guard can also change who runs the query: `withCallerTransaction`'s
  * takes on the caller's role and claims.
  */
 export async function withServiceTransaction<Row, Result>(
   query: Query<Row, Result>,
-  guard?: Statement,
+  ...guards: Statement[]
 ): Promise<Result> {
-  const statements = [...(guard ? [guard] : []), query, ...(query.following ?? [])];
-  const [rows, ...following] = (await runTransaction(statements)).slice(guard ? 1 : 0);
+  const statements = [...guards, query, ...(query.following ?? [])];
+  const [rows, ...following] = (await runTransaction(statements)).slice(guards.length);
   return query.read(rows as Row[], ...following);
 }
 
@@ -204,12 +204,16 @@ export function withCallerTransaction<Row, Result>(
  * the statements of auth endpoints that act for a signed-in caller (sign-out,
  * the sessions list, the user record).
  */
-export function withLiveCaller<Row, Result>(claims: CallerClaims, query: Query<Row, Result>): Promise<Result> {
+export function withLiveCaller<Row, Result>(
+  claims: CallerClaims,
+  query: Query<Row, Result>,
+  ...guards: Statement[]
+): Promise<Result> {
   return guardedByCaller(query, {
     text: `with session as (select set_config('request.jwt.claims', $1, true))
            select app.require_active_caller() from session`,
     values: [JSON.stringify(claims)],
-  });
+  }, ...guards);
 }
 
 /** Where an admin's request comes from, recorded with the security events its statement causes. */
@@ -242,9 +246,13 @@ export function withAdminCaller<Row, Result>(
   });
 }
 
-async function guardedByCaller<Row, Result>(query: Query<Row, Result>, callerCheck: Statement): Promise<Result> {
+async function guardedByCaller<Row, Result>(
+  query: Query<Row, Result>,
+  callerCheck: Statement,
+  ...guards: Statement[]
+): Promise<Result> {
   try {
-    return await withServiceTransaction(query, callerCheck);
+    return await withServiceTransaction(query, callerCheck, ...guards);
   } catch (error) {
     if (pgErrorCode(error) === revokedCaller) throw new InvalidTokenError("token_revoked");
     if (pgErrorCode(error) === unverifiedCaller) {

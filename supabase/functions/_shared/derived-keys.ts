@@ -11,7 +11,7 @@
  */
 
 /** What each derived key is for; the label is part of the derivation. */
-export type KeyPurpose = "refresh token" | "email verification code" | "device token";
+export type KeyPurpose = "refresh token" | "email verification code" | "password reset code" | "device token";
 
 const encoder = new TextEncoder();
 

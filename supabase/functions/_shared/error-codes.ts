@@ -32,6 +32,7 @@ export const errorStatuses = {
   cannot_change_own_status: 400,
   invalid_api_key: 401,
   invalid_credentials: 401,
+  credentials_required: 401,
   token_missing: 401,
   token_invalid: 401,
   token_expired: 401,

@@ -1,19 +1,20 @@
 /**
  * The 6-digit codes mailed to users: password-reset codes (DESIGN.md: 15
  * minutes, 5 attempts, single use) and email verification codes (24 hours, 5
- * attempts, single use). Both are made the same way; a verification code is
- * stored as an HMAC under a key derived from `JWT_SECRET`, so a copy of the
- * database cannot be searched offline for the code (a plain hash of a 6-digit
- * code falls to 10^6 guesses).
+ * attempts, single use). Both are made the same way and stored as an HMAC
+ * under a key derived from `JWT_SECRET`, so a copy of the database cannot be
+ * searched offline for the code (a plain hash of a 6-digit code falls to 10^6
+ * guesses), and Postgres only compares: it hashes nothing.
  *
  * @example
  * ```ts
  * const code = generateCode();
  * const stored = await verificationCodeHash(jwtSecret, "ada@example.com", code);
+ * const resetStored = await resetCodeHash(jwtSecret, code);
  * ```
  */
 import { limits } from "./contract.ts";
-import { derivedKey } from "./derived-keys.ts";
+import { derivedKey, type KeyPurpose } from "./derived-keys.ts";
 
 export const resetCodePolicy = { ttlMinutes: 15, attempts: 5 } as const;
 export const verificationCodePolicy = { ttlHours: 24, attempts: 5 } as const;
@@ -47,9 +48,19 @@ export function verificationCodeMail(code: string) {
 
 const encoder = new TextEncoder();
 
-/** How a verification code for `email` is stored and compared: hex HMAC-SHA256 of the address and the code. */
-export async function verificationCodeHash(jwtSecret: Uint8Array, email: string, code: string): Promise<string> {
-  const key = await derivedKey(jwtSecret, "email verification code");
-  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode(`${email}\n${code}`)));
+/** Hex HMAC-SHA256 of `input` under the key of `purpose`. */
+async function codeMac(jwtSecret: Uint8Array, purpose: KeyPurpose, input: string): Promise<string> {
+  const key = await derivedKey(jwtSecret, purpose);
+  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode(input)));
   return Array.from(mac, (byte) => byte.toString(16).padStart(2, "0")).join("");
+}
+
+/** How a verification code for `email` is stored and compared: the HMAC of the address and the code. */
+export function verificationCodeHash(jwtSecret: Uint8Array, email: string, code: string): Promise<string> {
+  return codeMac(jwtSecret, "email verification code", `${email}\n${code}`);
+}
+
+/** How a reset code is stored and compared: the HMAC of the code alone (the drainer makes codes before it knows whose). */
+export function resetCodeHash(jwtSecret: Uint8Array, code: string): Promise<string> {
+  return codeMac(jwtSecret, "password reset code", code);
 }

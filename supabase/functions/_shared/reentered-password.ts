@@ -1,7 +1,10 @@
 /**
  * A password re-entered by a signed-in user to change it or delete the
- * account: counted as a login attempt, committed before the hash is checked,
- * so a stolen access token gets no more guesses than the login form gives.
+ * account: counted against the session's own small limit
+ * (`REENTRY_MAX_PER_SESSION`), committed before the hash is checked, so a
+ * stolen access token gets a handful of guesses, while the account's cap of
+ * failed logins, which anyone can fill by guessing, never refuses the
+ * signed-in owner.
  *
  * @example
  * ```ts
@@ -14,12 +17,12 @@ import { getConfig } from "./config.ts";
 import { withLiveCaller } from "./db.ts";
 import { TooManyRequestsError, UnauthorizedError } from "./http-error.ts";
 import { verifyPassword } from "./passwords.ts";
-import { passwordAttempt, recordLoginFailure } from "./queries/accounts.ts";
+import { passwordReentry, recordLoginFailure } from "./queries/accounts.ts";
 
 /**
  * The caller's password hash when `password` matches it; the statement that
  * changes or deletes the account acts only while the hash is still this one.
- * Throws 429 past the login limits and 401 `invalid_credentials` for a wrong
+ * Throws 429 past the session's limit and 401 `invalid_credentials` for a wrong
  * password.
  */
 export async function checkReenteredPassword(
@@ -29,7 +32,10 @@ export async function checkReenteredPassword(
 ): Promise<string> {
   const { bcryptCost, limits } = getConfig();
   const { address, userAgent, via } = client;
-  const attempt = await withLiveCaller(caller, passwordAttempt({ email: caller.email, address, userAgent, limits }));
+  const attempt = await withLiveCaller(
+    caller,
+    passwordReentry({ email: caller.email, sessionId: caller.session_id, limits }),
+  );
   if (attempt.retryAfter > 0) throw new TooManyRequestsError(tooManyAttempts, attempt.retryAfter);
   if (!attempt.passwordHash || !await verifyPassword(password, attempt.passwordHash, bcryptCost)) {
     // On the account's security log as a failed login, made through this request.

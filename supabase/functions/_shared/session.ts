@@ -8,6 +8,7 @@ import type { SessionSettings } from "./config.ts";
 import { bearer, type Session } from "./contract.ts";
 import type { Account } from "./queries/accounts.ts";
 import type { NewSession } from "./queries/sessions.ts";
+import { issueDeviceToken } from "./device-tokens.ts";
 import { issueRefreshToken } from "./refresh-tokens.ts";
 import { signAccessToken } from "./tokens.ts";
 
@@ -15,25 +16,34 @@ import { signAccessToken } from "./tokens.ts";
 export interface SessionGrant {
   sessionId: string;
   generation: number;
+  /** Set when the statement signed the user in: the device token the answer carries is of this generation. */
+  deviceGeneration?: number;
 }
 
-/** Signs an access token for the account's session and pairs it with the user and the refresh token. */
+/**
+ * Signs an access token for the account's session and pairs it with the user
+ * and the refresh token; a sign-in (a grant with its device generation) also
+ * answers this device's device token.
+ */
 export async function sessionFor(account: Account, grant: SessionGrant, jwtSecret: Uint8Array): Promise<Session> {
-  const [{ jwt, expiresAt }, refreshToken] = await Promise.all([
+  const { deviceGeneration } = grant;
+  const [{ jwt, expiresAt }, refreshToken, deviceToken] = await Promise.all([
     signAccessToken({ ...account, sessionId: grant.sessionId }, jwtSecret),
     issueRefreshToken(grant, jwtSecret),
+    deviceGeneration === undefined ? undefined : issueDeviceToken(account.user.id, deviceGeneration, jwtSecret),
   ]);
   return {
     payload: account.user,
     accessToken: bearer(jwt),
     expiresAt: expiresAt.toISOString(),
     refreshToken,
+    ...(deviceToken ? { deviceToken } : {}),
   };
 }
 
-/** The request's `User-Agent`, cut to the 512 characters the database keeps, or undefined when it sent none. */
+/** The request's `User-Agent`, cut to the 256 characters the database keeps, or undefined when it sent none. */
 export function userAgentOf(req: Request): string | undefined {
-  return req.headers.get("user-agent")?.slice(0, 512) || undefined;
+  return req.headers.get("user-agent")?.slice(0, 256) || undefined;
 }
 
 /** The session a sign-in from `req` at `address` starts: the timeouts, and the device as its user will see it. */

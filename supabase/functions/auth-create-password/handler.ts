@@ -8,6 +8,7 @@ import { clientAddress } from "../_shared/client-address.ts";
 import { asTooManyRequests, requireAddressLimit } from "../_shared/queries/rate-limits.ts";
 import { resetPassword } from "../_shared/queries/accounts.ts";
 import { hashPassword, withPasswordAdmission } from "../_shared/passwords.ts";
+import { resetCodeHash } from "../_shared/one-time-codes.ts";
 import { readJsonBody } from "../_shared/request.ts";
 import { newSessionOf, sessionFor } from "../_shared/session.ts";
 
@@ -31,7 +32,7 @@ export const handler = defineEndpoint({
     const outcome = await withServiceTransaction(
       resetPassword({
         email,
-        code,
+        codeHash: await resetCodeHash(jwtSecret, code),
         passwordHash,
         limits,
         session: newSessionOf(req, address, sessions),

@@ -8,7 +8,7 @@ import { authSuccess } from "../_shared/envelopes.ts";
 import { ForbiddenError, TooManyRequestsError, UnauthorizedError } from "../_shared/http-error.ts";
 import { completeLogin, passwordAttempt, recordLoginFailure } from "../_shared/queries/accounts.ts";
 import { verifyPassword, withPasswordAdmission } from "../_shared/passwords.ts";
-import { deviceTokenOwner, issueDeviceToken } from "../_shared/device-tokens.ts";
+import { trustedDevice } from "../_shared/device-tokens.ts";
 import { readJsonBody } from "../_shared/request.ts";
 import { newSessionOf, sessionFor } from "../_shared/session.ts";
 
@@ -17,6 +17,16 @@ export const invalidCredentials = "Invalid email or password";
 
 /** The 429 message: it does not say which limit was hit, so it tells nothing about the email. */
 export const tooManyAttempts = "Too many login attempts; try again later";
+
+/**
+ * Refuses a password attempt with `error`, and records the failure on a known
+ * account's security log after the answer: a write for a known email and none
+ * for an unknown one would otherwise tell them apart by the answer's timing.
+ */
+export function refuseLogin(error: Error, failure: Parameters<typeof recordLoginFailure>[0]): never {
+  afterResponse("login failure record", () => withServiceTransaction(recordLoginFailure(failure)));
+  throw error;
+}
 
 /** `POST /auth/login`: checks the password and answers with the user and a token. */
 export const handler = defineEndpoint({
@@ -31,28 +41,18 @@ export const handler = defineEndpoint({
       limits.bodyTimeoutMs,
     );
     const address = clientAddress(req, info, limits);
-    // A device its owner logged in from before gets through the account's cap of failures; a forged or
-    // expired device token counts as none.
-    const trustedUserId = await deviceTokenOwner(deviceToken, jwtSecret);
+    // A device its owner signed in from before gets through the account's cap of failures (up to its own cap);
+    // a forged or expired device token counts as none, and the database voids one of an older generation.
+    const device = await trustedDevice(deviceToken, jwtSecret);
     const newSession = newSessionOf(req, address, sessions);
     const { userAgent } = newSession;
-    /**
-     * Refuses the login, and records the failure on a known account's security log after the answer: a write
-     * for a known email and none for an unknown one would otherwise tell them apart by the answer's timing.
-     */
-    const refuse = (error: Error, details: Record<string, string> = {}): never => {
-      afterResponse(
-        "login failure record",
-        () => withServiceTransaction(recordLoginFailure({ email, address, userAgent, details })),
-      );
-      throw error;
-    };
+    const failure = { email, address, userAgent, details: {} };
     // Admitted only while few enough password steps are under way; past that a flood is turned away at once.
     return withPasswordAdmission(async () => {
       // Counted and committed before the password is checked, so concurrent guesses each see the others; the
       // same round trip reads the account's hash, which is checked here, in the function, not in Postgres.
       const attempt = await withServiceTransaction(
-        passwordAttempt({ email, address, userAgent, limits, trustedUserId }),
+        passwordAttempt({ email, address, userAgent, limits, device }),
       );
       if (attempt.retryAfter > 0) {
         throw new TooManyRequestsError(tooManyAttempts, attempt.retryAfter);
@@ -62,28 +62,25 @@ export const handler = defineEndpoint({
         !await verifyPassword(password, attempt.passwordHash, bcryptCost) ||
         !attempt.account || !attempt.passwordHash
       ) {
-        return refuse(new UnauthorizedError("invalid_credentials", invalidCredentials));
+        return refuseLogin(new UnauthorizedError("invalid_credentials", invalidCredentials), failure);
       }
       // Checked only after the password, so a wrong guess cannot learn the account's status.
       if (attempt.account.user.status === "SUSPENDED") {
-        return refuse(new ForbiddenError("account_suspended", "Account is suspended"), { reason: "account_suspended" });
+        return refuseLogin(new ForbiddenError("account_suspended", "Account is suspended"), {
+          ...failure,
+          details: { reason: "account_suspended" },
+        });
       }
       const match = await withServiceTransaction(completeLogin({
         userId: attempt.account.user.id,
         passwordHash: attempt.passwordHash,
         address,
+        device,
         session: newSession,
       }));
       // The password changed, or the account was suspended, since the hash was read: as for a wrong password.
-      if (!match) return refuse(new UnauthorizedError("invalid_credentials", invalidCredentials));
-      const [session, newDeviceToken] = await Promise.all([
-        sessionFor(match.account, match.session, jwtSecret),
-        issueDeviceToken(match.account.user.id, jwtSecret),
-      ]);
-      return authSuccess(200, "Login successful", {
-        ...session,
-        deviceToken: newDeviceToken,
-      });
+      if (!match) return refuseLogin(new UnauthorizedError("invalid_credentials", invalidCredentials), failure);
+      return authSuccess(200, "Login successful", await sessionFor(match.account, match.session, jwtSecret));
     });
   },
 });

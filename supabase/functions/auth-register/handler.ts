@@ -8,7 +8,6 @@ import { insertUser } from "../_shared/queries/accounts.ts";
 import { hashPassword, withPasswordAdmission } from "../_shared/passwords.ts";
 import { asTooManyRequests, requireAddressLimit } from "../_shared/queries/rate-limits.ts";
 import { clientAddress } from "../_shared/client-address.ts";
-import { issueDeviceToken } from "../_shared/device-tokens.ts";
 import { dispatchAfterResponse } from "../_shared/mail/dispatch.ts";
 import { readJsonBody } from "../_shared/request.ts";
 import { newSessionOf, sessionFor } from "../_shared/session.ts";
@@ -46,10 +45,6 @@ export const handler = defineEndpoint({
     });
     // The verification mail was queued with the account; it goes out after the answer.
     dispatchAfterResponse();
-    const [data, deviceToken] = await Promise.all([
-      sessionFor(account, session, jwtSecret),
-      issueDeviceToken(account.user.id, jwtSecret),
-    ]);
-    return authSuccess(201, "User registered successfully", { ...data, deviceToken });
+    return authSuccess(201, "User registered successfully", await sessionFor(account, session, jwtSecret));
   },
 });

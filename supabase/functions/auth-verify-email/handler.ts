@@ -1,12 +1,15 @@
+import { invalidCredentials, refuseLogin, tooManyAttempts } from "../auth-login/handler.ts";
+import { requireCaller } from "../_shared/caller.ts";
 import { clientAddress } from "../_shared/client-address.ts";
 import { getConfig } from "../_shared/config.ts";
 import { verifyEmailBody } from "../_shared/contract.ts";
-import { withServiceTransaction } from "../_shared/db.ts";
+import { withLiveCaller, withServiceTransaction } from "../_shared/db.ts";
 import { defineEndpoint } from "../_shared/endpoint.ts";
 import { authSuccess } from "../_shared/envelopes.ts";
-import { BadRequestError, ForbiddenError } from "../_shared/http-error.ts";
+import { BadRequestError, ForbiddenError, TooManyRequestsError, UnauthorizedError } from "../_shared/http-error.ts";
 import { verificationCodeHash } from "../_shared/one-time-codes.ts";
-import { verifyEmail } from "../_shared/queries/accounts.ts";
+import { verifyPassword, withPasswordAdmission } from "../_shared/passwords.ts";
+import { passwordAttempt, verifyEmail } from "../_shared/queries/accounts.ts";
 import { asTooManyRequests, requireAddressLimit } from "../_shared/queries/rate-limits.ts";
 import { readJsonBody } from "../_shared/request.ts";
 import { newSessionOf, sessionFor } from "../_shared/session.ts";
@@ -14,27 +17,70 @@ import { newSessionOf, sessionFor } from "../_shared/session.ts";
 /** The 429 message of the per-address limit of verify-email and resend-verification. */
 export const tooManyVerifications = "Too many verification attempts; try again later";
 
-/** One answer for a wrong, used, expired or burned code and for an unknown address, so none is revealed. */
+/** One answer for a wrong, used, expired or burned code, so none is revealed. */
 const invalidCode = "Invalid or expired code";
 
-/** `POST /auth/verify-email`: marks the address verified with the code mailed at sign-up, and signs the user in. */
+/** The 401 of a code that comes without the account's access token or password. */
+function credentialsRequired(): UnauthorizedError {
+  return new UnauthorizedError(
+    "credentials_required",
+    "Verify from the signed-in app, or give the account's password with the code",
+  );
+}
+
+/**
+ * `POST /auth/verify-email`: marks the address verified with the code mailed
+ * at sign-up, and signs the user in. The code proves the mailbox; the request
+ * must also prove the account, with its access token or its password, so
+ * whoever registered an address first never keeps an account its owner
+ * verified (an owner who never chose that password sets one with a reset code,
+ * which ends everything issued before it).
+ */
 export const handler = defineEndpoint({
   name: "auth-verify-email",
   envelope: "auth",
   methods: ["POST"],
   handle: async (req, info) => {
-    const { jwtSecret, limits, sessions } = getConfig();
-    const { email, code } = await readJsonBody(req, verifyEmailBody, limits.bodyTimeoutMs);
+    const { bcryptCost, jwtSecret, limits, sessions } = getConfig();
+    const { email, code, password } = await readJsonBody(req, verifyEmailBody, limits.bodyTimeoutMs);
     const address = clientAddress(req, info, limits);
-    const outcome = await withServiceTransaction(
-      verifyEmail({
-        email,
-        codeHash: await verificationCodeHash(jwtSecret, email, code),
-        session: newSessionOf(req, address, sessions),
-      }),
-      requireAddressLimit("verify-address", address, limits),
-    ).catch(asTooManyRequests(tooManyVerifications));
+    const codeHash = await verificationCodeHash(jwtSecret, email, code);
+    const session = newSessionOf(req, address, sessions);
+    const addressLimit = requireAddressLimit("verify-address", address, limits);
+
+    let verifying;
+    if (req.headers.has("authorization")) {
+      // The account's own session: one round trip, behind the check that the session is live.
+      const caller = await requireCaller(req);
+      verifying = withLiveCaller(
+        caller,
+        verifyEmail({ email, codeHash, provenUserId: caller.sub, session }),
+        addressLimit,
+      );
+    } else if (password !== undefined) {
+      // The account's password, checked as a login checks it: counted against the login limits first.
+      const { userAgent } = session;
+      const provenPasswordHash = await withPasswordAdmission(async () => {
+        const attempt = await withServiceTransaction(
+          passwordAttempt({ email, address, userAgent, limits }),
+          addressLimit,
+        )
+          .catch(asTooManyRequests(tooManyVerifications));
+        if (attempt.retryAfter > 0) throw new TooManyRequestsError(tooManyAttempts, attempt.retryAfter);
+        if (!await verifyPassword(password, attempt.passwordHash, bcryptCost) || !attempt.passwordHash) {
+          const wrong = new UnauthorizedError("invalid_credentials", invalidCredentials);
+          return refuseLogin(wrong, { email, address, userAgent, details: { via: "verify_email" } });
+        }
+        return attempt.passwordHash;
+      });
+      verifying = withServiceTransaction(verifyEmail({ email, codeHash, provenPasswordHash, session }));
+    } else {
+      throw credentialsRequired();
+    }
+    const outcome = await verifying.catch(asTooManyRequests(tooManyVerifications));
     switch (outcome.kind) {
+      case "unproven":
+        throw credentialsRequired();
       case "bad-code":
         throw new BadRequestError(invalidCode, [{ field: "code", message: invalidCode }], { code: "invalid_code" });
       case "suspended":

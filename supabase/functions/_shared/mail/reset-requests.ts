@@ -12,15 +12,15 @@
 import { getConfig } from "../config.ts";
 import { withServiceTransaction } from "../db.ts";
 import { resolveResetRequests } from "../queries/reset-requests.ts";
-import { generateCode, resetCodeMail, resetCodePolicy } from "../one-time-codes.ts";
+import { generateCode, resetCodeHash, resetCodeMail, resetCodePolicy } from "../one-time-codes.ts";
 
 /** Resolves up to `batchSize` of the oldest requests; answers how many there were. */
 export async function resolveQueuedResetRequests(batchSize = 20): Promise<number> {
-  const { limits } = getConfig();
+  const { jwtSecret, limits } = getConfig();
   // A code per request that may be taken; those left over are never stored or sent.
   const codes = Array.from({ length: batchSize }, generateCode);
   return await withServiceTransaction(resolveResetRequests({
-    codes,
+    codeHashes: await Promise.all(codes.map((code) => resetCodeHash(jwtSecret, code))),
     mails: codes.map(resetCodeMail),
     ...resetCodePolicy,
     minIntervalSeconds: limits.resetMailMinIntervalSeconds,

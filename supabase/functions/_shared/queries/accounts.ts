@@ -10,7 +10,8 @@
  * signing in still costs what it did before sessions existed.
  */
 import type { SecurityLimits } from "../config.ts";
-import { reserveLoginAttempt } from "./rate-limits.ts";
+import type { TrustedDevice } from "../device-tokens.ts";
+import { reserveLoginAttempt, reservePasswordReentry } from "./rate-limits.ts";
 import type { User } from "../contract.ts";
 import type { Query } from "../db.ts";
 import type { SessionGrant } from "../session.ts";
@@ -135,21 +136,16 @@ export interface PasswordAttempt {
   passwordHash: string | undefined;
 }
 
-/**
- * Counts an attempt to prove the password of the account with `email` (a
- * login, or a password re-entered to change it or delete the account) against
- * the limits, and reads the account and its hash, in one round trip that
- * commits before the password is checked, so concurrent guesses each see the
- * others.
- */
-export function passwordAttempt(
-  input: Parameters<typeof reserveLoginAttempt>[0] & { email: string },
+/** `reserve`, then the account with `email` and its hash, in the same round trip. */
+function withAccountOf(
+  email: string,
+  reserve: Query<{ retry_after: number }, number>,
 ): Query<{ retry_after: number }, PasswordAttempt> {
   return {
-    ...reserveLoginAttempt(input),
+    ...reserve,
     following: [{
       text: `select ${accountColumns}, password_hash from app.users where email = $1`,
-      values: [input.email],
+      values: [email],
     }],
     read: ([reserved], [row]) => {
       const found = row as (AccountRow & { password_hash: string }) | undefined;
@@ -163,13 +159,42 @@ export function passwordAttempt(
 }
 
 /**
+ * Counts an attempt to prove the password of the account with `email` (a
+ * login, or a verification with the password) against the login limits, and
+ * reads the account and its hash, in one round trip that commits before the
+ * password is checked, so concurrent guesses each see the others.
+ */
+export function passwordAttempt(
+  input: Parameters<typeof reserveLoginAttempt>[0],
+): Query<{ retry_after: number }, PasswordAttempt> {
+  return withAccountOf(input.email, reserveLoginAttempt(input));
+}
+
+/**
+ * Counts a password re-entered by a signed-in caller against its session's
+ * own limit (the account's cap, which strangers can fill, does not apply), and
+ * reads the account and its hash, in one round trip.
+ */
+export function passwordReentry(
+  input: { email: string; sessionId: string; limits: SecurityLimits },
+): Query<{ retry_after: number }, PasswordAttempt> {
+  return withAccountOf(input.email, reservePasswordReentry(input.sessionId, input.limits));
+}
+
+/**
  * Completes a login whose password matched `passwordHash`: unless the hash or
  * the status changed meanwhile, it wipes the failed logins of the email from
  * `address` (its owner starts afresh there), takes the attempt back from the
  * account's count, and starts the session. Undefined when it did not.
  */
 export function completeLogin(
-  input: { userId: string; passwordHash: string; address: string | undefined; session: NewSession },
+  input: {
+    userId: string;
+    passwordHash: string;
+    address: string | undefined;
+    device?: TrustedDevice;
+    session: NewSession;
+  },
 ): Query<AccountRow & SessionColumns, SignedInAccount | undefined> {
   return {
     text: `with account as (
@@ -179,9 +204,9 @@ export function completeLogin(
              delete from app.rate_limits r using account
              where r.bucket = 'login-failure' and r.key = account.email || ' ' || $3
            ), uncounted as (
-             -- A success is no guess: it takes its own attempt back from the account's count.
+             -- A success is no guess: it takes its own attempt back from the account's and the device's counts.
              update app.rate_limits r set hits = greatest(r.hits - 1, 0) from account
-             where r.bucket = 'login-account' and r.key = account.email
+             where (r.bucket = 'login-account' and r.key = account.email) or (r.bucket = 'login-device' and r.key = $8)
            ), started as (
              select s.* from account cross join lateral ${startSessionCall("account.id", 4)} s
            ), recorded as (
@@ -190,7 +215,13 @@ export function completeLogin(
              from account, started
            )
            select account.*, started.* from account, started, recorded`,
-    values: [input.userId, input.passwordHash, input.address ?? null, ...sessionValues(input.session)],
+    values: [
+      input.userId,
+      input.passwordHash,
+      input.address ?? null,
+      ...sessionValues(input.session),
+      input.device?.key ?? null,
+    ],
     read: ([row]) => row ? { account: toAccount(row), session: grantOf(row) } : undefined,
   };
 }
@@ -220,15 +251,15 @@ export type PasswordReset =
   | { kind: "updated"; account: Account; session: SessionGrant };
 
 /**
- * Sets a new password with a reset code (`app.reset_password`): a valid code
- * is consumed, a wrong one uses up an attempt (and that commits), and the
- * account is marked verified, its sessions and earlier tokens revoked, and a
- * new session started.
+ * Sets a new password with a reset code, given as its HMAC
+ * (`app.reset_password`): a valid code is consumed, a wrong one uses up an
+ * attempt (and that commits), and the account is marked verified, its
+ * sessions, refresh tokens and device tokens revoked, and a new session started.
  */
 export function resetPassword(
   input: {
     email: string;
-    code: string;
+    codeHash: string;
     passwordHash: string;
     limits: Pick<SecurityLimits, "resetCodeMaxWrongPerAccount" | "resetCodeAccountWindowSeconds">;
     session: NewSession;
@@ -252,7 +283,7 @@ export function resetPassword(
            select reset.*, started.* from reset left join started on true`,
     values: [
       input.email,
-      input.code,
+      input.codeHash,
       input.passwordHash,
       input.limits.resetCodeMaxWrongPerAccount,
       input.limits.resetCodeAccountWindowSeconds,
@@ -268,29 +299,39 @@ export function resetPassword(
   };
 }
 
-/** The outcome of verifying an address with its code. */
+/** The outcome of verifying an address with its code: `unproven` when the request did not prove the account. */
 export type EmailVerification =
+  | { kind: "unproven" }
   | { kind: "bad-code" }
   | { kind: "suspended" }
   | { kind: "verified"; account: Account; session: SessionGrant };
 
 /**
  * Verifies the address with the HMAC of the code presented
- * (`app.verify_email`): a right code marks the account verified and starts a
- * session; a wrong one uses up an attempt (and that commits).
+ * (`app.verify_email`), for a request that proved the account: its session's
+ * user (`provenUserId`) or the hash its password was checked against
+ * (`provenPasswordHash`). A right code marks the account verified and starts a
+ * session; a wrong one uses up an attempt (and that commits); an unproven
+ * request changes nothing.
  */
 export function verifyEmail(
-  input: { email: string; codeHash: string; session: NewSession },
+  input: { email: string; codeHash: string; provenUserId?: string; provenPasswordHash?: string; session: NewSession },
 ): Query<Partial<AccountRow & SessionColumns> & { outcome: EmailVerification["kind"] }, EmailVerification> {
   return {
     text: `with verified as (
-             select * from app.verify_email($1, $2)
+             select * from app.verify_email($1, $2, $3, $4)
            ), started as (
-             select s.* from verified cross join lateral ${startSessionCall("verified.id", 3)} s
+             select s.* from verified cross join lateral ${startSessionCall("verified.id", 5)} s
              where verified.outcome = 'verified'
            )
            select verified.*, started.* from verified left join started on true`,
-    values: [input.email, input.codeHash, ...sessionValues(input.session)],
+    values: [
+      input.email,
+      input.codeHash,
+      input.provenUserId ?? null,
+      input.provenPasswordHash ?? null,
+      ...sessionValues(input.session),
+    ],
     read: ([row]) =>
       row.outcome === "verified"
         ? { kind: "verified", account: toAccount(row as AccountRow), session: grantOf(row as SessionColumns) }

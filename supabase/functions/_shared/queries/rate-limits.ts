@@ -10,6 +10,7 @@
  * ```
  */
 import type { SecurityLimits } from "../config.ts";
+import type { TrustedDevice } from "../device-tokens.ts";
 import type { Query, Statement } from "../db.ts";
 import { TooManyRequestsError } from "../http-error.ts";
 import { pgErrorCode } from "../db.ts";
@@ -17,9 +18,11 @@ import { pgErrorCode } from "../db.ts";
 /**
  * Counts one login attempt against the account, the address and the (email,
  * address) pair and reads how many seconds until all allow it, or 0 when it
- * may go on. `trustedUserId`, the account a valid device token names, lets a
- * login through the account's cap when it is this email's. Run it in a
- * transaction of its own, so the attempt commits before bcrypt runs.
+ * may go on. `device`, what a genuine device token claims, lets the login
+ * through the account's cap when it is this email's under the account's
+ * current device generation; the device's own count of failures stands in for
+ * the account's then. Run it in a transaction of its own, so the attempt
+ * commits before bcrypt runs.
  */
 export function reserveLoginAttempt(
   input: {
@@ -27,12 +30,12 @@ export function reserveLoginAttempt(
     address: string | undefined;
     userAgent: string | undefined;
     limits: SecurityLimits;
-    trustedUserId?: string;
+    device?: TrustedDevice;
   },
 ): Query<{ retry_after: number }, number> {
-  const { email, address, limits } = input;
+  const { email, address, limits, device } = input;
   return {
-    text: "select app.take_login_attempt($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) as retry_after",
+    text: "select app.take_login_attempt($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) as retry_after",
     values: [
       email,
       address ?? null,
@@ -42,9 +45,29 @@ export function reserveLoginAttempt(
       limits.loginMaxAttemptsPerAddress,
       limits.loginAccountWindowSeconds,
       limits.loginMaxFailuresPerAccount,
-      input.trustedUserId ?? null,
+      device?.userId ?? null,
+      device?.generation ?? null,
+      device?.key ?? null,
+      limits.loginDeviceWindowSeconds,
+      limits.loginMaxFailuresPerDevice,
       input.userAgent ?? null,
     ],
+    read: ([row]) => row.retry_after,
+  };
+}
+
+/**
+ * Counts a password re-entered in the session `sessionId` (to change it or
+ * delete the account) against the session's own limit, never the account's,
+ * and reads how many seconds until it allows one, or 0.
+ */
+export function reservePasswordReentry(
+  sessionId: string,
+  limits: SecurityLimits,
+): Query<{ retry_after: number }, number> {
+  return {
+    text: "select app.take_password_reentry($1, $2, $3) as retry_after",
+    values: [sessionId, limits.reentrySessionWindowSeconds, limits.reentryMaxPerSession],
     read: ([row]) => row.retry_after,
   };
 }

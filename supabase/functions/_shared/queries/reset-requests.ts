@@ -21,12 +21,13 @@ export function recordResetRequest(email: string): Query<unknown, void> {
 }
 
 /**
- * Resolves up to `codes.length` of the oldest requests in one transaction,
- * each with the code and mail of its position (`app.resolve_password_reset_requests`).
+ * Resolves up to `codeHashes.length` of the oldest requests in one
+ * transaction, each with the code (as its HMAC) and mail of its position
+ * (`app.resolve_password_reset_requests`).
  */
 export function resolveResetRequests(
   input: {
-    codes: string[];
+    codeHashes: string[];
     mails: { subject: string; body: string }[];
     ttlMinutes: number;
     attempts: number;
@@ -37,7 +38,7 @@ export function resolveResetRequests(
   return {
     text: "select app.resolve_password_reset_requests($1, $2, $3, $4, $5, $6, $7) as resolved",
     values: [
-      input.codes,
+      input.codeHashes,
       input.mails.map((mail) => mail.body),
       input.ttlMinutes,
       input.attempts,

@@ -26,6 +26,8 @@ export interface NewSession {
 export interface SessionColumns {
   session_id: string;
   session_generation: number;
+  /** Only from `app.start_session`: the account's device generation, for the sign-in's device token. */
+  device_generation?: number;
 }
 
 /**
@@ -44,7 +46,7 @@ export function sessionValues(session: NewSession): unknown[] {
 }
 
 export function grantOf(row: SessionColumns): SessionGrant {
-  return { sessionId: row.session_id, generation: row.session_generation };
+  return { sessionId: row.session_id, generation: row.session_generation, deviceGeneration: row.device_generation };
 }
 
 /** What a refresh found: a new grant for the account, or why not (each a 401 `code`). */
@@ -78,10 +80,17 @@ export function refreshSession(
   };
 }
 
-/** Ends the caller's session, every other one of the account, or all of them; answers how many ended. */
+/**
+ * Ends the caller's session, every other one of the account, or all of them;
+ * answers how many ended. A global sign-out also voids the account's device
+ * tokens: its device generation moves on.
+ */
 export function endSessions(caller: CallerClaims & { session_id: string }, scope: LogoutScope): Query<unknown, number> {
   return {
-    text: `update app.sessions
+    text: `with devices as (
+             update app.users set device_generation = device_generation + 1 where id = $1 and $3 = 'global'
+           )
+           update app.sessions
            set revoked_at = now(), revoked_reason = case $3 when 'local' then 'logout' else 'logout_' || $3 end
            where user_id = $1 and revoked_at is null and expires_at > now()
              and case $3 when 'local' then id = $2 when 'others' then id <> $2 else true end
