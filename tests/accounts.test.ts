@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiResponse, countResetMails, readMailedCode, readResetCode, uniqueEmail } from "./support/api.ts";
-import { expectAuthError, expectSession } from "./support/auth.ts";
+import { decodeAccessToken, expectAuthError, expectSession } from "./support/auth.ts";
 import { expectNotesError } from "./support/notes.ts";
 import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";
 
@@ -39,8 +39,9 @@ function verificationCode(email: string, on: ScratchStack = stack, after = 0): P
   return readMailedCode(email, { kind: "verification", after, logFile: on.logFile });
 }
 
+/** Verifies with the code and the account's password: a code alone proves the mailbox, not the account. */
 function verify(email: string, code: string, on: ScratchStack = stack): Promise<ApiResponse> {
-  return on.call("/auth/verify-email", { body: { email, code } });
+  return on.call("/auth/verify-email", { body: { email, code, password } });
 }
 
 function mailsOf(email: string, on: ScratchStack = stack): number {
@@ -90,7 +91,8 @@ describe("verifying the address", () => {
     const wrong = await signUp();
     const wrongCode = await verificationCode(wrong.email);
     answers.push(await verify(wrong.email, otherCode(wrongCode)));
-    answers.push(await verify(uniqueEmail("nobody"), wrongCode));
+    // An unknown address has no password to match: as a wrong password at login.
+    expect(expectAuthError(await verify(uniqueEmail("nobody"), wrongCode), 401).code).toBe("invalid_credentials");
 
     const used = await signUp();
     const usedCode = await verificationCode(used.email);
@@ -185,11 +187,11 @@ describe("POST /auth/resend-verification", () => {
     try {
       const email = uniqueEmail();
       for (const path of ["/auth/resend-verification", "/auth/verify-email"]) {
-        expect((await limited.call(path, { body: { email, code: "123456" } })).status).toBe(
-          path.endsWith("email") ? 400 : 200,
+        expect((await limited.call(path, { body: { email, code: "123456", password } })).status).toBe(
+          path.endsWith("email") ? 401 : 200,
         );
       }
-      const refused = await limited.call("/auth/verify-email", { body: { email, code: "123456" } });
+      const refused = await limited.call("/auth/verify-email", { body: { email, code: "123456", password } });
       expect(expectAuthError(refused, 429).message).toBe("Too many verification attempts; try again later");
       expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
     } finally {
@@ -246,7 +248,7 @@ describe("POST /auth/change-password", () => {
     );
   });
 
-  it("refuses a wrong current password with 401, changing nothing, and counts it toward the login limits", async () => {
+  it("refuses a wrong current password with 401, changing nothing, and counts it toward the session's limit", async () => {
     const user = await signUp();
     for (let guess = 0; guess < 5; guess++) {
       const wrong = await change(user.accessToken, {
@@ -354,7 +356,7 @@ describe("POST /auth/delete-account", () => {
     expect(notes.body).toMatchObject({ data: { notes: [], pagination: { total: 0 } } });
   });
 
-  it("deletes nothing for a wrong password, answering 401, and counts it toward the login limits", async () => {
+  it("deletes nothing for a wrong password, answering 401, and counts it toward the session's limit", async () => {
     const user = await userWithHistory();
     const before = await rowsMentioning(user.payload.id, user.email);
     const wrong = await stack.call("/auth/delete-account", {
@@ -365,8 +367,9 @@ describe("POST /auth/delete-account", () => {
     expect((await rowsMentioning(user.payload.id, user.email)).length).toBeGreaterThanOrEqual(before.length);
     expect((await stack.call("/notes-fetch", { token: user.accessToken })).status).toBe(200);
     const [{ hits }] = await stack.sql<{ hits: number }[]>`
-      select coalesce(sum(hits), 0)::int as hits from app.rate_limits where bucket = 'login-failure' and email = ${user.email}`;
-    expect(hits).toBeGreaterThanOrEqual(2);
+      select coalesce(sum(hits), 0)::int as hits from app.rate_limits
+      where bucket = 'reentry-session' and key = ${String(decodeAccessToken(user.accessToken).claims.session_id)}`;
+    expect(hits).toBe(1);
   });
 
   it("needs the token and the password", async () => {

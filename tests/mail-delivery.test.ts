@@ -74,6 +74,7 @@ describe("the verification mail through the provider", () => {
     const verified = expectSession(
       await call("/auth/verify-email", {
         body: { email: user.email, code: codeIn(mail.text) },
+        token: user.accessToken,
         baseUrl: stack.baseUrl,
       }),
       200,

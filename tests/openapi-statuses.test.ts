@@ -243,12 +243,22 @@ describe("every documented status of every operation", () => {
     await documented(operations.resendVerification, 429, { body: { email }, address: resends });
     const verification = await readMailedCode(email, { kind: "verification", logFile: stack.logFile });
     await documented(operations.verifyEmail, 400, {
-      body: { email, code: verification === "000000" ? "111111" : "000000" },
+      body: { email, code: verification === "000000" ? "111111" : "000000", password },
       code: "invalid_code",
     });
     const verifications = freshAddress();
-    await documented(operations.verifyEmail, 200, { body: { email, code: verification }, address: verifications });
-    await documented(operations.verifyEmail, 429, { body: { email, code: verification }, address: verifications });
+    await documented(operations.verifyEmail, 401, {
+      body: { email, code: verification },
+      code: "credentials_required",
+    });
+    await documented(operations.verifyEmail, 200, {
+      body: { email, code: verification, password },
+      address: verifications,
+    });
+    await documented(operations.verifyEmail, 429, {
+      body: { email, code: verification, password },
+      address: verifications,
+    });
 
     const change = { currentPassword: password, newPassword: password };
     await documented(operations.changePassword, 400, { token, body: { ...change, newPassword: "short" } });
@@ -257,10 +267,16 @@ describe("every documented status of every operation", () => {
       body: { ...change, currentPassword: "wrong password" },
       code: "invalid_credentials",
     });
-    const changes = freshAddress();
-    const changed = await documented(operations.changePassword, 200, { token, body: change, address: changes });
+    const changed = await documented(operations.changePassword, 200, { token, body: change });
     token = sessionEnvelope.parse(changed.body).data.accessToken;
-    await documented(operations.changePassword, 429, { token, body: change, address: changes });
+    // The new session's re-entered passwords are limited (5 a window): past them even the right one is refused.
+    for (let guess = 0; guess < 5; guess++) {
+      await documented(operations.changePassword, 401, {
+        token,
+        body: { ...change, currentPassword: `guess ${guess}` },
+      });
+    }
+    await documented(operations.changePassword, 429, { token, body: change });
 
     await documented(operations.createNote, 400, { token, body: {}, code: "invalid_request" });
     const keyed = { token, headers: { "Idempotency-Key": `statuses-${noteId}` } };
@@ -378,10 +394,13 @@ describe("every documented status of every operation", () => {
     const { email, token } = await signedUpCaller();
     await documented(operations.deleteAccount, 400, { token, body: {} });
     await documented(operations.deleteAccount, 401, { token, body: { password: "wrong password" } });
-    const deletions = freshAddress();
-    await documented(operations.deleteAccount, 200, { token, body: { password }, address: deletions });
+    await documented(operations.deleteAccount, 200, { token, body: { password } });
+    // A session's re-entered passwords are limited (5 a window): the sixth is refused, even the right one.
     const again = await signedUpCaller();
-    await documented(operations.deleteAccount, 429, { token: again.token, body: { password }, address: deletions });
+    for (let guess = 0; guess < 5; guess++) {
+      await documented(operations.deleteAccount, 401, { token: again.token, body: { password: `guess ${guess}` } });
+    }
+    await documented(operations.deleteAccount, 429, { token: again.token, body: { password } });
     expect(email).not.toBe(again.email);
   });
 
@@ -396,7 +415,10 @@ describe("every documented status of every operation", () => {
       body: { email, password: "a new secret", code },
       code: "account_suspended",
     });
-    await documented(operations.verifyEmail, 403, { body: { email, code: verification }, code: "account_suspended" });
+    await documented(operations.verifyEmail, 403, {
+      body: { email, code: verification, password },
+      code: "account_suspended",
+    });
   });
 
   it("answers 503 from every operation while the database cannot be reached", { timeout: 60_000 }, async () => {
@@ -411,7 +433,7 @@ describe("every documented status of every operation", () => {
         requestPasswordReset: { email: caller.email },
         createPassword: { email: caller.email, password: "a new secret", code: "123456" },
         refreshSession: { refreshToken: caller.refreshToken },
-        verifyEmail: { email: caller.email, code: "123456" },
+        verifyEmail: { email: caller.email, code: "123456", password },
         resendVerification: { email: caller.email },
         changePassword: { currentPassword: password, newPassword: "a new secret" },
         deleteAccount: { password },

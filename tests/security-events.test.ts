@@ -37,7 +37,8 @@ describe("GET /auth/events", () => {
     const agent = { "user-agent": "events-test/1.0" };
     const user = await signUp(stack, "lifecycle", agent);
     const verification = await readMailedCode(user.email, { kind: "verification", logFile: stack.logFile });
-    expectSession(await stack.call("/auth/verify-email", { body: { email: user.email, code: verification } }), 200);
+    const verifying = { body: { email: user.email, code: verification }, token: user.accessToken, headers: agent };
+    expectSession(await stack.call("/auth/verify-email", verifying), 200);
     const login = { body: { email: user.email, password: testPassword }, headers: agent };
     const laptop = expectSession(await stack.call("/auth/login", login), 200);
     expect((await stack.call("/auth/logout", { token: laptop.accessToken, body: {} })).status).toBe(200);

@@ -312,7 +312,9 @@ export type EmailVerification =
  * user (`provenUserId`) or the hash its password was checked against
  * (`provenPasswordHash`). A right code marks the account verified and starts a
  * session; a wrong one uses up an attempt (and that commits); an unproven
- * request changes nothing.
+ * request changes nothing. A right password is no guess: as after a login, it
+ * clears the email's failures from the address and takes its attempt back from
+ * the account's count.
  */
 export function verifyEmail(
   input: { email: string; codeHash: string; provenUserId?: string; provenPasswordHash?: string; session: NewSession },
@@ -323,6 +325,12 @@ export function verifyEmail(
            ), started as (
              select s.* from verified cross join lateral ${startSessionCall("verified.id", 5)} s
              where verified.outcome = 'verified'
+           ), cleared as (
+             delete from app.rate_limits r
+             where $4::text is not null and r.bucket = 'login-failure' and r.key = $1 || ' ' || $8
+           ), uncounted as (
+             update app.rate_limits r set hits = greatest(r.hits - 1, 0)
+             where $4::text is not null and r.bucket = 'login-account' and r.key = $1
            )
            select verified.*, started.* from verified left join started on true`,
     values: [
