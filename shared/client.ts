@@ -8,9 +8,11 @@
  * token, refresh token, expiry, user) in the client's storage. The client
  * refreshes the access token shortly before it expires, and once after a call
  * is answered 401, then retries that call; one refresh at a time, shared by
- * concurrent calls, and across tabs that share a storage. It drops the
- * session only when a refresh is answered 401 (the session ended, expired or
- * was revoked), never on a network error, a timeout or a 5xx.
+ * concurrent calls, and across tabs that share a storage. A refresh whose
+ * answer is lost (or a 503) is sent again at once, within the server's grace
+ * for the token it replaced (refresh-budget.ts). It drops the session only when a
+ * refresh is answered 401 (the session ended, expired or was revoked), never
+ * on a network error, a timeout or a 5xx.
  *
  * Deadlines: a call that has no answer within `timeoutMs` (15 s unless the
  * client or the call says otherwise) throws a {@link NotesApiError} with
@@ -49,6 +51,7 @@ import {
   tokenErrorCodes,
   type User,
 } from "../supabase/functions/_shared/contract.ts";
+import { refreshAttemptMs, refreshAttempts } from "../supabase/functions/_shared/refresh-budget.ts";
 import { CallDeadline, defaultTimeoutMs } from "./deadline.ts";
 import { NotesApiError } from "./errors.ts";
 import { type OperationName, operations, type OperationSpec, pathOf } from "./operations.ts";
@@ -195,6 +198,15 @@ async function readJson(response: Response): Promise<unknown> {
   }
 }
 
+/**
+ * A failure after which a refresh may have rotated the token: as for a
+ * create, or no answer within the request's own time (the refresh has
+ * another request's time left).
+ */
+function refreshOutcomeUnknown(error: unknown): boolean {
+  return outcomeUnknown(error) || (error instanceof NotesApiError && error.code === "timeout");
+}
+
 /** `Retry-After` in seconds: given as seconds, or as an HTTP date. */
 function retryAfterOf(response: Response): number | undefined {
   const header = response.headers.get("retry-after");
@@ -253,6 +265,8 @@ export class NotesClient {
   readonly #storage: SessionStorage;
   readonly #refreshMarginMs: number;
   readonly #timeoutMs: number;
+  /** How long each request of a refresh may take: the budget's, or a share of a shorter `timeoutMs`. */
+  readonly #refreshAttemptMs: number;
   readonly #listeners = new Set<SessionListener>();
   readonly #tabs: TabCoordinator | undefined;
   /** The refresh under way in this client, which concurrent calls wait for. */
@@ -268,6 +282,7 @@ export class NotesClient {
     this.#storage = options.storage ?? memorySessionStorage();
     this.#refreshMarginMs = (options.refreshMarginSeconds ?? 60) * 1000;
     this.#timeoutMs = options.timeoutMs ?? defaultTimeoutMs;
+    this.#refreshAttemptMs = Math.min(refreshAttemptMs, this.#timeoutMs / refreshAttempts);
     const shared = this.#storage.sharedBy;
     this.#tabs = shared && typeof BroadcastChannel === "function"
       ? new TabCoordinator(shared, (message) => this.#heardFromTab(message))
@@ -304,10 +319,11 @@ export class NotesClient {
 
   /**
    * Trades the refresh token for a new session now. Concurrent callers (and
-   * tabs sharing the storage) share one request. A 401 ends the session
-   * (`onUnauthorized` is called); any other failure keeps it and throws. A
-   * caller whose `timeoutMs` passes or whose `signal` aborts stops waiting;
-   * the shared request runs on for the others, within the client's `timeoutMs`.
+   * tabs sharing the storage) share one refresh: a request, and one retry if
+   * its answer is lost or a 503. A 401 ends the session (`onUnauthorized` is called);
+   * any other failure keeps it and throws. A caller whose `timeoutMs` passes
+   * or whose `signal` aborts stops waiting; the shared refresh runs on for the
+   * others, within the client's `timeoutMs`.
    */
   refreshSession(request: RequestOptions = {}): Promise<Session> {
     return this.#deadline(request).race(this.#sharedRefresh());
@@ -571,8 +587,9 @@ export class NotesClient {
 
   /**
    * The refresh under way, or a new one. It is shared by calls with deadlines
-   * of their own, so it runs on the client's `timeoutMs`, never a call's
-   * (a call that cannot wait for it stops waiting, and the others still get it).
+   * of their own, so it runs on the client's `timeoutMs` (shared by its
+   * request and retry), never a call's (a call that cannot wait for it stops
+   * waiting, and the others still get it).
    */
   #sharedRefresh(): Promise<Session> {
     this.#refreshing ??= this.#refresh().finally(() => {
@@ -586,13 +603,21 @@ export class NotesClient {
     if (!current) {
       throw new NotesApiError({ status: 401, code: "not_signed_in", message: "Not signed in" });
     }
+    const body = { refreshToken: current.refreshToken };
     const refresh = async () => {
-      // Another tab may have refreshed this session already: its result is in the shared storage.
-      const stored = this.session;
-      if (stored && stored.refreshToken !== current.refreshToken) return stored;
-      const body = { refreshToken: current.refreshToken };
-      return (await this.#send("refreshSession", { body, deadline: this.#deadline() }, undefined))
-        .data as Session;
+      for (let attempt = 1;; attempt++) {
+        // Another tab may have refreshed this session already: its result is in the shared storage.
+        const stored = this.session;
+        if (stored && stored.refreshToken !== current.refreshToken) return stored;
+        const deadline = new CallDeadline(this.#refreshAttemptMs);
+        try {
+          return (await this.#send("refreshSession", { body, deadline }, undefined)).data as Session;
+        } catch (error) {
+          // The token may be rotated and its successor lost with the answer: the server answers that same
+          // successor to this token again, but only within its grace, so the retry goes now, not on a later call.
+          if (attempt === refreshAttempts || !refreshOutcomeUnknown(error)) throw error;
+        }
+      }
     };
     try {
       const session = this.#tabs ? await this.#tabs.refreshOnce(current.refreshToken, refresh) : await refresh();

@@ -6,8 +6,10 @@
  * locks outlived crashed tabs and deadlocked supabase-js, supabase-js#936):
  * every tab that wants to refresh a token announces it, waits a moment for
  * the others' announcements, and the lowest tab id wins. A loser that hears
- * nothing back in time refreshes itself; the server's grace for the token
- * just replaced makes that converge too.
+ * nothing back in time refreshes itself, and the server's grace for the
+ * token just replaced makes that converge too: the wait counts from the first
+ * claim heard, so however late a tab joins, the whole refresh stays within
+ * the client's budget (refresh-budget.ts), which the grace covers.
  *
  * @example
  * ```ts
@@ -16,6 +18,7 @@
  * ```
  */
 import type { Session } from "../supabase/functions/_shared/contract.ts";
+import { tabClaimWindowMs, tabResultWaitMs } from "../supabase/functions/_shared/refresh-budget.ts";
 
 /** What one tab tells the others. */
 export type TabMessage =
@@ -27,16 +30,11 @@ export type TabMessage =
   /** The session whose refresh token is `token` has ended. */
   | { type: "ended"; token: string };
 
-/** How long a tab listens for rival claims before it counts them. */
-const claimWindowMs = 60;
-/** How long a tab waits for the winner's result before it refreshes itself. */
-const winnerTimeoutMs = 10_000;
-
 export class TabCoordinator {
   readonly #channel: BroadcastChannel;
   readonly #tab = crypto.randomUUID();
-  /** Tabs that claimed the refresh of each token. */
-  readonly #claims = new Map<string, Set<string>>();
+  /** Tabs that claimed the refresh of each token, and when this tab heard the first claim. */
+  readonly #claims = new Map<string, { tabs: Set<string>; since: number }>();
   /** Tabs waiting for the winner's result, by token. */
   readonly #waiting = new Map<string, (result: Session | undefined) => void>();
   /** Results heard, by the token they replace, for a loser that starts waiting after the winner finished. */
@@ -47,7 +45,7 @@ export class TabCoordinator {
     this.#channel.onmessage = (event: MessageEvent<TabMessage>) => {
       const message = event.data;
       if (message.type === "claim") {
-        this.#claimsOf(message.token).add(message.tab);
+        this.#claimOf(message.token).tabs.add(message.tab);
         return;
       }
       this.#claims.delete(message.token);
@@ -76,12 +74,13 @@ export class TabCoordinator {
     token: string,
     refresh: () => Promise<Session>,
   ): Promise<Session> {
-    this.#claimsOf(token).add(this.#tab);
+    const claim = this.#claimOf(token);
+    claim.tabs.add(this.#tab);
     this.announce({ type: "claim", token, tab: this.#tab });
-    await new Promise((resolve) => setTimeout(resolve, claimWindowMs));
-    const winner = [...this.#claimsOf(token)].sort()[0];
+    await new Promise((resolve) => setTimeout(resolve, tabClaimWindowMs));
+    const winner = [...this.#claimOf(token).tabs].sort()[0];
     if (winner !== this.#tab) {
-      const result = await this.#resultOf(token);
+      const result = await this.#resultOf(token, claim.since + tabResultWaitMs);
       if (result) return result;
     }
     try {
@@ -100,18 +99,18 @@ export class TabCoordinator {
     this.#channel.close();
   }
 
-  #claimsOf(token: string): Set<string> {
-    let claims = this.#claims.get(token);
-    if (!claims) this.#claims.set(token, claims = new Set());
-    return claims;
+  #claimOf(token: string): { tabs: Set<string>; since: number } {
+    let claim = this.#claims.get(token);
+    if (!claim) this.#claims.set(token, claim = { tabs: new Set(), since: Date.now() });
+    return claim;
   }
 
-  /** The winner's session, or undefined when it failed or did not answer in time. */
-  #resultOf(token: string): Promise<Session | undefined> {
+  /** The winner's session, or undefined when it failed or had not answered by `until` (a `Date.now()`). */
+  #resultOf(token: string, until: number): Promise<Session | undefined> {
     const heard = this.#results.get(token);
     if (heard) return Promise.resolve(heard);
     return new Promise((resolve) => {
-      const timer = setTimeout(() => settle(undefined), winnerTimeoutMs);
+      const timer = setTimeout(() => settle(undefined), Math.max(0, until - Date.now()));
       const settle = (result: Session | undefined) => {
         clearTimeout(timer);
         this.#waiting.delete(token);

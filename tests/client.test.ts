@@ -76,6 +76,26 @@ function countingFetch() {
   };
 }
 
+/**
+ * A fetch whose first refresh reaches the service, which rotates the token,
+ * and whose answer is then lost as `loseAnswer` says: a dropped connection
+ * (it throws) or a stalled one (it never settles). Records the refresh
+ * tokens presented.
+ */
+function losingFirstRefresh(loseAnswer: () => Promise<never>) {
+  const presented: string[] = [];
+  const losingFetch: typeof fetch = async (input, init) => {
+    const response = await fetch(input, init);
+    if (!String(input).endsWith("/auth/refresh")) return response;
+    presented.push(JSON.parse(String(init?.body)).refreshToken);
+    // Read whole: the service has answered, so the rotation is done.
+    const text = await response.text();
+    if (presented.length === 1) return await loseAnswer();
+    return new Response(text, response);
+  };
+  return { fetch: losingFetch, presented };
+}
+
 /** The rejection of `promise`, which must be a NotesApiError. */
 async function apiError(promise: Promise<unknown>): Promise<NotesApiError> {
   const error = await promise.then(() => undefined, (reason: unknown) => reason);
@@ -211,6 +231,34 @@ describe("createNotesClient", () => {
     expect(seen).toHaveLength(1);
   });
 
+  // A stalled answer is given up on at half the client's timeoutMs when that is under 10 s: 2 s here, not 5.
+  it.each([
+    ["is cut off", () => Promise.reject(new TypeError("network connection lost")), undefined],
+    ["never comes", () => new Promise<never>(() => {}), 4_000],
+  ])("keeps the user signed in when the answer to a refresh %s", async (_, loseAnswer, timeoutMs) => {
+    const { session, expired } = await sessionWithExpiredToken("lost-refresh");
+    const seen: NotesApiError[] = [];
+    const losing = losingFirstRefresh(loseAnswer);
+    const client = createNotesClient({
+      url,
+      anonKey,
+      timeoutMs,
+      onUnauthorized: (error) => seen.push(error),
+      fetch: losing.fetch,
+    });
+    client.setSession({ ...session, accessToken: expired, expiresAt: inAnHour() });
+
+    expect((await client.listNotes()).notes).toEqual([]);
+    expect(losing.presented).toEqual([session.refreshToken, session.refreshToken]);
+    const renewed = client.session ?? fail("signed out");
+    expect(renewed.refreshToken).not.toBe(session.refreshToken);
+    // The next request with the new token works, and the session lives on: it is listed, and refreshes again.
+    await client.createNote({ title: "still signed in" });
+    expect((await client.listSessions()).filter((listed) => listed.current)).toHaveLength(1);
+    expect((await client.refreshSession()).refreshToken).not.toBe(renewed.refreshToken);
+    expect(seen).toEqual([]);
+  });
+
   it("retries with the session a login started while a call with the old token was on its way", async () => {
     const { client: owner, email } = await signedUp("relogin");
     const { expired } = await sessionWithExpiredToken("unused", owner);
@@ -304,6 +352,19 @@ describe("createNotesClient", () => {
     await Promise.all(tabs.map((tab) => tab.listNotes()));
     expect(traffic.paths().filter((path) => path === "/auth/refresh")).toHaveLength(1);
     expect(new Set(tabs.map((tab) => tab.session?.refreshToken)).size).toBe(1);
+  });
+
+  it("keeps every tab signed in when the answer to the tabs' one refresh is lost", async () => {
+    const { session, expired } = await sessionWithExpiredToken("lost-tabs");
+    const storage = { ...memorySessionStorage(), sharedBy: `notes-test:${crypto.randomUUID()}` };
+    const losing = losingFirstRefresh(() => Promise.reject(new TypeError("network connection lost")));
+    const tabs = [1, 2].map(() => createNotesClient({ url, anonKey, storage, fetch: losing.fetch }));
+    tabs[0].setSession({ ...session, accessToken: expired, expiresAt: inAnHour() });
+    await Promise.all(tabs.map((tab) => tab.listNotes()));
+    // The tab that won the refresh sent it again; the other took its result.
+    expect(losing.presented).toEqual([session.refreshToken, session.refreshToken]);
+    expect(new Set(tabs.map((tab) => tab.session?.refreshToken)).size).toBe(1);
+    expect(tabs[1].session?.refreshToken).not.toBe(session.refreshToken);
   });
 
   it("reads one note, and throws a 409 note_conflict with the stored note for a stale save or delete", async () => {
@@ -640,14 +701,18 @@ describe("timeoutMs", () => {
       client.setSession(someSession);
       const { error, elapsedMs } = await timedFailure(client.listNotes());
       expect(error).toMatchObject({ status: 0, code: "timeout" });
+      expect(elapsedMs).toBeLessThan(timeoutMs + firstAnswerMs - 500);
+      // The shared refresh runs on: its answer counts as lost at half the client's timeoutMs, and it is sent
+      // once more within the rest.
+      await expect.poll(() => server.received.length, { timeout: timeoutMs }).toBe(3);
       expect(server.received.map((request) => request.path)).toEqual([
         "/functions/v1/notes-fetch",
         "/functions/v1/auth/refresh",
+        "/functions/v1/auth/refresh",
       ]);
-      expect(elapsedMs).toBeLessThan(timeoutMs + firstAnswerMs - 500);
       // A timeout is not a lost session.
       expect(client.session).toEqual(someSession);
-      await expectQuietAfterDeadline(server, 2);
+      await expectQuietAfterDeadline(server, 3);
     } finally {
       await server.close();
     }

@@ -5,8 +5,17 @@
  * runs on a stack of its own whose database it can read with SQL: to move a
  * rotation past its grace as time would, and to look for stored tokens.
  */
+import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { authSuccessEnvelope, sessionList } from "../supabase/functions/_shared/contract.ts";
+import {
+  clientRefreshBudgetMs,
+  defaultRefreshGraceSeconds,
+  refreshAttemptMs,
+  refreshAttempts,
+  tabClaimWindowMs,
+  tabResultWaitMs,
+} from "../supabase/functions/_shared/refresh-budget.ts";
 import { type ApiResponse, readResetCode, stackLog, uniqueEmail } from "./support/api.ts";
 import { expectAuthError, expectSession } from "./support/auth.ts";
 import { expectNotesError } from "./support/notes.ts";
@@ -97,11 +106,23 @@ describe("POST /auth/refresh", () => {
     expect((await listNotes(next.accessToken)).status).toBe(200);
   });
 
+  it("answers the current session to a replaced token sent as late as the typed client may send it", async () => {
+    const user = await signUp();
+    // The answer to this refresh is lost; the client's last retry comes at the end of its whole budget.
+    const rotated = expectSession(await refresh(user.refreshToken), 200);
+    await ageRotation(user.refreshToken, Math.ceil(clientRefreshBudgetMs / 1000));
+
+    const retried = expectSession(await refresh(user.refreshToken), 200);
+    expect(retried.refreshToken).toBe(rotated.refreshToken);
+    expect((await listNotes(retried.accessToken)).status).toBe(200);
+    expect(expectSession(await refresh(retried.refreshToken), 200).payload.id).toBe(user.payload.id);
+  });
+
   it("ends the session when a replaced token is used after the grace, and leaves other sessions alone", async () => {
     const user = await signUp();
     const otherDevice = await logIn(user.email);
     const rotated = expectSession(await refresh(user.refreshToken), 200);
-    await ageRotation(user.refreshToken, 11);
+    await ageRotation(user.refreshToken, defaultRefreshGraceSeconds + 1);
 
     expectRefused(await refresh(user.refreshToken), "refresh_token_reused");
     // The thief's copy and the owner's current tokens of that session all stop working.
@@ -328,5 +349,26 @@ describe("refresh tokens at rest", () => {
     }
     const log = stackLog(stack.logFile);
     for (const secret of secrets) expect(log).not.toContain(secret);
+  });
+});
+
+describe("the refresh budget", () => {
+  it("is stated in docs/sessions.md and docs/configuration.md as the client and the service use it", () => {
+    const read = (doc: string) => readFileSync(new URL(`../docs/${doc}`, import.meta.url), "utf8").split("\n");
+    const sessionsDoc = read("sessions.md");
+    // The Time column of the row of docs/sessions.md's table that starts with `step`.
+    const time = (step: string) => sessionsDoc.find((line) => line.startsWith(`| ${step}`))?.split("|")[2].trim();
+    const seconds = (ms: number) => `${ms / 1000} s`;
+    expect(time("tabs sharing a storage announce")).toBe(`${tabClaimWindowMs} ms`);
+    expect(time("each refresh request waits")).toBe(seconds(refreshAttemptMs));
+    expect(time("requests per refresh")).toBe(`${refreshAttempts}, so ${seconds(refreshAttempts * refreshAttemptMs)}`);
+    expect(time("another tab waits")).toBe(
+      `${seconds(tabResultWaitMs)}, then it refreshes itself (${seconds(refreshAttempts * refreshAttemptMs)})`,
+    );
+    expect(time("the client's whole refresh")).toBe(seconds(clientRefreshBudgetMs));
+    expect(time("the service's grace")).toBe(`${defaultRefreshGraceSeconds} s`);
+    const graceSetting = read("configuration.md").find((line) => line.startsWith("| `SESSION_REFRESH_GRACE_SECONDS`"));
+    expect(graceSetting).toContain(seconds(clientRefreshBudgetMs));
+    expect(graceSetting?.split("|")[3].trim()).toBe(`\`${defaultRefreshGraceSeconds}\``);
   });
 });

@@ -8,6 +8,7 @@
  * const { databaseUrl } = getConfig();
  * ```
  */
+import { defaultRefreshGraceSeconds } from "./refresh-budget.ts";
 
 /** Thrown for a missing or unusable setting; the message says which and why. */
 export class ConfigError extends Error {
@@ -168,7 +169,8 @@ export interface SessionSettings {
   maxLifetimeSeconds: number;
   /**
    * `SESSION_REFRESH_GRACE_SECONDS`: how long a replaced refresh token still refreshes (to the current one),
-   * so two tabs or a retry that spend the same token converge instead of signing the user out (default 10).
+   * so two tabs or a retry that spend the same token converge instead of signing the user out (default
+   * `defaultRefreshGraceSeconds`, which covers the typed client's whole refresh).
    */
   refreshGraceSeconds: number;
 }
@@ -296,7 +298,7 @@ function sessionSettingsFrom(env: Env): SessionSettings {
   return {
     idleTimeoutSeconds: seconds("SESSION_IDLE_TIMEOUT_SECONDS", 7 * day),
     maxLifetimeSeconds: seconds("SESSION_MAX_LIFETIME_SECONDS", 30 * day),
-    refreshGraceSeconds: seconds("SESSION_REFRESH_GRACE_SECONDS", 10),
+    refreshGraceSeconds: seconds("SESSION_REFRESH_GRACE_SECONDS", defaultRefreshGraceSeconds),
   };
 }
 
