@@ -198,6 +198,22 @@ async function endpointCalls(baseUrl: string, apiKey: string) {
       body: { email },
       status: 200,
     }),
+    // A wrong code runs the same statement as a right one (app.verify_email), and can be repeated: with the
+    // account's token it is one round trip; with its password two, as a login (the attempt commits first).
+    "auth/verify-email": () => ({
+      path: "/auth/verify-email",
+      method: "POST",
+      headers: { ...apikey, ...authorization },
+      body: { email, code: "000000" },
+      status: 400,
+    }),
+    "auth/verify-email with password": () => ({
+      path: "/auth/verify-email",
+      method: "POST",
+      headers: apikey,
+      body: { email, code: "000000", password },
+      status: 400,
+    }),
     // A wrong code runs the same single statement as a right one (app.reset_password), and can be repeated.
     "auth/create-password": () => ({
       path: "/auth/create-password",

@@ -18,7 +18,8 @@ export const testJwtSecret = "test-jwt-secret-of-at-least-thirty-two-bytes!";
  * Limits of the run's shared stack (and the bench's). Every suite calls from
  * 127.0.0.1, so the production per-address limits (30 logins, sign-ups, code
  * attempts or reset requests in 5 minutes), reset-mail spacing (one a minute per account),
- * wrong-code allowance (20 a day per account) and refreshes (300 in 5 minutes) would throttle suites that are
+ * wrong-code allowance (20 a day per account), refreshes (300 in 5 minutes) and verifications (30 in 5
+ * minutes) would throttle suites that are
  * not about limits. The limits themselves are tested on stacks of their own
  * (tests/limits.test.ts).
  */
@@ -31,6 +32,7 @@ export const sharedStackLimits: Record<string, string> = {
   RESET_MAIL_MIN_INTERVAL_SECONDS: "0",
   RESET_MAILS_PER_HOUR: "1000000",
   REFRESH_MAX_PER_ADDRESS: "1000000",
+  VERIFY_MAX_PER_ADDRESS: "1000000",
 };
 
 export interface RunningStack {
