@@ -3,7 +3,7 @@
  * environment where given, documented development defaults where not.
  */
 
-import { integerSetting } from "../supabase/functions/_shared/config.ts";
+import { integerSetting, type IntegerSettingSpec } from "../supabase/functions/_shared/config.ts";
 import type { ServerBounds } from "./bounded-server.ts";
 
 /** The same development secret `supabase start` uses; never for a deployment. */
@@ -37,8 +37,14 @@ function reservedDescriptors(limit: number): number {
   return Math.max(512, Math.floor(limit / 4));
 }
 
-/** The longest header timeout allowed: a longer one lets each slow-header client hold its socket longer. */
-const maxHeadersTimeoutMs = 15_000;
+/**
+ * The stack's own timeouts, with their defaults and ranges, as the functions' `integerSettings`. The longest
+ * header timeout is short: a longer one lets each slow-header client hold its socket longer.
+ */
+export const stackIntegerSettings = {
+  HEADERS_TIMEOUT_MS: { fallback: 10_000, min: 100, max: 15_000, sinks: ["timer"] },
+  KEEP_ALIVE_TIMEOUT_MS: { fallback: 5_000, min: 100, max: 600_000, sinks: ["timer"] },
+} as const satisfies Record<string, IntegerSettingSpec>;
 
 /** The process's soft limit on open files (Linux), or undefined where it cannot be read. */
 export function openFilesLimit(): number | undefined {
@@ -69,13 +75,12 @@ export function readStackSettings(env: Deno.Env = Deno.env): StackSettings {
   const descriptors = openFilesLimit();
   const connectionCeiling = descriptors === undefined ? 100_000 : descriptors - reservedDescriptors(descriptors);
   if (connectionCeiling < 1) throw new Error(`the open-files limit (${descriptors}) is too low; raise ulimit -n`);
-  const maxConnections = integerSetting(
-    env,
-    "MAX_CONNECTIONS",
-    Math.min(connectionCeiling, 10_000),
-    1,
-    connectionCeiling,
-  );
+  // Bounded by this machine, not by a type, so it has no place in `stackIntegerSettings`.
+  const maxConnections = integerSetting(env, "MAX_CONNECTIONS", {
+    fallback: Math.min(connectionCeiling, 10_000),
+    min: 1,
+    max: connectionCeiling,
+  });
   return {
     port,
     databaseUrl: env.get("DATABASE_URL") || undefined,
@@ -83,8 +88,8 @@ export function readStackSettings(env: Deno.Env = Deno.env): StackSettings {
     jwtSecret: orDefault("JWT_SECRET", devJwtSecret),
     anonKey: orDefault("SUPABASE_ANON_KEY", devAnonKey),
     defaulted,
-    headersTimeoutMs: integerSetting(env, "HEADERS_TIMEOUT_MS", 10_000, 100, maxHeadersTimeoutMs),
-    keepAliveTimeoutMs: integerSetting(env, "KEEP_ALIVE_TIMEOUT_MS", 5_000, 100, 600_000),
+    headersTimeoutMs: integerSetting(env, "HEADERS_TIMEOUT_MS", stackIntegerSettings.HEADERS_TIMEOUT_MS),
+    keepAliveTimeoutMs: integerSetting(env, "KEEP_ALIVE_TIMEOUT_MS", stackIntegerSettings.KEEP_ALIVE_TIMEOUT_MS),
     maxConnections,
   };
 }

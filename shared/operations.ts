@@ -178,7 +178,7 @@ export const operations = {
     summary: "List the account's sessions",
     description: "The account's live sessions, the most recently refreshed first; the caller's own is current.",
     success: { status: 200, data: sessionList },
-    errors: [401, ...always],
+    errors: [400, 401, ...always],
   },
   revokeSession: {
     method: "DELETE",
@@ -259,7 +259,7 @@ export const operations = {
     summary: "The signed-in user",
     description: "The caller's user record, while the session holds.",
     success: { status: 200, data: currentUser },
-    errors: [401, ...always],
+    errors: [400, 401, ...always],
   },
   listSecurityEvents: {
     method: "GET",

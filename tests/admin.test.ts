@@ -260,3 +260,21 @@ describe("GET /admin-users/events", () => {
     expect(eventsEnvelope.parse(nobody.body).data.events).toEqual([]);
   });
 });
+
+describe("an unknown query parameter", () => {
+  it("is a 400 naming it on each admin operation, before anything is read or changed", async () => {
+    const admin = await signUpAdmin(stack, "strict");
+    const user = await signUp(stack, "left-alone");
+    const problem = { field: "bogus", message: "bogus is not a query parameter of this endpoint" };
+    const list = expectAuthError(await listUsers(admin.accessToken, "?limit=1&bogus=1"), 400);
+    expect(list.fields).toEqual([problem]);
+    const events = await stack.call(`/admin-users/events?id=${user.id}&bogus=1`, { token: admin.accessToken });
+    expect(expectAuthError(events, 400).fields).toEqual([problem]);
+    const suspend = await stack.call("/admin-users?bogus=1", {
+      token: admin.accessToken,
+      body: { id: user.id, status: "SUSPENDED" },
+    });
+    expect(expectAuthError(suspend, 400).fields).toEqual([problem]);
+    expect(await stack.sql`select status from app.users where id = ${user.id}`).toEqual([{ status: "ACTIVE" }]);
+  });
+});

@@ -161,3 +161,45 @@ describe("a refused request changes nothing", () => {
     expect(await allNotes(ada)).toEqual(before);
   });
 });
+
+describe("an unknown query parameter", () => {
+  const bogusProblem = { field: "bogus", message: "bogus is not a query parameter of this endpoint" };
+
+  it("deletes nothing: notes-delete with the note's id and bogus=1 is a 400 naming it, and the note stays", async () => {
+    const response = await call(`/notes-delete?id=${noteId}&bogus=1`, { method: "DELETE", token: ada.accessToken });
+    expectNotesError(response, 400);
+    expect(notesErrorEnvelope.parse(response.body).fields).toEqual([bogusProblem]);
+    const kept = await call(`/notes-get?id=${noteId}`, { token: ada.accessToken });
+    expect(kept.status, kept.text).toBe(200);
+  });
+
+  it("is a 400 naming it on every notes endpoint, and nothing is done", async () => {
+    const before = await allNotes(ada);
+    // Each notes endpoint, with a request it would serve for Ada but for `bogus=1` in its query.
+    const requests = [
+      { path: "/notes-create?bogus=1", method: "POST", body: { title: "Not made" } },
+      { path: "/notes-fetch?limit=1&bogus=1", method: "GET" },
+      { path: "/notes-changes?bogus=1", method: "GET" },
+      { path: `/notes-get?id=${noteId}&bogus=1`, method: "GET" },
+      { path: "/notes-save?bogus=1", method: "POST", body: { id: noteId, title: "Not saved" } },
+      { path: `/notes-delete?id=${noteId}&bogus=1`, method: "DELETE" },
+    ];
+    for (const { path, ...request } of requests) {
+      const response = await call(path, { ...request, token: ada.accessToken });
+      expect(expectNotesError(response, 400), path).toBe(bogusProblem.message);
+      expect(notesErrorEnvelope.parse(response.body).fields).toEqual([bogusProblem]);
+    }
+    // The create made nothing, the save saved nothing and the delete deleted nothing.
+    expect(await allNotes(ada)).toEqual(before);
+  });
+
+  it("is named with every other one, each once, while the platform's forceFunctionRegion is let through", async () => {
+    const response = await call(`/notes-get?id=${noteId}&forceFunctionRegion=eu-central-1&b=1&a=2&b=3`, {
+      token: ada.accessToken,
+    });
+    expectNotesError(response, 400);
+    expect(notesErrorEnvelope.parse(response.body).fields?.map((problem) => problem.field)).toEqual(["b", "a"]);
+    const allowed = await call(`/notes-get?id=${noteId}&forceFunctionRegion=eu-central-1`, { token: ada.accessToken });
+    expect(allowed.status, allowed.text).toBe(200);
+  });
+});

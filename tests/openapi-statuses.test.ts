@@ -134,10 +134,19 @@ function credentials(spec: OperationSpec, caller: Caller): ApiRequest {
 }
 
 describe("every documented status of every operation", () => {
-  it("is answered for what any operation can meet: 401, 405, and for bodies 408, 413 and 415", async () => {
+  it("is answered for what any operation can meet: 400 for an unknown query parameter, 401, 405, and for bodies 408, 413 and 415", async () => {
     const caller = await signedUpCaller();
     for (const spec of Object.values(operations) as OperationSpec[]) {
       await documented(spec, 405, { method: "PUT", ...credentials(spec, caller), code: "method_not_allowed" });
+      const unknown = await documented(spec, 400, {
+        ...credentials(spec, caller),
+        query: "?bogus=1",
+        body: spec.body ? {} : undefined,
+        code: "invalid_request",
+      });
+      expect(unknown.body, pathOf(spec)).toMatchObject({
+        fields: [{ field: "bogus", message: "bogus is not a query parameter of this endpoint" }],
+      });
       await documented(
         spec,
         401,
@@ -464,7 +473,8 @@ describe("every documented status of every operation", () => {
   });
 
   it("answers a path of no operation with a code too: an unknown auth path, the mail drain without its secret", async () => {
-    const unknown = await stack.call("/auth/no-such-endpoint", { body: {} });
+    // Whatever its query: a path of no endpoint has no parameters to refuse.
+    const unknown = await stack.call("/auth/no-such-endpoint?bogus=1", { body: {} });
     expect(unknown.status, unknown.text).toBe(404);
     expectErrorCode(unknown, "endpoint_not_found");
     const dispatch = await stack.call("/mail-dispatch", { body: {} });

@@ -11,8 +11,9 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, wri
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, stackLog, waitForLog } from "./support/api.ts";
-import { expectAuthError } from "./support/auth.ts";
+import { integerSettings } from "../supabase/functions/_shared/config.ts";
+import { call, readResetCode, stackLog, uniqueEmail, waitForLog } from "./support/api.ts";
+import { expectAuthError, expectSession } from "./support/auth.ts";
 import { type RunningStack, StackExited, startStack } from "../dev/harness/stack.ts";
 import { lockFileName } from "../dev/data-dir-lock.ts";
 
@@ -28,6 +29,36 @@ describe("starting the stack", () => {
       /The stack did not start: JWT_SECRET is 5 bytes; HS256 needs at least 32/,
     );
   });
+
+  it("refuses a setting the database cannot take, naming it and its range", async () => {
+    await expect(startStack({ env: { SESSION_IDLE_TIMEOUT_SECONDS: "3000000000" } })).rejects.toThrow(
+      /The stack did not start: SESSION_IDLE_TIMEOUT_SECONDS must be an integer from 1 to 2147483647, got "3000000000"/,
+    );
+  });
+
+  it("serves sign-ups, logins, refreshes and resets with every setting that reaches SQL at its maximum", async () => {
+    const maxima = Object.entries(integerSettings).filter(([, spec]) => (spec.sinks as string[]).includes("sql"));
+    const stack = await startStack({
+      env: { BCRYPT_COST: "4", ...Object.fromEntries(maxima.map(([name, { max }]) => [name, String(max)])) },
+    });
+    try {
+      const on = { baseUrl: stack.baseUrl };
+      const email = uniqueEmail("maxima");
+      const password = "correct horse battery";
+      expectSession(await call("/auth/register", { ...on, body: { name: "Max", email, password } }), 201);
+      const login = expectSession(await call("/auth/login", { ...on, body: { email, password } }), 200);
+      expectSession(await call("/auth/refresh", { ...on, body: { refreshToken: login.refreshToken } }), 200);
+      expect((await call("/auth/resend-verification", { ...on, body: { email } })).status).toBe(200);
+      expect((await call("/auth/request-password-reset", { ...on, body: { email } })).status).toBe(200);
+      // The mail drain resolves the request with the reset-mail limits, and prunes with the retention settings.
+      const code = await readResetCode(email, 0, stack.logFile);
+      const body = { email, code, password: "a brand new secret" };
+      expectSession(await call("/auth/create-password", { ...on, body }), 200);
+      expect(stackLog(stack.logFile)).not.toMatch(/"level":"error"/);
+    } finally {
+      await stack.stop();
+    }
+  }, 120_000);
 
   it("warns loudly on default secrets, prints its apikey, and accepts it and the publishable keys", async () => {
     const stack = await startStack({

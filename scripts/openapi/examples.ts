@@ -314,6 +314,13 @@ const commonErrors: Record<number, ErrorExample> = {
   503: { message: "Service temporarily unavailable", code: "service_unavailable" },
 };
 
+// The 400 of an operation that takes neither a body nor a query: an unknown query parameter is all it can meet.
+const unknownParameter: ErrorExample = {
+  field: "bogus",
+  message: "bogus is not a query parameter of this endpoint",
+  code: "invalid_request",
+};
+
 // Where an operation words a status its own way.
 const specificErrors: Partial<
   Record<OperationName, Record<number, ErrorExample>>
@@ -360,6 +367,7 @@ const specificErrors: Partial<
     401: { message: "Access token revoked", code: "token_revoked" },
   },
   listSessions: {
+    400: unknownParameter,
     401: { message: "Access token expired", code: "token_expired" },
   },
   revokeSession: {
@@ -367,7 +375,7 @@ const specificErrors: Partial<
     401: { message: "Missing access token", code: "token_missing" },
     404: { message: "Session not found", code: "session_not_found" },
   },
-  getUser: { 401: { message: "Access token revoked", code: "token_revoked" } },
+  getUser: { 400: unknownParameter, 401: { message: "Access token revoked", code: "token_revoked" } },
   verifyEmail: {
     400: invalidCode,
     403: accountSuspended,

@@ -1,5 +1,14 @@
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "../../supabase/functions/_shared/config.ts";
+import {
+  ConfigError,
+  integerSettings,
+  loadConfig,
+  type SettingSink,
+  sqlIntegerMax,
+  timerDelayMaxMs,
+} from "../../supabase/functions/_shared/config.ts";
+import { stackIntegerSettings } from "../../dev/settings.ts";
 
 const validSecret = "s".repeat(32);
 
@@ -115,5 +124,60 @@ describe("loadConfig", () => {
     expect(configError({ BCRYPT_COST: "ten" })).toMatch(/BCRYPT_COST must be an integer/);
     expect(configError({ DB_POOL_MAX: "1.5" })).toMatch(/DB_POOL_MAX must be an integer from 1 to 100/);
     expect(loadConfig(env({ BCRYPT_COST: "12" })).bcryptCost).toBe(12);
+  });
+
+  it("refuses a session timeout a SQL integer cannot hold, naming the setting and its range", () => {
+    for (
+      const name of ["SESSION_IDLE_TIMEOUT_SECONDS", "SESSION_MAX_LIFETIME_SECONDS", "SESSION_REFRESH_GRACE_SECONDS"]
+    ) {
+      expect(configError({ [name]: "3000000000" })).toBe(
+        `${name} must be an integer from 1 to 2147483647, got "3000000000"`,
+      );
+    }
+    expect(loadConfig(env({ SESSION_IDLE_TIMEOUT_SECONDS: "2147483647" })).sessions.idleTimeoutSeconds).toBe(
+      2_147_483_647,
+    );
+  });
+});
+
+describe("integer settings", () => {
+  const ceilings: Record<SettingSink, number> = {
+    sql: sqlIntegerMax,
+    timer: timerDelayMaxMs,
+    memory: Number.MAX_SAFE_INTEGER,
+  };
+  const settings = Object.entries({ ...integerSettings, ...stackIntegerSettings });
+
+  it("have maxima that every place their value goes can take", () => {
+    expect(sqlIntegerMax).toBe(2 ** 31 - 1);
+    expect(timerDelayMaxMs).toBe(2 ** 31 - 1);
+    for (const [name, { min, max, fallback, sinks }] of settings) {
+      expect(sinks.length, name).toBeGreaterThan(0);
+      for (const sink of sinks) expect(max, `${name} into ${sink}`).toBeLessThanOrEqual(ceilings[sink]);
+      expect(fallback, name).toBeGreaterThanOrEqual(min);
+      expect(fallback, name).toBeLessThanOrEqual(max);
+    }
+  });
+
+  it("each refuse a value past either end of its range, naming the setting and the range", () => {
+    for (const [name, { min, max }] of Object.entries(integerSettings)) {
+      for (const value of [min - 1, max + 1]) {
+        expect(configError({ [name]: String(value) })).toBe(
+          `${name} must be an integer from ${min} to ${max}, got "${value}"`,
+        );
+      }
+      expect(() => loadConfig(env({ [name]: String(max) }))).not.toThrow();
+    }
+  });
+
+  it("are listed with their ranges in docs/configuration.md", () => {
+    const docs = readFileSync(new URL("../../docs/configuration.md", import.meta.url), "utf8");
+    const ranges = docs.slice(docs.indexOf("## Ranges"));
+    const documented = [...ranges.matchAll(/^\| `([A-Z_]+)` \| (\d+) to (\d+) \|/gm)].map((row) => [
+      row[1],
+      Number(row[2]),
+      Number(row[3]),
+    ]);
+    expect(documented).toEqual(settings.map(([name, { min, max }]) => [name, min, max]));
   });
 });

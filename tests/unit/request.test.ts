@@ -2,7 +2,12 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { limits, listNotesQuery, registerBody } from "../../supabase/functions/_shared/contract.ts";
 import { BadRequestError, HttpError } from "../../supabase/functions/_shared/http-error.ts";
-import { readJsonBody, readQuery, validate } from "../../supabase/functions/_shared/request.ts";
+import {
+  readJsonBody,
+  readQuery,
+  refuseUnknownParameters,
+  validate,
+} from "../../supabase/functions/_shared/request.ts";
 
 const anyObject = z.object({}).passthrough();
 
@@ -111,6 +116,30 @@ describe("readQuery", () => {
 
   it("refuses a parameter given twice", () => {
     expect(() => readQuery(query("?limit=5&limit=6"), listNotesQuery)).toThrow("limit must be given once");
+  });
+});
+
+describe("refuseUnknownParameters", () => {
+  const request = (search: string) => new Request(`http://localhost/notes-get${search}`);
+  const refused = (search: string, query?: z.ZodObject) => {
+    try {
+      refuseUnknownParameters(request(search), query);
+    } catch (error) {
+      expect(error).toBeInstanceOf(BadRequestError);
+      return (error as BadRequestError).details?.fields?.map((problem) => problem.field);
+    }
+    return [];
+  };
+
+  it("names each parameter the query does not, once, and lets the platform's own through", () => {
+    const query = z.object({ id: z.string() });
+    expect(refused("?id=1&forceFunctionRegion=eu-central-1", query)).toEqual([]);
+    expect(refused("?id=1&__proto__=1&constructor=2&__proto__=3", query)).toEqual(["__proto__", "constructor"]);
+  });
+
+  it("refuses every parameter without a query, and none for a query that takes any", () => {
+    expect(refused("?id=1&forceFunctionRegion=eu-central-1")).toEqual(["id"]);
+    expect(refused("?anything=1", anyObject)).toEqual([]);
   });
 });
 

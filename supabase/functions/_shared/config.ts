@@ -182,8 +182,98 @@ export const defaultBodyTimeoutMs = 10_000;
 
 type Env = { get(name: string): string | undefined };
 
+/**
+ * The largest Postgres `integer` (int4). Every count, window and duration the functions pass to SQL is an
+ * `integer` parameter of a function of the migrations; a larger value fails that call (SQLSTATE 22003).
+ */
+export const sqlIntegerMax = 2_147_483_647;
+/** The longest delay a JavaScript timer keeps (2^31-1 ms): `setTimeout` fires a longer one at once. */
+export const timerDelayMaxMs = 2_147_483_647;
+
+/** Where an integer setting's value goes, which bounds how large it may be. */
+export type SettingSink =
+  /** An `integer` parameter of a SQL function, or a Postgres setting of that type: at most `sqlIntegerMax`. */
+  | "sql"
+  /** A timer's delay in milliseconds: at most `timerDelayMaxMs`. */
+  | "timer"
+  /** A size or count the functions keep in memory. */
+  | "memory";
+
+/** An integer setting's default and the range it accepts. */
+export interface IntegerSettingSpec {
+  fallback: number;
+  min: number;
+  max: number;
+  /** Every place its value goes; `max` fits each of them. */
+  sinks: readonly SettingSink[];
+}
+
+const day = 86_400;
+/** A rate limit's count: hits, failures or mails in its window, compared in SQL. */
+const count = (fallback: number): IntegerSettingSpec => ({ fallback, min: 1, max: 1_000_000, sinks: ["sql"] });
+/** A rate limit's window in seconds, a day at most, passed to SQL. */
+const rateWindow = (fallback: number): IntegerSettingSpec => ({ fallback, min: 1, max: day, sinks: ["sql"] });
+/** A session's timeout in seconds: any a SQL `integer` holds (68 years). */
+const sessionSeconds = (fallback: number): IntegerSettingSpec => ({
+  fallback,
+  min: 1,
+  max: sqlIntegerMax,
+  sinks: ["sql"],
+});
+
+/**
+ * Every integer setting of the functions, in one place: its default and the range it accepts. Each maximum is
+ * what the setting is for, and never more than what its value reaches can take (`sinks`), so a value accepted at
+ * start cannot fail a request later. `integerSettingOf` reads them; docs/configuration.md lists the ranges.
+ */
+export const integerSettings = {
+  DB_POOL_MAX: { fallback: 5, min: 1, max: 100, sinks: ["memory"] },
+  BCRYPT_COST: { fallback: 10, min: 4, max: 15, sinks: ["memory"] },
+  // Postgres's `statement_timeout`, and the pool's query timeout a second past it.
+  DB_STATEMENT_TIMEOUT_MS: { fallback: 5_000, min: 100, max: 600_000, sinks: ["sql", "timer"] },
+  // At least a day: app.prune_security_events refuses anything younger.
+  AUDIT_RETENTION_DAYS: { fallback: 90, min: 1, max: 36_500, sinks: ["sql"] },
+  NOTES_TOMBSTONE_DAYS: { fallback: 30, min: 1, max: 3_650, sinks: ["sql"] },
+  SESSION_IDLE_TIMEOUT_SECONDS: sessionSeconds(7 * day),
+  SESSION_MAX_LIFETIME_SECONDS: sessionSeconds(30 * day),
+  SESSION_REFRESH_GRACE_SECONDS: sessionSeconds(defaultRefreshGraceSeconds),
+  LOGIN_MAX_FAILURES_PER_EMAIL_AND_ADDRESS: count(5),
+  LOGIN_FAILURE_WINDOW_SECONDS: rateWindow(900),
+  LOGIN_MAX_ATTEMPTS_PER_ADDRESS: count(30),
+  LOGIN_ADDRESS_WINDOW_SECONDS: rateWindow(300),
+  LOGIN_MAX_FAILURES_PER_ACCOUNT: count(20),
+  LOGIN_ACCOUNT_WINDOW_SECONDS: rateWindow(3600),
+  LOGIN_MAX_FAILURES_PER_DEVICE: count(10),
+  LOGIN_DEVICE_WINDOW_SECONDS: rateWindow(3600),
+  REENTRY_MAX_PER_SESSION: count(5),
+  REENTRY_SESSION_WINDOW_SECONDS: rateWindow(900),
+  HASH_CONCURRENCY: { fallback: 2, min: 1, max: 64, sinks: ["memory"] },
+  HASH_QUEUE_MAX: { fallback: 16, min: 0, max: 10_000, sinks: ["memory"] },
+  SIGNUP_MAX_PER_ADDRESS: count(30),
+  SIGNUP_ADDRESS_WINDOW_SECONDS: rateWindow(300),
+  RESET_CODE_MAX_ATTEMPTS_PER_ADDRESS: count(30),
+  RESET_CODE_ADDRESS_WINDOW_SECONDS: rateWindow(300),
+  RESET_CODE_MAX_WRONG_PER_ACCOUNT: count(20),
+  RESET_CODE_ACCOUNT_WINDOW_SECONDS: rateWindow(day),
+  VERIFY_MAX_PER_ADDRESS: count(30),
+  VERIFY_ADDRESS_WINDOW_SECONDS: rateWindow(300),
+  VERIFICATION_MAIL_MIN_INTERVAL_SECONDS: { ...rateWindow(60), min: 0 },
+  VERIFICATION_MAILS_PER_DAY: count(5),
+  REFRESH_MAX_PER_ADDRESS: count(300),
+  REFRESH_ADDRESS_WINDOW_SECONDS: rateWindow(300),
+  TRUSTED_PROXY_HOPS: { fallback: 1, min: 1, max: 10, sinks: ["memory"] },
+  RESET_REQUEST_MAX_PER_ADDRESS: count(30),
+  RESET_REQUEST_ADDRESS_WINDOW_SECONDS: rateWindow(300),
+  RESET_MAIL_MIN_INTERVAL_SECONDS: { ...rateWindow(60), min: 0 },
+  RESET_MAILS_PER_HOUR: count(5),
+  BODY_TIMEOUT_MS: { fallback: defaultBodyTimeoutMs, min: 100, max: 600_000, sinks: ["timer"] },
+} as const satisfies Record<string, IntegerSettingSpec>;
+
+export type IntegerSettingName = keyof typeof integerSettings;
+
 /** The integer setting `name` within `min`..`max`, or `fallback` when unset; throws `ConfigError` otherwise. */
-export function integerSetting(env: Env, name: string, fallback: number, min: number, max: number): number {
+export function integerSetting(env: Env, name: string, range: Omit<IntegerSettingSpec, "sinks">): number {
+  const { fallback, min, max } = range;
   const raw = env.get(name);
   if (raw === undefined || raw === "") return fallback;
   const value = Number(raw);
@@ -191,6 +281,11 @@ export function integerSetting(env: Env, name: string, fallback: number, min: nu
     throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
   }
   return value;
+}
+
+/** The setting `name` within its range of `integerSettings`, or its default when unset. */
+function integerSettingOf(env: Env, name: IntegerSettingName): number {
+  return integerSetting(env, name, integerSettings[name]);
 }
 
 function jwtSecretFrom(env: Env): Uint8Array {
@@ -252,53 +347,48 @@ function headerNameSetting(env: Env, name: string): string | undefined {
 }
 
 function limitsFrom(env: Env): SecurityLimits {
-  const day = 86_400;
-  const count = (name: string, fallback: number) => integerSetting(env, name, fallback, 1, 1_000_000);
-  const seconds = (name: string, fallback: number) => integerSetting(env, name, fallback, 1, day);
+  const setting = (name: IntegerSettingName) => integerSettingOf(env, name);
   return {
-    loginMaxFailures: count("LOGIN_MAX_FAILURES_PER_EMAIL_AND_ADDRESS", 5),
-    loginFailureWindowSeconds: seconds("LOGIN_FAILURE_WINDOW_SECONDS", 900),
-    loginMaxAttemptsPerAddress: count("LOGIN_MAX_ATTEMPTS_PER_ADDRESS", 30),
-    loginAddressWindowSeconds: seconds("LOGIN_ADDRESS_WINDOW_SECONDS", 300),
-    loginMaxFailuresPerAccount: count("LOGIN_MAX_FAILURES_PER_ACCOUNT", 20),
-    loginAccountWindowSeconds: seconds("LOGIN_ACCOUNT_WINDOW_SECONDS", 3600),
-    loginMaxFailuresPerDevice: count("LOGIN_MAX_FAILURES_PER_DEVICE", 10),
-    loginDeviceWindowSeconds: seconds("LOGIN_DEVICE_WINDOW_SECONDS", 3600),
-    reentryMaxPerSession: count("REENTRY_MAX_PER_SESSION", 5),
-    reentrySessionWindowSeconds: seconds("REENTRY_SESSION_WINDOW_SECONDS", 900),
-    hashConcurrency: integerSetting(env, "HASH_CONCURRENCY", 2, 1, 64),
-    hashQueueMax: integerSetting(env, "HASH_QUEUE_MAX", 16, 0, 10_000),
-    signupMaxPerAddress: count("SIGNUP_MAX_PER_ADDRESS", 30),
-    signupAddressWindowSeconds: seconds("SIGNUP_ADDRESS_WINDOW_SECONDS", 300),
-    resetCodeMaxAttemptsPerAddress: count("RESET_CODE_MAX_ATTEMPTS_PER_ADDRESS", 30),
-    resetCodeAddressWindowSeconds: seconds("RESET_CODE_ADDRESS_WINDOW_SECONDS", 300),
-    resetCodeMaxWrongPerAccount: count("RESET_CODE_MAX_WRONG_PER_ACCOUNT", 20),
-    resetCodeAccountWindowSeconds: seconds("RESET_CODE_ACCOUNT_WINDOW_SECONDS", day),
-    verifyMaxPerAddress: count("VERIFY_MAX_PER_ADDRESS", 30),
-    verifyAddressWindowSeconds: seconds("VERIFY_ADDRESS_WINDOW_SECONDS", 300),
-    verificationMailMinIntervalSeconds: integerSetting(env, "VERIFICATION_MAIL_MIN_INTERVAL_SECONDS", 60, 0, day),
-    verificationMailsPerDay: count("VERIFICATION_MAILS_PER_DAY", 5),
-    refreshMaxPerAddress: count("REFRESH_MAX_PER_ADDRESS", 300),
-    refreshAddressWindowSeconds: seconds("REFRESH_ADDRESS_WINDOW_SECONDS", 300),
+    loginMaxFailures: setting("LOGIN_MAX_FAILURES_PER_EMAIL_AND_ADDRESS"),
+    loginFailureWindowSeconds: setting("LOGIN_FAILURE_WINDOW_SECONDS"),
+    loginMaxAttemptsPerAddress: setting("LOGIN_MAX_ATTEMPTS_PER_ADDRESS"),
+    loginAddressWindowSeconds: setting("LOGIN_ADDRESS_WINDOW_SECONDS"),
+    loginMaxFailuresPerAccount: setting("LOGIN_MAX_FAILURES_PER_ACCOUNT"),
+    loginAccountWindowSeconds: setting("LOGIN_ACCOUNT_WINDOW_SECONDS"),
+    loginMaxFailuresPerDevice: setting("LOGIN_MAX_FAILURES_PER_DEVICE"),
+    loginDeviceWindowSeconds: setting("LOGIN_DEVICE_WINDOW_SECONDS"),
+    reentryMaxPerSession: setting("REENTRY_MAX_PER_SESSION"),
+    reentrySessionWindowSeconds: setting("REENTRY_SESSION_WINDOW_SECONDS"),
+    hashConcurrency: setting("HASH_CONCURRENCY"),
+    hashQueueMax: setting("HASH_QUEUE_MAX"),
+    signupMaxPerAddress: setting("SIGNUP_MAX_PER_ADDRESS"),
+    signupAddressWindowSeconds: setting("SIGNUP_ADDRESS_WINDOW_SECONDS"),
+    resetCodeMaxAttemptsPerAddress: setting("RESET_CODE_MAX_ATTEMPTS_PER_ADDRESS"),
+    resetCodeAddressWindowSeconds: setting("RESET_CODE_ADDRESS_WINDOW_SECONDS"),
+    resetCodeMaxWrongPerAccount: setting("RESET_CODE_MAX_WRONG_PER_ACCOUNT"),
+    resetCodeAccountWindowSeconds: setting("RESET_CODE_ACCOUNT_WINDOW_SECONDS"),
+    verifyMaxPerAddress: setting("VERIFY_MAX_PER_ADDRESS"),
+    verifyAddressWindowSeconds: setting("VERIFY_ADDRESS_WINDOW_SECONDS"),
+    verificationMailMinIntervalSeconds: setting("VERIFICATION_MAIL_MIN_INTERVAL_SECONDS"),
+    verificationMailsPerDay: setting("VERIFICATION_MAILS_PER_DAY"),
+    refreshMaxPerAddress: setting("REFRESH_MAX_PER_ADDRESS"),
+    refreshAddressWindowSeconds: setting("REFRESH_ADDRESS_WINDOW_SECONDS"),
     trustProxy: booleanSetting(env, "TRUST_PROXY", false),
-    trustedProxyHops: integerSetting(env, "TRUSTED_PROXY_HOPS", 1, 1, 10),
+    trustedProxyHops: setting("TRUSTED_PROXY_HOPS"),
     clientAddressHeader: headerNameSetting(env, "CLIENT_ADDRESS_HEADER"),
-    resetRequestMaxPerAddress: count("RESET_REQUEST_MAX_PER_ADDRESS", 30),
-    resetRequestAddressWindowSeconds: seconds("RESET_REQUEST_ADDRESS_WINDOW_SECONDS", 300),
-    resetMailMinIntervalSeconds: integerSetting(env, "RESET_MAIL_MIN_INTERVAL_SECONDS", 60, 0, day),
-    resetMailsPerHour: count("RESET_MAILS_PER_HOUR", 5),
-    bodyTimeoutMs: integerSetting(env, "BODY_TIMEOUT_MS", defaultBodyTimeoutMs, 100, 600_000),
+    resetRequestMaxPerAddress: setting("RESET_REQUEST_MAX_PER_ADDRESS"),
+    resetRequestAddressWindowSeconds: setting("RESET_REQUEST_ADDRESS_WINDOW_SECONDS"),
+    resetMailMinIntervalSeconds: setting("RESET_MAIL_MIN_INTERVAL_SECONDS"),
+    resetMailsPerHour: setting("RESET_MAILS_PER_HOUR"),
+    bodyTimeoutMs: setting("BODY_TIMEOUT_MS"),
   };
 }
 
 function sessionSettingsFrom(env: Env): SessionSettings {
-  // Any positive whole number of seconds, up to a century: Postgres adds them to a timestamp.
-  const seconds = (name: string, fallback: number) => integerSetting(env, name, fallback, 1, 3_153_600_000);
-  const day = 86_400;
   return {
-    idleTimeoutSeconds: seconds("SESSION_IDLE_TIMEOUT_SECONDS", 7 * day),
-    maxLifetimeSeconds: seconds("SESSION_MAX_LIFETIME_SECONDS", 30 * day),
-    refreshGraceSeconds: seconds("SESSION_REFRESH_GRACE_SECONDS", defaultRefreshGraceSeconds),
+    idleTimeoutSeconds: integerSettingOf(env, "SESSION_IDLE_TIMEOUT_SECONDS"),
+    maxLifetimeSeconds: integerSettingOf(env, "SESSION_MAX_LIFETIME_SECONDS"),
+    refreshGraceSeconds: integerSettingOf(env, "SESSION_REFRESH_GRACE_SECONDS"),
   };
 }
 
@@ -319,8 +409,6 @@ function mailDispatchSecretsFrom(env: Env, apiKeys: ReadonlySet<string>): Set<st
   }
   return secrets;
 }
-/** How long deleted notes stay in the changes feed when `NOTES_TOMBSTONE_DAYS` is not set. */
-export const defaultTombstoneDays = 30;
 
 /** Reads and validates every setting; throws `ConfigError` on the first bad one. */
 export function loadConfig(env: Env): Config {
@@ -331,17 +419,16 @@ export function loadConfig(env: Env): Config {
     jwtSecret: jwtSecretFrom(env),
     apiKeys,
     databaseUrl,
-    dbPoolMax: integerSetting(env, "DB_POOL_MAX", 5, 1, 100),
-    bcryptCost: integerSetting(env, "BCRYPT_COST", 10, 4, 15),
-    statementTimeoutMs: integerSetting(env, "DB_STATEMENT_TIMEOUT_MS", 5_000, 100, 600_000),
+    dbPoolMax: integerSettingOf(env, "DB_POOL_MAX"),
+    bcryptCost: integerSettingOf(env, "BCRYPT_COST"),
+    statementTimeoutMs: integerSettingOf(env, "DB_STATEMENT_TIMEOUT_MS"),
     limits: limitsFrom(env),
     sessions: sessionSettingsFrom(env),
     requireEmailVerification: booleanSetting(env, "REQUIRE_EMAIL_VERIFICATION", false),
     mail: mailProviderFrom(env),
     mailDispatchSecrets: mailDispatchSecretsFrom(env, apiKeys),
-    // At least a day: app.prune_security_events refuses anything younger.
-    auditRetentionDays: integerSetting(env, "AUDIT_RETENTION_DAYS", 90, 1, 36_500),
-    tombstoneDays: integerSetting(env, "NOTES_TOMBSTONE_DAYS", defaultTombstoneDays, 1, 3_650),
+    auditRetentionDays: integerSettingOf(env, "AUDIT_RETENTION_DAYS"),
+    tombstoneDays: integerSettingOf(env, "NOTES_TOMBSTONE_DAYS"),
   };
 }
 

@@ -222,16 +222,8 @@ const pageLimit = (max: number, fallback: number) => integerParameter("limit", 1
 export const noteOrders = ["createdAt", "updatedAt"] as const;
 export type NoteOrder = (typeof noteOrders)[number];
 
-/**
- * A query whose every parameter is named: an unknown one is a 400 naming it,
- * so a client learns at once that a filter it sends does not exist.
- */
-function strictQuery<Shape extends z.ZodRawShape>(shape: Shape) {
-  return z.strictObject(shape);
-}
-
 /** Query of `GET /notes-fetch`: a page, optionally filtered by status and words, in one of two orders. */
-export const listNotesQuery = strictQuery({
+export const listNotesQuery = z.object({
   limit: pageLimit(limits.listLimitMax, limits.listLimitDefault),
   offset: integerParameter("offset", 0, Number.MAX_SAFE_INTEGER, 0),
   status: z.enum(noteStatuses, { error: `status must be one of ${noteStatuses.join(", ")}` }).optional()
@@ -255,7 +247,7 @@ export const listNotesQuery = strictQuery({
 export type ListNotesQuery = z.infer<typeof listNotesQuery>;
 
 /** Query of `GET /notes-changes`: the changes after `since` (all current notes without it), `limit` at a time. */
-export const listChangesQuery = strictQuery({
+export const listChangesQuery = z.object({
   since: text("since").max(200, "since must be a cursor from notes-changes").optional()
     .meta({ description: "data.cursor of an earlier answer; omit it to start with every current note" }),
   limit: integerParameter("limit", 1, limits.changesLimitMax, limits.changesLimitDefault),

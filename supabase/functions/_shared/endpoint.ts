@@ -1,18 +1,20 @@
 /**
  * Turns an endpoint's core into a `Request -> Response` handler: CORS
- * preflight, method check, the `apikey` check of auth endpoints, the request
- * id, one structured log line, and the mapping of every thrown error to the
+ * preflight, method check, the `apikey` check of auth endpoints, the refusal
+ * of query parameters the endpoint does not take, the request id, one
+ * structured log line, and the mapping of every thrown error to the
  * endpoint's envelope (whose builders add the headers every answer carries).
  * This is the one place errors become responses.
  *
  * @example
  * ```ts
  * export const handler = defineEndpoint({
- *   name: "notes-fetch", envelope: "notes", methods: ["GET"],
- *   handle: async (req) => notesSuccess(200, "Notes fetched successfully", {}),
+ *   name: "notes-fetch", envelope: "notes", methods: ["GET"], queries: { GET: listNotesQuery },
+ *   handle: async (req) => notesSuccess(200, "Notes fetched successfully", readQuery(req, listNotesQuery)),
  * });
  * ```
  */
+import type { z } from "zod";
 import { getConfig } from "./config.ts";
 import { preflightResponse } from "./cors.ts";
 import type { EnvelopeKind } from "./contract.ts";
@@ -20,6 +22,7 @@ import { answerHeaders, errorResponse } from "./envelopes.ts";
 import { HttpError, MethodNotAllowedError } from "./http-error.ts";
 import { requireApiKey } from "./api-key.ts";
 import { logRequest } from "./log.ts";
+import { refuseUnknownParameters } from "./request.ts";
 import type { ConnectionInfo } from "./client-address.ts";
 
 /** A function's handler; `Deno.serve` passes `info`, which the per-address login limit reads. */
@@ -31,6 +34,12 @@ export interface EndpointDefinition {
   envelope: EnvelopeKind;
   /** Methods served besides `OPTIONS`. */
   methods: readonly string[];
+  /**
+   * The query each method takes, by method: the schema its handler reads it
+   * with (`readQuery`). A parameter it does not name, and any parameter of a
+   * method not listed, is a 400 naming it before the handler runs.
+   */
+  queries?: Readonly<Record<string, z.ZodObject>>;
   handle: Handler;
 }
 
@@ -41,6 +50,8 @@ async function respond(definition: EndpointDefinition, req: Request, info?: Conn
     if (!methods.includes(req.method)) throw new MethodNotAllowedError(methods);
     // Auth endpoints are called before the client has a token, so the project key gates them.
     if (envelope === "auth") requireApiKey(req, getConfig().apiKeys);
+    // Before the handler: nothing is done for a request that asks for something the endpoint does not know.
+    refuseUnknownParameters(req, definition.queries?.[req.method]);
     return await handle(req, info);
   } catch (error) {
     if (error instanceof HttpError) {

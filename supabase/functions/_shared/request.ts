@@ -7,7 +7,7 @@
  * const body = await readJsonBody(req, loginBody);
  * ```
  */
-import type { z } from "zod";
+import { z } from "zod";
 import { defaultBodyTimeoutMs } from "./config.ts";
 import { type FieldProblem, limits } from "./contract.ts";
 import {
@@ -22,10 +22,6 @@ import { jsonDepthExceeds, maxJsonDepth } from "./http/json-depth.ts";
 /** Each zod issue as a problem of its field, in a message that names the field. */
 export function fieldProblems(error: z.ZodError): FieldProblem[] {
   return error.issues.flatMap((issue): FieldProblem[] => {
-    // Only queries are strict (bodies ignore unknown keys), so an unknown key is a query parameter.
-    if (issue.code === "unrecognized_keys") {
-      return issue.keys.map((key) => ({ field: key, message: `${key} is not a query parameter of this endpoint` }));
-    }
     const field = issue.path.join(".");
     if (!field) return [{ message: issue.message }];
     // The contract's messages start with the field's name; zod's own ones get it put in front.
@@ -185,10 +181,30 @@ export function readOptionalJsonBody<S extends z.ZodType>(
 /**
  * Parameters meant for the platform, not the function: Supabase routes a call
  * by `forceFunctionRegion` where a request's headers cannot be set ("Regional
- * Invocations"), and may pass it on. Endpoints that refuse unknown parameters
- * must not refuse it.
+ * Invocations"), and may pass it on. No endpoint refuses it.
  */
 const platformParameters = new Set(["forceFunctionRegion"]);
+
+/**
+ * Refuses every query parameter `query` does not name (every one, without a
+ * query; any, for a schema that takes other keys too, `z.looseObject`), with a
+ * 400 that names each: a client learns at once that a parameter it sends means
+ * nothing here. `defineEndpoint` calls it before the endpoint does anything.
+ */
+export function refuseUnknownParameters(req: Request, query: z.ZodObject | undefined): void {
+  if (query?.def.catchall && !(query.def.catchall instanceof z.ZodNever)) return;
+  const known = query?.shape ?? {};
+  const unknown = new Set<string>();
+  for (const name of new URL(req.url).searchParams.keys()) {
+    if (!platformParameters.has(name) && !Object.hasOwn(known, name)) unknown.add(name);
+  }
+  if (unknown.size === 0) return;
+  const problems = [...unknown].map((name) => ({
+    field: name,
+    message: `${name} is not a query parameter of this endpoint`,
+  }));
+  throw new BadRequestError(problems[0].message, problems);
+}
 
 /**
  * Validates the URL's query with `schema`. A parameter given twice is a 400:

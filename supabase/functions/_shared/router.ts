@@ -3,6 +3,7 @@
  * Supabase function sees it (`/auth/login`), also tolerating the gateway's
  * `/functions/v1` prefix.
  */
+import { z } from "zod";
 import { defineEndpoint, type Handler } from "./endpoint.ts";
 import { NotFoundError } from "./http-error.ts";
 
@@ -20,10 +21,13 @@ export function subpathOf(url: string, functionName: string): string | undefined
  * check and log line as every other answer.
  */
 export function routeBySubpath(functionName: string, routes: Record<string, Handler>): Handler {
+  const methods = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"];
   const notFound = defineEndpoint({
     name: functionName,
     envelope: "auth",
-    methods: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"],
+    methods,
+    // Whatever its query, a path of no endpoint is a 404.
+    queries: Object.fromEntries(methods.map((method) => [method, z.looseObject({})])),
     handle: (req) => {
       throw new NotFoundError(
         "endpoint_not_found",

@@ -33,6 +33,7 @@ const users = defineEndpoint({
   name: "admin-users",
   envelope: "auth",
   methods: ["GET", "POST"],
+  queries: { GET: listUsersQuery },
   handle: async (req, info) => {
     const caller = await requireCaller(req);
     if (req.method === "GET") {
@@ -70,6 +71,7 @@ const events = defineEndpoint({
   name: "admin-users",
   envelope: "auth",
   methods: ["GET"],
+  queries: { GET: accountEventsQuery },
   handle: async (req, info) => {
     const caller = await requireCaller(req);
     const { id, limit, before } = readQuery(req, accountEventsQuery);

@@ -14,6 +14,7 @@ export const handler = defineEndpoint({
   name: "auth-events",
   envelope: "auth",
   methods: ["GET"],
+  queries: { GET: securityEventsQuery },
   handle: async (req) => {
     const caller = await requireCaller(req);
     const { limit, before } = readQuery(req, securityEventsQuery);

@@ -15,6 +15,7 @@ export const handler = defineEndpoint({
   name: "auth-sessions",
   envelope: "auth",
   methods: ["GET", "DELETE"],
+  queries: { DELETE: endSessionQuery },
   handle: async (req) => {
     const caller = await requireCaller(req);
     if (req.method === "GET") {

@@ -17,6 +17,7 @@ export const handler = defineEndpoint({
   name: "notes-changes",
   envelope: "notes",
   methods: ["GET"],
+  queries: { GET: listChangesQuery },
   handle: async (req) => {
     const caller = await requireCaller(req);
     const { since, limit } = readQuery(req, listChangesQuery);

@@ -14,6 +14,7 @@ export const handler = defineEndpoint({
   name: "notes-delete",
   envelope: "notes",
   methods: ["DELETE"],
+  queries: { DELETE: deleteNoteQuery },
   handle: async (req) => {
     const caller = await requireCaller(req);
     const { id, expectedUpdatedAt } = readQuery(req, deleteNoteQuery);

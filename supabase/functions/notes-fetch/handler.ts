@@ -15,6 +15,7 @@ export const handler = defineEndpoint({
   name: "notes-fetch",
   envelope: "notes",
   methods: ["GET"],
+  queries: { GET: listNotesQuery },
   handle: async (req) => {
     const caller = await requireCaller(req);
     const listing = readQuery(req, listNotesQuery);

@@ -11,6 +11,7 @@ export const handler = defineEndpoint({
   name: "notes-get",
   envelope: "notes",
   methods: ["GET"],
+  queries: { GET: getNoteQuery },
   handle: async (req) => {
     const caller = await requireCaller(req);
     const { id } = readQuery(req, getNoteQuery);
