@@ -5,6 +5,7 @@
  * On stacks of their own whose database the tests read with SQL, to move a
  * code's clock as time would and to look for what deletion leaves behind.
  */
+import { decodeJwt } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiResponse, countResetMails, readMailedCode, readResetCode, uniqueEmail } from "./support/api.ts";
 import { expectAuthError, expectSession } from "./support/auth.ts";
@@ -212,6 +213,39 @@ describe("REQUIRE_EMAIL_VERIFICATION=true", () => {
     expectSession(await verify(user.email, await verificationCode(user.email, gated), gated), 200);
     // Checked in Postgres on every request, so the token issued before verification works now too.
     expect((await gated.call("/notes-create", { token: user.accessToken, body: { title: "now" } })).status).toBe(201);
+  });
+
+  it("is written into the database, whose policies refuse the unverified user's token on any route", async () => {
+    const user = await signUp(gated);
+    /** What the token reaches as role authenticated, as the Data API would use it, after one note of theirs exists. */
+    const reachedOn = async (on: ScratchStack, token: string, owner: string) => {
+      await on.sql`insert into public.notes (created_by, title) values (${owner}, 'planted by the owner')`;
+      const claims = JSON.stringify(decodeJwt(token.replace(/^Bearer /, "")));
+      // One simple query, so nothing of the stack's runs on PGlite's single session in between.
+      const connection = await on.sql.reserve();
+      try {
+        const results = await connection.unsafe(`
+          begin;
+          set local role authenticated;
+          select set_config('request.jwt.claims', $claims$${claims}$claims$, true);
+          select count(*)::int as reached from public.notes;
+          rollback;`).simple();
+        const rows = (results as unknown as Record<string, unknown>[][]).flat();
+        return rows.find((row) => "reached" in row)?.reached;
+      } finally {
+        connection.release();
+      }
+    };
+    const [stored] = await gated.sql<{ required: boolean }[]>`
+      select require_email_verification as required from app.settings`;
+    expect(stored.required).toBe(true);
+    expect(await reachedOn(gated, user.accessToken, user.payload.id)).toBe(0);
+
+    const ungated = await signUp();
+    const [free] = await stack.sql<{ required: boolean }[]>`
+      select require_email_verification as required from app.settings`;
+    expect(free.required).toBe(false);
+    expect(await reachedOn(stack, ungated.accessToken, ungated.payload.id)).toBe(1);
   });
 
   it("does not gate a stack without the setting", async () => {

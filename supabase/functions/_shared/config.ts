@@ -34,11 +34,6 @@ export interface Config {
   limits: SecurityLimits;
   /** How long sessions last and how refresh tokens rotate; see `SessionSettings`. */
   sessions: SessionSettings;
-  /**
-   * `REQUIRE_EMAIL_VERIFICATION`: when true, notes calls of an account whose
-   * address is not verified answer 403 `email_not_verified`.
-   */
-  requireEmailVerification: boolean;
   /** The mail provider, or undefined when none is configured (the local stack only prints mails then). */
   mail: MailProvider | undefined;
   /**
@@ -223,7 +218,8 @@ function apiKeysFrom(env: Env): Set<string> {
   return keys;
 }
 
-function booleanSetting(env: Env, name: string, fallback: boolean): boolean {
+/** The boolean setting `name` (`true`/`1` or `false`/`0`), or `fallback` when unset; throws `ConfigError` otherwise. */
+export function booleanSetting(env: Env, name: string, fallback: boolean): boolean {
   const raw = env.get(name);
   if (raw === undefined || raw === "") return fallback;
   if (raw === "true" || raw === "1") return true;
@@ -322,7 +318,6 @@ export function loadConfig(env: Env): Config {
     statementTimeoutMs: integerSetting(env, "DB_STATEMENT_TIMEOUT_MS", 5_000, 100, 600_000),
     limits: limitsFrom(env),
     sessions: sessionSettingsFrom(env),
-    requireEmailVerification: booleanSetting(env, "REQUIRE_EMAIL_VERIFICATION", false),
     mail: mailProviderFrom(env),
     mailDispatchSecrets: mailDispatchSecretsFrom(env, apiKeys),
     // At least a day: app.prune_security_events refuses anything younger.
