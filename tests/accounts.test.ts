@@ -338,6 +338,11 @@ describe("POST /auth/delete-account", () => {
   async function userWithHistory() {
     const user = await signUp();
     await stack.call("/notes-create", { token: user.accessToken, body: { title: "mine" } });
+    const gone = await stack.call("/notes-create", { token: user.accessToken, body: { title: "deleted, a tombstone" } });
+    await stack.call(`/notes-delete?id=${(gone.body as { data: { id: string } }).data.id}`, {
+      token: user.accessToken,
+      method: "DELETE",
+    });
     await stack.call("/notes-create", {
       token: user.accessToken,
       body: { title: "keyed" },
@@ -363,6 +368,8 @@ describe("POST /auth/delete-account", () => {
         "app.mail_outbox",
         "app.rate_limits",
         "app.note_create_keys",
+        "public.note_tombstones",
+        "app.security_events",
       ]
     ) {
       expect(before.some((row) => row.startsWith(`${table}: `)), `${table} has the user's rows before`).toBe(true);
@@ -375,6 +382,12 @@ describe("POST /auth/delete-account", () => {
     expect(left.filter((row) => !row.startsWith("app.security_events: "))).toEqual([]);
     expect(left.filter((row) => row.includes(user.email))).toEqual([]);
     expect(left.some((row) => row.includes("account_deleted"))).toBe(true);
+    // Of the devices it used, the log keeps nothing: no address, no user agent, no details.
+    const events = await stack.sql<{ type: string; address: string | null; user_agent: string | null; details: object }[]>`
+      select type, address, user_agent, details from app.security_events where user_id = ${user.payload.id}`;
+    expect(events.map((event) => event.type)).toEqual(expect.arrayContaining(["session_started", "login_failed"]));
+    expect(events.filter((event) => event.address !== null || event.user_agent !== null)).toEqual([]);
+    expect(events.filter((event) => Object.keys(event.details).length > 0)).toEqual([]);
 
     const refused = await stack.call("/notes-fetch", { token: user.accessToken });
     expect(refused.body).toMatchObject({ code: "token_revoked" });

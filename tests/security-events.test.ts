@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { authSuccessEnvelope, type SecurityEvent, securityEventList } from "../supabase/functions/_shared/contract.ts";
 import { readMailedCode, readResetCode } from "./support/api.ts";
 import { expectAuthError, expectSession } from "./support/auth.ts";
-import { signUp, testPassword } from "./support/admin.ts";
+import { signUp, signUpAdmin, testPassword } from "./support/admin.ts";
 import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";
 
 const eventsEnvelope = authSuccessEnvelope(securityEventList);
@@ -133,6 +133,37 @@ describe("GET /auth/events", () => {
     const [last] = await stack.sql<{ type: string; user_id: string; details: unknown }[]>`
       select type, user_id, details from app.security_events where user_id = ${user.id} order by id desc limit 1`;
     expect(last).toEqual({ type: "account_deleted", user_id: user.id, details: {} });
+  });
+
+  it("erases a deleted admin's address and user agent from the events it caused, keeping the account's own", async () => {
+    const admin = await signUpAdmin(stack, "departing-admin");
+    const user = await signUp(stack, "acted-on", { "user-agent": "own-device/1.0" });
+    const suspended = await stack.call("/admin-users", {
+      token: admin.accessToken,
+      body: { id: user.id, status: "SUSPENDED" },
+      headers: { "user-agent": "admin-console/2.0" },
+    });
+    expect(suspended.status, suspended.text).toBe(200);
+    const deleted = await stack.call("/auth/delete-account", {
+      token: admin.accessToken,
+      body: { password: testPassword },
+    });
+    expect(deleted.status, deleted.text).toBe(200);
+
+    const events = await stack.sql<{ type: string; actor_id: string; address: string | null; user_agent: string | null }[]>`
+      select type, actor_id, address, user_agent from app.security_events where user_id = ${user.id} order by id`;
+    expect(events.find((event) => event.type === "account_suspended")).toEqual({
+      type: "account_suspended",
+      actor_id: admin.id,
+      address: null,
+      user_agent: null,
+    });
+    expect(events.find((event) => event.type === "session_started")).toMatchObject({ user_agent: "own-device/1.0" });
+    // Erasing is for deleted accounts only: a living account's events stay as written.
+    await expect(
+      stack.sql`update app.security_events set address = null, user_agent = null
+                where user_id = ${user.id} and type = 'session_started'`,
+    ).rejects.toThrow(/append-only/);
   });
 });
 
