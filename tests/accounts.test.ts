@@ -338,7 +338,10 @@ describe("POST /auth/delete-account", () => {
   async function userWithHistory() {
     const user = await signUp();
     await stack.call("/notes-create", { token: user.accessToken, body: { title: "mine" } });
-    const gone = await stack.call("/notes-create", { token: user.accessToken, body: { title: "deleted, a tombstone" } });
+    const gone = await stack.call("/notes-create", {
+      token: user.accessToken,
+      body: { title: "deleted, a tombstone" },
+    });
     await stack.call(`/notes-delete?id=${(gone.body as { data: { id: string } }).data.id}`, {
       token: user.accessToken,
       method: "DELETE",
@@ -383,7 +386,9 @@ describe("POST /auth/delete-account", () => {
     expect(left.filter((row) => row.includes(user.email))).toEqual([]);
     expect(left.some((row) => row.includes("account_deleted"))).toBe(true);
     // Of the devices it used, the log keeps nothing: no address, no user agent, no details.
-    const events = await stack.sql<{ type: string; address: string | null; user_agent: string | null; details: object }[]>`
+    const events = await stack.sql<
+      { type: string; address: string | null; user_agent: string | null; details: object }[]
+    >`
       select type, address, user_agent, details from app.security_events where user_id = ${user.payload.id}`;
     expect(events.map((event) => event.type)).toEqual(expect.arrayContaining(["session_started", "login_failed"]));
     expect(events.filter((event) => event.address !== null || event.user_agent !== null)).toEqual([]);
