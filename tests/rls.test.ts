@@ -157,7 +157,7 @@ describe("public.notes under row-level security", () => {
 describe("REQUIRE_EMAIL_VERIFICATION, as the database holds it (app.settings)", () => {
   /** Ada (her address not verified) with the database requiring verified addresses or not; one tombstone of hers. */
   async function actAsUnverifiedAda(query: Query, required: boolean): Promise<void> {
-    await query("update app.settings set require_email_verification = $1", [String(required)]);
+    await query("update app.settings set require_email_verification = $1::text::boolean", [String(required)]);
     await query(
       "insert into public.note_tombstones (note_id, created_by, change_seq) values (gen_random_uuid(), $1, 1000000)",
       [ada],
