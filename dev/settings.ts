@@ -5,6 +5,7 @@
 
 import { integerSetting, type IntegerSettingSpec } from "../supabase/functions/_shared/config.ts";
 import type { ServerBounds } from "./bounded-server.ts";
+import { requireEmailVerificationFrom } from "./database-settings.ts";
 
 /** The same development secret `supabase start` uses; never for a deployment. */
 export const devJwtSecret = "super-secret-jwt-token-with-at-least-32-characters-long";
@@ -26,6 +27,8 @@ export interface StackSettings {
   keepAliveTimeoutMs: number;
   /** `MAX_CONNECTIONS`: open connections served at once; past it new ones are closed. */
   maxConnections: number;
+  /** `REQUIRE_EMAIL_VERIFICATION`, written into the database at every start (unset: false). */
+  requireEmailVerification: boolean;
 }
 
 /**
@@ -91,6 +94,7 @@ export function readStackSettings(env: Deno.Env = Deno.env): StackSettings {
     headersTimeoutMs: integerSetting(env, "HEADERS_TIMEOUT_MS", stackIntegerSettings.HEADERS_TIMEOUT_MS),
     keepAliveTimeoutMs: integerSetting(env, "KEEP_ALIVE_TIMEOUT_MS", stackIntegerSettings.KEEP_ALIVE_TIMEOUT_MS),
     maxConnections,
+    requireEmailVerification: requireEmailVerificationFrom(env) ?? false,
   };
 }
 

@@ -16,6 +16,7 @@ import { createGateway, loadFunctions } from "./gateway.ts";
 import { DataDirInUse, lockDataDir } from "./data-dir-lock.ts";
 import { startLocalMail } from "./local-mail.ts";
 import { migrate, MigrationError } from "./migrate.ts";
+import { writeDatabaseSettings } from "./database-settings.ts";
 import { readStackSettings, serverBounds } from "./settings.ts";
 
 const stopSignals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
@@ -92,6 +93,8 @@ async function main() {
 
   try {
     await migrate(databaseUrl);
+    // The database enforces what this start was given, whatever an earlier start wrote.
+    await writeDatabaseSettings(databaseUrl, { requireEmailVerification: settings.requireEmailVerification });
   } catch (error) {
     await embedded?.stop();
     if (error instanceof MigrationError) fail(error.message);

@@ -5,9 +5,12 @@
  * A Supabase project already has the roles and `auth.uid()` the migrations
  * rely on, so it only gets the push. A plain PostgreSQL gets the local stack's
  * bootstrap (dev/bootstrap.sql) first, the same one `npm start` applies, so
- * the CLI's history table and the local stack's agree afterwards.
+ * the CLI's history table and the local stack's agree afterwards. Then it
+ * writes `REQUIRE_EMAIL_VERIFICATION`, when given, into `app.settings`, where
+ * the notes policies read it (unset: the database keeps what it holds).
  */
 import postgres from "postgres";
+import { requireEmailVerificationFrom, writeDatabaseSettings } from "../dev/database-settings.ts";
 import { bootstrapIfNeeded } from "../dev/migrate.ts";
 
 const repoRoot = new URL("../", import.meta.url);
@@ -23,6 +26,16 @@ if (
   );
   Deno.exit(2);
 }
+
+// Read before anything is pushed, so a mistyped value changes nothing.
+const requireEmailVerification = (() => {
+  try {
+    return requireEmailVerificationFrom(Deno.env);
+  } catch (error) {
+    console.error(error instanceof Error ? error.message : String(error));
+    Deno.exit(2);
+  }
+})();
 
 const sql = postgres(databaseUrl, {
   prepare: false,
@@ -42,4 +55,7 @@ const push = new Deno.Command(supabaseCli, {
   stdin: "null",
 });
 const { code } = await push.spawn().status;
-Deno.exit(code);
+if (code !== 0) Deno.exit(code);
+
+const stored = await writeDatabaseSettings(databaseUrl, { requireEmailVerification });
+console.log(`The database requires verified addresses for notes: ${stored.requireEmailVerification}`);

@@ -270,7 +270,8 @@ export const operations = {
     summary: "The account's security events",
     description: "The caller's own security events (sign-ups, sign-ins and failed ones, password changes, " +
       "sessions started and ended, suspensions, ...), newest first, a page at a time: pass the last id seen " +
-      "as before. Kept 90 days by default.",
+      "as before. An event an admin caused names the admin as actorId, without its address or user agent. " +
+      "Kept 90 days by default.",
     query: securityEventsQuery,
     success: { status: 200, data: securityEventList },
     errors: [400, 401, ...always],
@@ -297,7 +298,8 @@ export const operations = {
     admin: true,
     summary: "Suspend or reactivate an account (admin)",
     description: adminOnly + "SUSPENDED ends every session and token of the account from its next request " +
-      "and makes login answer 403; ACTIVE lets it log in again. An admin's own id is a 400, an unknown id a 404.",
+      "and makes login answer 403; ACTIVE lets it log in again. An admin's own id is a 400, and so is suspending " +
+      "an ADMIN (an operator revokes the role first); an unknown id is a 404.",
     body: setUserStatusBody,
     success: { status: 200, data: currentUser },
     errors: [...bodyErrors, 401, 403, 404, ...always],

@@ -5,6 +5,7 @@
  * On stacks of their own whose database the tests read with SQL, to move a
  * code's clock as time would and to look for what deletion leaves behind.
  */
+import { decodeJwt } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiResponse, countResetMails, readMailedCode, readResetCode, uniqueEmail } from "./support/api.ts";
 import { decodeAccessToken, expectAuthError, expectSession } from "./support/auth.ts";
@@ -216,6 +217,39 @@ describe("REQUIRE_EMAIL_VERIFICATION=true", () => {
     expect((await gated.call("/notes-create", { token: user.accessToken, body: { title: "now" } })).status).toBe(201);
   });
 
+  it("is written into the database, whose policies refuse the unverified user's token on any route", async () => {
+    const user = await signUp(gated);
+    /** What the token reaches as role authenticated, as the Data API would use it, after one note of theirs exists. */
+    const reachedOn = async (on: ScratchStack, token: string, owner: string) => {
+      await on.sql`insert into public.notes (created_by, title) values (${owner}, 'planted by the owner')`;
+      const claims = JSON.stringify(decodeJwt(token.replace(/^Bearer /, "")));
+      // One simple query, so nothing of the stack's runs on PGlite's single session in between.
+      const connection = await on.sql.reserve();
+      try {
+        const results = await connection.unsafe(`
+          begin;
+          set local role authenticated;
+          select set_config('request.jwt.claims', $claims$${claims}$claims$, true);
+          select count(*)::int as reached from public.notes;
+          rollback;`).simple();
+        const rows = (results as unknown as Record<string, unknown>[][]).flat();
+        return rows.find((row) => "reached" in row)?.reached;
+      } finally {
+        connection.release();
+      }
+    };
+    const [stored] = await gated.sql<{ required: boolean }[]>`
+      select require_email_verification as required from app.settings`;
+    expect(stored.required).toBe(true);
+    expect(await reachedOn(gated, user.accessToken, user.payload.id)).toBe(0);
+
+    const ungated = await signUp();
+    const [free] = await stack.sql<{ required: boolean }[]>`
+      select require_email_verification as required from app.settings`;
+    expect(free.required).toBe(false);
+    expect(await reachedOn(stack, ungated.accessToken, ungated.payload.id)).toBe(1);
+  });
+
   it("does not gate a stack without the setting", async () => {
     const user = await signUp();
     expect((await stack.call("/notes-create", { token: user.accessToken, body: { title: "fine" } })).status).toBe(201);
@@ -306,6 +340,14 @@ describe("POST /auth/delete-account", () => {
   async function userWithHistory() {
     const user = await signUp();
     await stack.call("/notes-create", { token: user.accessToken, body: { title: "mine" } });
+    const gone = await stack.call("/notes-create", {
+      token: user.accessToken,
+      body: { title: "deleted, a tombstone" },
+    });
+    await stack.call(`/notes-delete?id=${(gone.body as { data: { id: string } }).data.id}`, {
+      token: user.accessToken,
+      method: "DELETE",
+    });
     await stack.call("/notes-create", {
       token: user.accessToken,
       body: { title: "keyed" },
@@ -331,6 +373,8 @@ describe("POST /auth/delete-account", () => {
         "app.mail_outbox",
         "app.rate_limits",
         "app.note_create_keys",
+        "public.note_tombstones",
+        "app.security_events",
       ]
     ) {
       expect(before.some((row) => row.startsWith(`${table}: `)), `${table} has the user's rows before`).toBe(true);
@@ -343,6 +387,14 @@ describe("POST /auth/delete-account", () => {
     expect(left.filter((row) => !row.startsWith("app.security_events: "))).toEqual([]);
     expect(left.filter((row) => row.includes(user.email))).toEqual([]);
     expect(left.some((row) => row.includes("account_deleted"))).toBe(true);
+    // Of the devices it used, the log keeps nothing: no address, no user agent, no details.
+    const events = await stack.sql<
+      { type: string; address: string | null; user_agent: string | null; details: object }[]
+    >`
+      select type, address, user_agent, details from app.security_events where user_id = ${user.payload.id}`;
+    expect(events.map((event) => event.type)).toEqual(expect.arrayContaining(["session_started", "login_failed"]));
+    expect(events.filter((event) => event.address !== null || event.user_agent !== null)).toEqual([]);
+    expect(events.filter((event) => Object.keys(event.details).length > 0)).toEqual([]);
 
     const refused = await stack.call("/notes-fetch", { token: user.accessToken });
     expect(refused.body).toMatchObject({ code: "token_revoked" });

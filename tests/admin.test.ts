@@ -230,6 +230,39 @@ describe("POST /admin-users", () => {
   });
 });
 
+describe("suspending an admin", () => {
+  it("is refused (400 cannot_suspend_admin) until the operator revokes the role; then it is an account like any", async () => {
+    const acting = await signUpAdmin(stack, "acting-admin");
+    const other = await signUpAdmin(stack, "other-admin");
+    const refused = expectAuthError(await setStatus(acting.accessToken, { id: other.id, status: "SUSPENDED" }), 400);
+    expect(refused).toMatchObject({
+      code: "cannot_suspend_admin",
+      fields: [{ field: "id", message: "An admin cannot be suspended; an operator must revoke the role first" }],
+    });
+    expect(await stack.sql`select status from app.users where id = ${other.id}`).toEqual([{ status: "ACTIVE" }]);
+    // Nothing ended: the other admin goes on working.
+    expect((await listUsers(other.accessToken)).status).toBe(200);
+
+    const revoked = await runAdminCommand(["revoke", other.email], { DATABASE_URL: stack.databaseUrl });
+    expect(revoked.code, revoked.stderr).toBe(0);
+    const suspended = await setStatus(acting.accessToken, { id: other.id, status: "SUSPENDED" });
+    expect(suspended.status, suspended.text).toBe(200);
+    expect(userEnvelope.parse(suspended.body).data.payload).toMatchObject({
+      role: "STANDARD_USER",
+      status: "SUSPENDED",
+    });
+  });
+
+  it("lets an admin reactivate an admin an operator suspended", async () => {
+    const acting = await signUpAdmin(stack, "lifting-admin");
+    const other = await signUpAdmin(stack, "lifted-admin");
+    await stack.sql`update app.users set status = 'SUSPENDED' where id = ${other.id}`;
+    const reactivated = await setStatus(acting.accessToken, { id: other.id, status: "ACTIVE" });
+    expect(reactivated.status, reactivated.text).toBe(200);
+    expect(userEnvelope.parse(reactivated.body).data.payload).toMatchObject({ role: "ADMIN", status: "ACTIVE" });
+  });
+});
+
 describe("GET /admin-users/events", () => {
   it("lists the account's events newest first, with the admin as the actor of its suspension", async () => {
     const admin = await signUpAdmin(stack, "auditor");

@@ -395,6 +395,16 @@ describe("every documented status of every operation", () => {
       body: { id: adminId, status: "SUSPENDED" },
       code: "cannot_change_own_status",
     });
+    const otherAdmin = await signedUpCaller();
+    await grantAdmin(stack, otherAdmin.email);
+    const otherAdminId = sessionEnvelope.parse(
+      (await documented(operations.login, 200, { body: { email: otherAdmin.email, password } })).body,
+    ).data.payload.id;
+    await documented(operations.setUserStatus, 400, {
+      token: admin.token,
+      body: { id: otherAdminId, status: "SUSPENDED" },
+      code: "cannot_suspend_admin",
+    });
     await documented(operations.listAccountEvents, 200, { token: admin.token, query: `?id=${userId}` });
     await documented(operations.listAccountEvents, 400, { token: admin.token });
   });

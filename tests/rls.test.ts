@@ -153,3 +153,73 @@ describe("public.notes under row-level security", () => {
     await expect(attempt).rejects.toMatchObject({ code: "42501" });
   });
 });
+
+describe("REQUIRE_EMAIL_VERIFICATION, as the database holds it (app.settings)", () => {
+  /** Ada (her address not verified) with the database requiring verified addresses or not; one tombstone of hers. */
+  async function actAsUnverifiedAda(query: Query, required: boolean): Promise<void> {
+    await query("update app.settings set require_email_verification = $1::text::boolean", [String(required)]);
+    await query(
+      "insert into public.note_tombstones (note_id, created_by, change_seq) values (gen_random_uuid(), $1, 1000000)",
+      [ada],
+    );
+    await actAs(query, "authenticated", ada);
+  }
+
+  /** What Ada's token reaches: her notes and tombstones, an update and a delete of all she may touch. */
+  async function reach(query: Query) {
+    return {
+      notes: (await query("select id from public.notes")).length,
+      tombstones: (await query("select note_id from public.note_tombstones")).length,
+      updated: (await query("update public.notes set title = 'changed' returning id")).length,
+      counted: (await query<{ n: number }>("select app.caller_note_count() as n"))[0].n,
+      deleted: (await query("delete from public.notes returning id")).length,
+    };
+  }
+
+  it("gives an unverified caller's token no note to read, change or delete while it is required", async () => {
+    const reached = await database.rolledBack(async (query) => {
+      await actAsUnverifiedAda(query, true);
+      return reach(query);
+    });
+    expect(reached).toEqual({ notes: 0, tombstones: 0, updated: 0, counted: 0, deleted: 0 });
+  });
+
+  it.each([
+    "insert into public.notes (title) values ('unverified')",
+    "select app.claim_note_create_key('a-key', 'a-hash')",
+  ])("refuses an unverified caller's write while it is required: %s", async (statement) => {
+    const attempt = database.rolledBack(async (query) => {
+      await actAsUnverifiedAda(query, true);
+      return query(statement);
+    });
+    await expect(attempt).rejects.toMatchObject({ code: "42501" });
+  });
+
+  it("refuses an unverified caller in the statement that opens a notes request, with PT403", async () => {
+    const attempt = database.rolledBack(async (query) => {
+      await actAsUnverifiedAda(query, true);
+      return query("select app.require_notes_caller()");
+    });
+    await expect(attempt).rejects.toMatchObject({ code: "PT403" });
+  });
+
+  it("lets the same caller read and write while it is not required", async () => {
+    const reached = await database.rolledBack(async (query) => {
+      await actAsUnverifiedAda(query, false);
+      await query("insert into public.notes (title) values ('unverified but allowed')");
+      await query("select app.require_notes_caller()");
+      return reach(query);
+    });
+    expect(reached).toEqual({ notes: 3, tombstones: 1, updated: 3, counted: 3, deleted: 3 });
+  });
+
+  it("lets a verified caller read and write while it is required", async () => {
+    const reached = await database.rolledBack(async (query) => {
+      await query("update app.users set is_verified = true where id = $1", [ada]);
+      await actAsUnverifiedAda(query, true);
+      await query("insert into public.notes (title) values ('verified')");
+      return reach(query);
+    });
+    expect(reached).toEqual({ notes: 3, tombstones: 1, updated: 3, counted: 3, deleted: 3 });
+  });
+});

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { authSuccessEnvelope, type SecurityEvent, securityEventList } from "../supabase/functions/_shared/contract.ts";
 import { readMailedCode, readResetCode } from "./support/api.ts";
 import { expectAuthError, expectSession } from "./support/auth.ts";
-import { signUp, testPassword } from "./support/admin.ts";
+import { signUp, signUpAdmin, testPassword } from "./support/admin.ts";
 import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";
 
 const eventsEnvelope = authSuccessEnvelope(securityEventList);
@@ -125,6 +125,36 @@ describe("GET /auth/events", () => {
     expect(expectAuthError(await stack.call("/auth/events"), 401).code).toBe("token_missing");
   });
 
+  it("shows the account that an admin acted on it, never the admin's address or user agent", async () => {
+    const admin = await signUpAdmin(stack, "watched-admin");
+    const user = await signUp(stack, "watched-user", { "user-agent": "own-device/1.0" });
+    const fromConsole = { "user-agent": "admin-console/2.0" };
+    for (const status of ["SUSPENDED", "ACTIVE"]) {
+      const changed = await stack.call("/admin-users", {
+        token: admin.accessToken,
+        body: { id: user.id, status },
+        headers: fromConsole,
+      });
+      expect(changed.status, changed.text).toBe(200);
+    }
+    const session = expectSession(
+      await stack.call("/auth/login", { body: { email: user.email, password: testPassword } }),
+      200,
+    );
+    const events = await ownEvents(session.accessToken);
+    const byAdmin = events.filter((event) => event.actorId === admin.id);
+    expect(byAdmin.map((event) => event.type)).toEqual(["account_reactivated", "session_ended", "account_suspended"]);
+    for (const event of byAdmin) expect(event).toMatchObject({ address: null, userAgent: null });
+    // Its own acts keep its own client: the first session, started at sign-up.
+    expect(events.findLast((event) => event.type === "session_started"))
+      .toMatchObject({ actorId: user.id, userAgent: "own-device/1.0", address: expect.any(String) });
+
+    // The admin's own view keeps the admin's client.
+    const seen = await stack.call(`/admin-users/events?id=${user.id}`, { token: admin.accessToken });
+    const suspension = eventsEnvelope.parse(seen.body).data.events.find((event) => event.type === "account_suspended");
+    expect(suspension).toMatchObject({ actorId: admin.id, userAgent: "admin-console/2.0" });
+  });
+
   it("keeps an account's deletion on record by its id only", async () => {
     const user = await signUp(stack, "leaving");
     const deleted = await stack.call("/auth/delete-account", {
@@ -135,6 +165,39 @@ describe("GET /auth/events", () => {
     const [last] = await stack.sql<{ type: string; user_id: string; details: unknown }[]>`
       select type, user_id, details from app.security_events where user_id = ${user.id} order by id desc limit 1`;
     expect(last).toEqual({ type: "account_deleted", user_id: user.id, details: {} });
+  });
+
+  it("erases a deleted admin's address and user agent from the events it caused, keeping the account's own", async () => {
+    const admin = await signUpAdmin(stack, "departing-admin");
+    const user = await signUp(stack, "acted-on", { "user-agent": "own-device/1.0" });
+    const suspended = await stack.call("/admin-users", {
+      token: admin.accessToken,
+      body: { id: user.id, status: "SUSPENDED" },
+      headers: { "user-agent": "admin-console/2.0" },
+    });
+    expect(suspended.status, suspended.text).toBe(200);
+    const deleted = await stack.call("/auth/delete-account", {
+      token: admin.accessToken,
+      body: { password: testPassword },
+    });
+    expect(deleted.status, deleted.text).toBe(200);
+
+    const events = await stack.sql<
+      { type: string; actor_id: string; address: string | null; user_agent: string | null }[]
+    >`
+      select type, actor_id, address, user_agent from app.security_events where user_id = ${user.id} order by id`;
+    expect(events.find((event) => event.type === "account_suspended")).toEqual({
+      type: "account_suspended",
+      actor_id: admin.id,
+      address: null,
+      user_agent: null,
+    });
+    expect(events.find((event) => event.type === "session_started")).toMatchObject({ user_agent: "own-device/1.0" });
+    // Erasing is for deleted accounts only: a living account's events stay as written.
+    await expect(
+      stack.sql`update app.security_events set address = null, user_agent = null
+                where user_id = ${user.id} and type = 'session_started'`,
+    ).rejects.toThrow(/append-only/);
   });
 });
 

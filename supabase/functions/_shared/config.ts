@@ -35,11 +35,6 @@ export interface Config {
   limits: SecurityLimits;
   /** How long sessions last and how refresh tokens rotate; see `SessionSettings`. */
   sessions: SessionSettings;
-  /**
-   * `REQUIRE_EMAIL_VERIFICATION`: when true, notes calls of an account whose
-   * address is not verified answer 403 `email_not_verified`.
-   */
-  requireEmailVerification: boolean;
   /** The mail provider, or undefined when none is configured (the local stack only prints mails then). */
   mail: MailProvider | undefined;
   /**
@@ -328,7 +323,8 @@ function apiKeysFrom(env: Env): Set<string> {
   return keys;
 }
 
-function booleanSetting(env: Env, name: string, fallback: boolean): boolean {
+/** The boolean setting `name` (`true`/`1` or `false`/`0`), or `fallback` when unset; throws `ConfigError` otherwise. */
+export function booleanSetting(env: Env, name: string, fallback: boolean): boolean {
   const raw = env.get(name);
   if (raw === undefined || raw === "") return fallback;
   if (raw === "true" || raw === "1") return true;
@@ -424,7 +420,6 @@ export function loadConfig(env: Env): Config {
     statementTimeoutMs: integerSettingOf(env, "DB_STATEMENT_TIMEOUT_MS"),
     limits: limitsFrom(env),
     sessions: sessionSettingsFrom(env),
-    requireEmailVerification: booleanSetting(env, "REQUIRE_EMAIL_VERIFICATION", false),
     mail: mailProviderFrom(env),
     mailDispatchSecrets: mailDispatchSecretsFrom(env, apiKeys),
     auditRetentionDays: integerSettingOf(env, "AUDIT_RETENTION_DAYS"),

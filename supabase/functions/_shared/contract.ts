@@ -489,8 +489,11 @@ export const securityEvent = z.object({
   actorId: z.string().nullable().meta({
     description: "who caused it: the account itself, an admin, or null for an operator working in SQL",
   }),
-  address: z.string().nullable().meta({ description: "the client address, where one is known" }),
-  userAgent: z.string().nullable(),
+  address: z.string().nullable().meta({
+    description: "the client address, where one is known; in the account's own list, null for an event another " +
+      "account (an admin) caused",
+  }),
+  userAgent: z.string().nullable().meta({ description: "as address: the client's, where one is known" }),
   details: z.record(z.string(), z.unknown()).meta({
     description: "a small object, by type: session events name sessionId (and an ended one its reason), " +
       "role events the new role",

@@ -168,7 +168,7 @@ export interface CallerClaims {
 
 /** SQLSTATE of `app.require_active_caller()`: the token is revoked or its user inactive or gone. */
 const revokedCaller = "PT401";
-/** SQLSTATE of `app.require_active_caller()`: the request requires a verified address and the caller's is not. */
+/** SQLSTATE of `app.require_notes_caller()`: the database requires a verified address and the caller's is not. */
 const unverifiedCaller = "PT403";
 /** SQLSTATE of `app.require_admin()`: the caller's account does not have the role ADMIN. */
 const notAdmin = "PTADM";
@@ -179,8 +179,10 @@ const notAdmin = "PTADM";
  * the notes policies see the caller. The same statement checks in Postgres
  * that the caller still exists, is ACTIVE, holds a token of the account's
  * current version and that the token's session is live; if not, `query`
- * never takes effect and this throws a 401. With `REQUIRE_EMAIL_VERIFICATION`
- * it also requires a verified address (else 403). All of it is one round trip.
+ * never takes effect and this throws a 401. While the database requires
+ * verified addresses (`app.settings`, REQUIRE_EMAIL_VERIFICATION) it also
+ * requires the caller's (else 403), as the notes policies do for every route.
+ * All of it is one round trip.
  */
 export function withCallerTransaction<Row, Result>(
   claims: CallerClaims,
@@ -190,11 +192,10 @@ export function withCallerTransaction<Row, Result>(
   return guardedByCaller(query, {
     text: `with session as (
              select set_config('role', 'authenticated', true),
-                    set_config('request.jwt.claims', $1, true),
-                    set_config('app.require_email_verification', $2, true)
+                    set_config('request.jwt.claims', $1, true)
            )
-           select app.require_active_caller() from session`,
-    values: [JSON.stringify(claims), String(getConfig().requireEmailVerification)],
+           select app.require_notes_caller() from session`,
+    values: [JSON.stringify(claims)],
   });
 }
 

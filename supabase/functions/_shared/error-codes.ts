@@ -30,6 +30,7 @@ export const errorStatuses = {
   invalid_code: 400,
   invalid_cursor: 400,
   cannot_change_own_status: 400,
+  cannot_suspend_admin: 400,
   invalid_api_key: 401,
   invalid_credentials: 401,
   credentials_required: 401,

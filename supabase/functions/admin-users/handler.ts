@@ -26,8 +26,9 @@ function adminContextOf(req: Request, info: ConnectionInfo | undefined): AdminCo
 
 /**
  * `GET /admin-users?query=&status=&limit=&offset=`: accounts, newest first.
- * `POST /admin-users` `{id, status}`: suspends or reactivates one. Both
- * answer 403 `admin_required` unless the caller's account is an ADMIN now.
+ * `POST /admin-users` `{id, status}`: suspends or reactivates one, never an
+ * admin's own and never suspends an admin (400). Both answer 403
+ * `admin_required` unless the caller's account is an ADMIN now.
  */
 const users = defineEndpoint({
   name: "admin-users",
@@ -51,14 +52,14 @@ const users = defineEndpoint({
       return authSuccess(200, "Users fetched successfully", data);
     }
     const { id, status } = await readJsonBody(req, setUserStatusBody, getConfig().limits.bodyTimeoutMs);
-    const change = await withAdminCaller(
-      caller,
-      adminContextOf(req, info),
-      setUserStatus({ id, status, adminId: caller.sub }),
-    );
+    const change = await withAdminCaller(caller, adminContextOf(req, info), setUserStatus({ id, status }));
     if (change.kind === "own-account") {
       const message = "An admin cannot change its own status";
       throw new BadRequestError(message, [{ field: "id", message }], { code: "cannot_change_own_status" });
+    }
+    if (change.kind === "admin-account") {
+      const message = "An admin cannot be suspended; an operator must revoke the role first";
+      throw new BadRequestError(message, [{ field: "id", message }], { code: "cannot_suspend_admin" });
     }
     if (change.kind === "unknown-user") throw new NotFoundError("user_not_found", "User not found");
     const data: CurrentUser = { payload: change.user };
@@ -76,7 +77,11 @@ const events = defineEndpoint({
     const caller = await requireCaller(req);
     const { id, limit, before } = readQuery(req, accountEventsQuery);
     const data: SecurityEventList = {
-      events: await withAdminCaller(caller, adminContextOf(req, info), listSecurityEvents(id, { limit, before })),
+      events: await withAdminCaller(
+        caller,
+        adminContextOf(req, info),
+        listSecurityEvents(id, { limit, before }, "admin"),
+      ),
     };
     return authSuccess(200, "Events fetched successfully", data);
   },

@@ -12,8 +12,10 @@ import { readJsonBody } from "../_shared/request.ts";
 
 /**
  * `POST /auth/delete-account`: erases the signed-in user's account, with the
- * password re-entered, in one transaction: the account, its notes, counters,
- * sessions, codes, rate-limit rows and queued mails. The address can then
+ * password re-entered, in one transaction: the account, its notes, their
+ * tombstones, counters, sessions, codes, rate-limit rows and queued mails, and
+ * every address and user agent the security log held of it (trigger
+ * `users_erase_deleted`), which keeps its id alone. The address can then
  * register again as a new, empty account.
  */
 export const handler = defineEndpoint({

@@ -8,7 +8,8 @@ import { readQuery } from "../_shared/request.ts";
 
 /**
  * `GET /auth/events?limit=&before=`: the caller's own security events, newest
- * first, so a user can spot a sign-in or a change they did not make.
+ * first, so a user can spot a sign-in or a change they did not make. An
+ * admin's act shows as such, without the admin's address or user agent.
  */
 export const handler = defineEndpoint({
   name: "auth-events",
@@ -19,7 +20,7 @@ export const handler = defineEndpoint({
     const caller = await requireCaller(req);
     const { limit, before } = readQuery(req, securityEventsQuery);
     const data: SecurityEventList = {
-      events: await withLiveCaller(caller, listSecurityEvents(caller.sub, { limit, before })),
+      events: await withLiveCaller(caller, listSecurityEvents(caller.sub, { limit, before }, "account")),
     };
     return authSuccess(200, "Events fetched successfully", data);
   },

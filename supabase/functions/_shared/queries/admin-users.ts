@@ -69,27 +69,26 @@ export function listUsers(filter: ListUsersQuery): Query<Partial<ManagedUserRow>
 }
 
 /** What setting an account's status did. */
-export type StatusChange = { kind: "own-account" } | { kind: "unknown-user" } | { kind: "updated"; user: User };
+export type StatusChange =
+  | { kind: "own-account" }
+  | { kind: "unknown-user" }
+  | { kind: "admin-account" }
+  | { kind: "updated"; user: User };
 
 /**
- * Sets account `id`'s status, unless it is the acting admin's own (a lone
- * admin who suspended itself would leave nobody to lift it) or no account has
- * that id (a malformed one included). Suspending raises the account's token
- * version, which ends every session (triggers users_revoke_tokens and
- * users_end_sessions), in this same statement.
+ * Sets account `id`'s status (`app.set_user_status`), unless it is the acting
+ * admin's own (a lone admin who suspended itself would leave nobody to lift
+ * it), the suspension of an ADMIN (only an operator takes the role away), or
+ * no account has that id (a malformed one included). Suspending ends every
+ * session of the account in this same statement.
  */
 export function setUserStatus(
-  input: { id: string; status: User["status"]; adminId: string },
-): Query<Partial<AccountRow> & { own_account: boolean | null }, StatusChange> {
+  input: { id: string; status: User["status"] },
+): Query<Partial<AccountRow> & { outcome: StatusChange["kind"] }, StatusChange> {
   return {
-    text: `with updated as (
-             update app.users set status = $2 where id = $1::uuid and id <> $3::uuid returning ${accountColumns}
-           )
-           select $1::uuid = $3::uuid as own_account, updated.* from (select) as one left join updated on true`,
-    values: [uuidOrNull(input.id), input.status, input.adminId],
-    read: ([row]) => {
-      if (row.own_account) return { kind: "own-account" };
-      return row.id ? { kind: "updated", user: toAccount(row as AccountRow).user } : { kind: "unknown-user" };
-    },
+    text: "select * from app.set_user_status($1::uuid, $2)",
+    values: [uuidOrNull(input.id), input.status],
+    read: ([row]) =>
+      row.outcome === "updated" ? { kind: "updated", user: toAccount(row as AccountRow).user } : { kind: row.outcome },
   };
 }

@@ -5,7 +5,7 @@
  *
  * @example
  * ```ts
- * const events = await withLiveCaller(caller, listSecurityEvents(caller.sub, { limit: 20 }));
+ * const events = await withLiveCaller(caller, listSecurityEvents(caller.sub, { limit: 20 }, "account"));
  * ```
  */
 import type { SecurityEvent, SecurityEventType } from "../contract.ts";
@@ -24,21 +24,33 @@ interface SecurityEventRow {
 }
 
 /**
+ * Who reads the events: the account itself, which sees that an admin acted
+ * but never the admin's address or user agent, or an admin, who sees all.
+ */
+export type EventsReader = "account" | "admin";
+
+/**
  * Up to `limit` events of account `userId` with an id below `before`, newest
- * first. A malformed id names no account, and lists nothing.
+ * first. A malformed id names no account, and lists nothing. For the account
+ * itself, an event another account caused (an admin's) carries no address or
+ * user agent: those were the admin's client.
  */
 export function listSecurityEvents(
   userId: string,
   page: { limit: number; before?: number },
+  reader: EventsReader,
 ): Query<SecurityEventRow, SecurityEvent[]> {
   return {
-    text: `select id, at, type, user_id, actor_id, address, user_agent, details
+    text: `select id, at, type, user_id, actor_id,
+                  case when $4::boolean or actor_id = user_id then address end as address,
+                  case when $4::boolean or actor_id = user_id then user_agent end as user_agent,
+                  details
            from app.security_events
            where user_id = $1::uuid
              and ($3::bigint is null or id < $3::bigint)
            order by id desc
            limit $2`,
-    values: [uuidOrNull(userId), page.limit, page.before ?? null],
+    values: [uuidOrNull(userId), page.limit, page.before ?? null, reader === "admin"],
     read: (rows) =>
       rows.map((row) => ({
         id: row.id,
