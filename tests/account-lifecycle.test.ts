@@ -256,6 +256,13 @@ describe("device tokens", () => {
       expectAuthError(await login(email, `device guess ${guess}`, { deviceToken: device }), 401);
     }
     expectAuthError(await login(email, password, { deviceToken: device }), 429);
+    // Signing in to another account with the same device token gives it none of its spent guesses back.
+    const other = uniqueEmail("other-account");
+    await register(other);
+    for (let login_ = 0; login_ < 3; login_++) {
+      expectSession(await login(other, password, { deviceToken: device }), 200);
+    }
+    expectAuthError(await login(email, password, { deviceToken: device }), 429);
 
     const changed = expectSession(
       await post("/auth/change-password", { currentPassword: password, newPassword: "the next passphrase" }, {
@@ -276,5 +283,35 @@ describe("device tokens", () => {
     expect((await post("/auth/logout", { scope: "global" }, { token: signedIn.accessToken })).status).toBe(200);
     await fillAccountCap(email);
     expectAuthError(await login(email, password, { deviceToken: signedIn.deviceToken }), 429);
+  }, 60_000);
+});
+
+describe("an account's deletion", () => {
+  it("by the database owner in SQL leaves no rate-limit count or mail of its address", async () => {
+    const email = uniqueEmail("operator-deleted");
+    const account = await register(email);
+    expectAuthError(await login(email, "a wrong password"), 401);
+    expect((await post("/auth/request-password-reset", { email })).status).toBe(200);
+    await readResetCode(email, 0, stack.logFile);
+    await stack.sql`delete from app.users where id = ${account.payload.id}`;
+    const [left] = await stack.sql<{ counts: number; mails: number }[]>`
+      select (select count(*)::int from app.rate_limits where email = ${email} or key = ${account.payload.id}) as counts,
+             (select count(*)::int from app.mail_outbox where recipient = ${email}) as mails`;
+    expect(left).toEqual({ counts: 0, mails: 0 });
+  });
+
+  it("racing notes-create answers each create 201 or 401, never 500", async () => {
+    for (let round = 0; round < 5; round++) {
+      const email = uniqueEmail("racing");
+      const account = await register(email);
+      const creates = Array.from(
+        { length: 25 },
+        () => stack.call("/notes-create", { token: account.accessToken, body: { title: "racing" } }),
+      );
+      const deleted = stack.call("/auth/delete-account", { token: account.accessToken, body: { password } });
+      const statuses = (await Promise.all(creates)).map((answer) => answer.status);
+      expect((await deleted).status).toBe(200);
+      expect(statuses.filter((status) => status !== 201 && status !== 401), `round ${round}`).toEqual([]);
+    }
   }, 60_000);
 });

@@ -172,6 +172,8 @@ const revokedCaller = "PT401";
 const unverifiedCaller = "PT403";
 /** SQLSTATE of `app.require_admin()`: the caller's account does not have the role ADMIN. */
 const notAdmin = "PTADM";
+/** SQLSTATE of a write that refers to a row that is gone. */
+const foreignKeyViolation = "23503";
 
 /**
  * Runs `query` in a transaction as role `authenticated` with the caller's JWT
@@ -196,6 +198,11 @@ export function withCallerTransaction<Row, Result>(
            )
            select app.require_notes_caller() from session`,
     values: [JSON.stringify(claims)],
+  }).catch((error) => {
+    // The account was deleted after the check passed, before a write that refers to it (its note count, a create
+    // key): as for a token of an account that is gone.
+    if (pgErrorCode(error) === foreignKeyViolation) throw new InvalidTokenError("token_revoked");
+    throw error;
   });
 }
 

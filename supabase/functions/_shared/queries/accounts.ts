@@ -198,15 +198,19 @@ export function completeLogin(
 ): Query<AccountRow & SessionColumns, SignedInAccount | undefined> {
   return {
     text: `with account as (
-             select ${accountColumns} from app.users
+             select ${accountColumns}, device_generation from app.users
              where id = $1 and password_hash = $2 and status = 'ACTIVE'
            ), cleared as (
              delete from app.rate_limits r using account
              where r.bucket = 'login-failure' and r.key = account.email || ' ' || $3
            ), uncounted as (
-             -- A success is no guess: it takes its own attempt back from the account's and the device's counts.
+             -- A success is no guess: it takes its own attempt back from the account's count, and from the
+             -- device's when the device token is this account's, of its current generation (another account's
+             -- success must not give a device token back the guesses it spent here).
              update app.rate_limits r set hits = greatest(r.hits - 1, 0) from account
-             where (r.bucket = 'login-account' and r.key = account.email) or (r.bucket = 'login-device' and r.key = $8)
+             where (r.bucket = 'login-account' and r.key = account.email)
+                or (r.bucket = 'login-device' and r.key = $8 and account.id = $9::uuid
+                    and account.device_generation = $10::integer)
            ), started as (
              select s.* from account cross join lateral ${startSessionCall("account.id", 4)} s
            ), recorded as (
@@ -221,6 +225,8 @@ export function completeLogin(
       input.address ?? null,
       ...sessionValues(input.session),
       input.device?.key ?? null,
+      input.device?.userId ?? null,
+      input.device?.generation ?? null,
     ],
     read: ([row]) => row ? { account: toAccount(row), session: grantOf(row) } : undefined,
   };
@@ -383,9 +389,9 @@ export type PasswordChange =
 /**
  * Sets `newHash` as the password when the stored hash is still `expectedHash`,
  * the one the current password was checked against (`app.change_password`),
- * which ends every session of the account; then starts the caller's new one,
- * clears the email's failed logins from `address` and takes the attempt back
- * from the account's count, as a login would.
+ * which ends every session of the account; then starts the caller's new one
+ * and clears the email's failed logins from `address`, as a login would (the
+ * re-entered password counted against the session, never the account's cap).
  */
 export function changePassword(
   input: {
@@ -405,9 +411,6 @@ export function changePassword(
            ), cleared as (
              delete from app.rate_limits r using changed
              where changed.outcome = 'changed' and r.bucket = 'login-failure' and r.key = changed.email || ' ' || $4
-           ), uncounted as (
-             update app.rate_limits r set hits = greatest(r.hits - 1, 0) from changed
-             where changed.outcome = 'changed' and r.bucket = 'login-account' and r.key = changed.email
            )
            select changed.*, started.* from changed left join started on true`,
     values: [input.userId, input.expectedHash, input.newHash, input.address ?? null, ...sessionValues(input.session)],
