@@ -6,19 +6,11 @@
  */
 import type { SessionSettings } from "./config.ts";
 import { bearer, type Session } from "./contract.ts";
-import type { Account } from "./queries/accounts.ts";
-import type { NewSession } from "./queries/sessions.ts";
+import type { Account } from "./queries/account-rows.ts";
+import type { NewSession, SessionGrant } from "./queries/sessions.ts";
 import { issueDeviceToken } from "./device-tokens.ts";
 import { issueRefreshToken } from "./refresh-tokens.ts";
 import { signAccessToken } from "./tokens.ts";
-
-/** A live session as the statement that started or refreshed it returns it. */
-export interface SessionGrant {
-  sessionId: string;
-  generation: number;
-  /** Set when the statement signed the user in: the device token the answer carries is of this generation. */
-  deviceGeneration?: number;
-}
 
 /**
  * Signs an access token for the account's session and pairs it with the user

@@ -13,7 +13,7 @@
 import type { ListUsersQuery, ManagedUser, User } from "../contract.ts";
 import type { Query } from "../db.ts";
 import { uuidOrNull } from "../uuid.ts";
-import { accountColumns, type AccountRow, toAccount } from "./accounts.ts";
+import { accountColumns, type AccountRow, toAccount } from "./account-rows.ts";
 
 interface ManagedUserRow extends AccountRow {
   note_count: number;

@@ -12,8 +12,15 @@
 import type { SessionSettings } from "../config.ts";
 import type { LogoutScope, SessionInfo } from "../contract.ts";
 import type { CallerClaims, Query } from "../db.ts";
-import type { SessionGrant } from "../session.ts";
-import { type Account, accountColumns, type AccountRow, toAccount } from "./accounts.ts";
+import { type Account, accountColumns, type AccountRow, toAccount } from "./account-rows.ts";
+
+/** A live session as the statement that started or refreshed it returns it. */
+export interface SessionGrant {
+  sessionId: string;
+  generation: number;
+  /** Set when the statement signed the user in: the device token the answer carries is of this generation. */
+  deviceGeneration?: number;
+}
 
 /** What a new session records besides its owner: its timeouts, and what lets the user recognise it. */
 export interface NewSession {
