@@ -1,9 +1,10 @@
 /**
  * Turns an endpoint's core into a `Request -> Response` handler: CORS
  * preflight, method check, the `apikey` check of auth endpoints, the request
- * id, one structured log line, and the mapping of every thrown error to the
- * endpoint's envelope (whose builders add the headers every answer carries).
- * This is the one place errors become responses.
+ * id, the request's database deadline, one structured log line, and the
+ * mapping of every thrown error to the endpoint's envelope (whose builders add
+ * the headers every answer carries). This is the one place errors become
+ * responses.
  *
  * @example
  * ```ts
@@ -14,6 +15,7 @@
  * ```
  */
 import { getConfig } from "./config.ts";
+import { withDatabaseDeadline } from "./db-deadline.ts";
 import { preflightResponse } from "./cors.ts";
 import type { EnvelopeKind } from "./contract.ts";
 import { answerHeaders, errorResponse } from "./envelopes.ts";
@@ -69,7 +71,7 @@ export function defineEndpoint(definition: EndpointDefinition): Handler {
   return async (req, info) => {
     const started = performance.now();
     const requestId = requestIdOf(req);
-    const response = await respond(definition, req, info);
+    const response = await withDatabaseDeadline(() => respond(definition, req, info));
     // Every other header came with the response (`answerHeaders`); only the id is this request's own.
     response.headers.set("x-request-id", requestId);
     logRequest({
