@@ -26,6 +26,8 @@ export interface StackSettings {
   keepAliveTimeoutMs: number;
   /** `MAX_CONNECTIONS`: open connections served at once; past it new ones are closed. */
   maxConnections: number;
+  /** `SEND_STALL_TIMEOUT_MS`: how long an answer may make no progress before its connection is closed. */
+  sendStallTimeoutMs: number;
 }
 
 /**
@@ -39,6 +41,9 @@ function reservedDescriptors(limit: number): number {
 
 /** The longest header timeout allowed: a longer one lets each slow-header client hold its socket longer. */
 const maxHeadersTimeoutMs = 15_000;
+
+/** The longest send stall allowed: a longer one lets each client that does not read hold its answer longer. */
+const maxSendStallTimeoutMs = 30_000;
 
 /** The process's soft limit on open files (Linux), or undefined where it cannot be read. */
 export function openFilesLimit(): number | undefined {
@@ -86,6 +91,7 @@ export function readStackSettings(env: Deno.Env = Deno.env): StackSettings {
     headersTimeoutMs: integerSetting(env, "HEADERS_TIMEOUT_MS", 10_000, 100, maxHeadersTimeoutMs),
     keepAliveTimeoutMs: integerSetting(env, "KEEP_ALIVE_TIMEOUT_MS", 5_000, 100, 600_000),
     maxConnections,
+    sendStallTimeoutMs: integerSetting(env, "SEND_STALL_TIMEOUT_MS", 20_000, 100, maxSendStallTimeoutMs),
   };
 }
 
@@ -97,5 +103,6 @@ export function serverBounds(settings: StackSettings, bodyTimeoutMs: number): Se
     requestTimeoutMs: settings.headersTimeoutMs + bodyTimeoutMs + 5_000,
     keepAliveTimeoutMs: settings.keepAliveTimeoutMs,
     maxConnections: settings.maxConnections,
+    sendStallTimeoutMs: settings.sendStallTimeoutMs,
   };
 }
