@@ -87,9 +87,15 @@ describe("the database becoming unreachable", () => {
   }, async () => {
     proxy.cut();
     try {
-      // One at a time: each request has the whole connection pool to itself, as the bound is per request.
-      for (const { path, envelope, request } of everyEndpoint()) {
-        const { response, elapsedMs } = await timed(() => stack.call(path, request));
+      // All at once: the bound is per request, and a request's deadline covers its wait for a pooled connection.
+      const answers = await Promise.all(
+        everyEndpoint().map(async ({ path, envelope, request }) => ({
+          path,
+          envelope,
+          ...(await timed(() => stack.call(path, request))),
+        })),
+      );
+      for (const { path, envelope, response, elapsedMs } of answers) {
         expectUnavailable(response, envelope);
         expect(elapsedMs, path).toBeLessThan(unreachableBoundMs);
       }
@@ -187,10 +193,13 @@ describe("a database that stops answering without closing the connection", () =>
         await untilAnswered(first);
         stalled.stall();
         try {
-          // The first request gets the pooled connection, which has gone silent; failed, it is discarded, so the
-          // second request opens a fresh one, into the same silence.
-          for (const { path, envelope, request } of [first, second]) {
-            const { response, elapsedMs } = await timed(() => silent.call(path, request()));
+          // The first request takes the pooled connection, which has gone silent; the second, sent while the
+          // first holds it, opens a fresh one, into the same silence.
+          const answers = [first, second].map(async ({ path, envelope, request }, index) => {
+            await new Promise((resolve) => setTimeout(resolve, index * 200));
+            return { path, envelope, ...(await timed(() => silent.call(path, request()))) };
+          });
+          for (const { path, envelope, response, elapsedMs } of await Promise.all(answers)) {
             expectUnavailable(response, envelope);
             expect(elapsedMs, path).toBeLessThan(unreachableBoundMs);
           }
