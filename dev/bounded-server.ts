@@ -136,8 +136,9 @@ async function sendResponse(
   const socket = incoming.socket;
   if (closeAfter) outgoing.once("finish", () => socket?.destroy());
   closeWhenStalled(outgoing, socket, sendStallTimeoutMs);
-  // A body of declared length (a `/docs` file) is streamed. The functions' answers are small JSON
-  // built in memory: written in one piece with its length, which saves chunked encoding and a stream read.
+  // A body of declared length (a `/docs` file, a large answer handed over a piece at a time) is streamed. The
+  // functions' other answers are small JSON built in memory: written in one piece with its length, which saves
+  // chunked encoding and a stream read.
   if (response.headers.has("content-length") || !response.body || method === "HEAD") {
     outgoing.writeHead(response.status, headerValues);
     await writeBody(response.body, method === "HEAD" ? undefined : outgoing);
