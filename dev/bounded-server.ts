@@ -5,7 +5,10 @@
  * timeout and no connection cap (its options are port, hostname, backlog,
  * compression, signal and callbacks), so a few thousand half-sent requests
  * hold every file descriptor until its accept loop throws "Too many open
- * files" and the process exits. Node's server bounds each of those.
+ * files" and the process exits. Node's server bounds each of those. It has no
+ * bound on a client that asks and then does not read its answer, so this
+ * module adds one: an answer that makes no progress for `sendStallTimeoutMs`
+ * closes its connection.
  *
  * @example
  * ```ts
@@ -14,7 +17,7 @@
  * ```
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import { Readable } from "node:stream";
 import type { Handler } from "../supabase/functions/_shared/endpoint.ts";
 
@@ -27,6 +30,8 @@ export interface ServerBounds {
   keepAliveTimeoutMs: number;
   /** Open connections; past it a new connection is closed at once (below the descriptor limit, so never EMFILE). */
   maxConnections: number;
+  /** An answer of which the connection takes nothing more for this long is abandoned and its connection closed. */
+  sendStallTimeoutMs: number;
 }
 
 export interface BoundedServer {
@@ -49,7 +54,7 @@ export function serveBounded(
     connectionsCheckingInterval: timeoutCheckIntervalMs,
   }, (incoming, outgoing) => {
     const origin = `http://${options.hostname}:${port()}`;
-    exchange(handler, origin, incoming, outgoing).catch((error) => {
+    exchange(handler, origin, incoming, outgoing, options.sendStallTimeoutMs).catch((error) => {
       console.error(JSON.stringify({ level: "error", event: "answer not written", error: String(error) }));
       outgoing.destroy();
     });
@@ -78,18 +83,23 @@ export function serveBounded(
 }
 
 /** Hands one request to `handler` as a web `Request` and writes its `Response` back with backpressure. */
-async function exchange(handler: Handler, origin: string, incoming: IncomingMessage, outgoing: ServerResponse) {
+async function exchange(
+  handler: Handler,
+  origin: string,
+  incoming: IncomingMessage,
+  outgoing: ServerResponse,
+  sendStallTimeoutMs: number,
+) {
   const headers = new Headers();
   const raw = incoming.rawHeaders;
   for (let i = 0; i < raw.length; i += 2) headers.append(raw[i], raw[i + 1]);
   const method = incoming.method ?? "GET";
-  const hasBody = method !== "GET" && method !== "HEAD";
   // The request line's target is a path (or, from a proxy-style client, an absolute URL): only its path and query are used.
   const target = URL.canParse(incoming.url ?? "/", origin) ? new URL(incoming.url ?? "/", origin) : new URL(origin);
   const request = new Request(target, {
     method,
     headers,
-    body: hasBody ? Readable.toWeb(incoming) as ReadableStream<Uint8Array> : undefined,
+    body: carriesBody(method) ? Readable.toWeb(incoming) as ReadableStream<Uint8Array> : undefined,
     duplex: "half",
   } as RequestInit);
   const { remoteAddress, remotePort } = incoming.socket;
@@ -97,19 +107,38 @@ async function exchange(handler: Handler, origin: string, incoming: IncomingMess
     remoteAddr: { transport: "tcp", hostname: remoteAddress, port: remotePort },
   } as Deno.ServeHandlerInfo);
 
+  try {
+    await sendResponse(response, method, incoming, outgoing, sendStallTimeoutMs);
+  } catch (error) {
+    // A body never read to its end is cancelled, so whatever it holds (a share of the answer budget) is let go.
+    await response.body?.cancel().catch(() => {});
+    throw error;
+  }
+}
+
+/** Writes `response` to `outgoing`, giving up on a client that stops taking it. */
+async function sendResponse(
+  response: Response,
+  method: string,
+  incoming: IncomingMessage,
+  outgoing: ServerResponse,
+  sendStallTimeoutMs: number,
+) {
   const headerValues: Record<string, string | string[]> = {};
   for (const [name, value] of response.headers) {
     const earlier = headerValues[name];
     headerValues[name] = earlier === undefined ? value : [earlier, value].flat();
   }
   // Answered before its body arrived (408, 413, a refusal): the rest of the body is not worth reading, so the connection ends.
-  const closeAfter = hasBody && !incoming.complete;
+  const closeAfter = carriesBody(method) && !incoming.complete;
   if (closeAfter) headerValues.connection = "close";
   // Taken now: the response lets go of its socket once it has finished.
   const socket = incoming.socket;
   if (closeAfter) outgoing.once("finish", () => socket?.destroy());
-  // A body of declared length (a `/docs` file) is streamed. The functions' answers are small JSON
-  // built in memory: written in one piece with its length, which saves chunked encoding and a stream read.
+  closeWhenStalled(outgoing, socket, sendStallTimeoutMs);
+  // A body of declared length (a `/docs` file, a large answer handed over a piece at a time) is streamed. The
+  // functions' other answers are small JSON built in memory: written in one piece with its length, which saves
+  // chunked encoding and a stream read.
   if (response.headers.has("content-length") || !response.body || method === "HEAD") {
     outgoing.writeHead(response.status, headerValues);
     await writeBody(response.body, method === "HEAD" ? undefined : outgoing);
@@ -122,6 +151,30 @@ async function exchange(handler: Handler, origin: string, incoming: IncomingMess
   outgoing.end(bytes);
 }
 
+function carriesBody(method: string): boolean {
+  return method !== "GET" && method !== "HEAD";
+}
+
+/**
+ * Closes the connection once its answer has made no progress for `ms`: no
+ * piece taken by the socket (`drain`), nor the last (`finish`). A client that
+ * asks and never reads would otherwise hold the answer's memory, and its
+ * connection, for good.
+ */
+function closeWhenStalled(outgoing: ServerResponse, socket: Socket, ms: number): void {
+  const stalled = () => socket.destroy();
+  let timer = setTimeout(stalled, ms);
+  const progressed = () => {
+    clearTimeout(timer);
+    timer = setTimeout(stalled, ms);
+  };
+  const done = () => {
+    clearTimeout(timer);
+    outgoing.off("drain", progressed);
+  };
+  outgoing.on("drain", progressed).once("finish", done).once("close", done);
+}
+
 /** Writes `body` chunk by chunk, waiting whenever the socket's buffer is full, so a slow reader holds one chunk. */
 async function writeBody(body: ReadableStream<Uint8Array> | null, outgoing: ServerResponse | undefined) {
   if (!body) return;
@@ -129,9 +182,10 @@ async function writeBody(body: ReadableStream<Uint8Array> | null, outgoing: Serv
   const reader = body.getReader();
   try {
     for (;;) {
+      // Checked before each read: a dropped connection takes no more of the body, which is cancelled instead.
+      if (outgoing.destroyed) return await reader.cancel();
       const { done, value } = await reader.read();
       if (done) return;
-      if (outgoing.destroyed) return await reader.cancel();
       if (!outgoing.write(value)) {
         await new Promise<void>((resume) => {
           const go = () => {
@@ -142,6 +196,9 @@ async function writeBody(body: ReadableStream<Uint8Array> | null, outgoing: Serv
         });
       }
     }
+  } catch (error) {
+    await reader.cancel(error).catch(() => {});
+    throw error;
   } finally {
     reader.releaseLock();
   }

@@ -29,6 +29,8 @@ export interface StackSettings {
   maxConnections: number;
   /** `REQUIRE_EMAIL_VERIFICATION`, written into the database at every start (unset: false). */
   requireEmailVerification: boolean;
+  /** `SEND_STALL_TIMEOUT_MS`: how long an answer may make no progress before its connection is closed. */
+  sendStallTimeoutMs: number;
 }
 
 /**
@@ -47,6 +49,8 @@ function reservedDescriptors(limit: number): number {
 export const stackIntegerSettings = {
   HEADERS_TIMEOUT_MS: { fallback: 10_000, min: 100, max: 15_000, sinks: ["timer"] },
   KEEP_ALIVE_TIMEOUT_MS: { fallback: 5_000, min: 100, max: 600_000, sinks: ["timer"] },
+  // Short too: a longer one lets each client that does not read hold its answer longer.
+  SEND_STALL_TIMEOUT_MS: { fallback: 20_000, min: 100, max: 30_000, sinks: ["timer"] },
 } as const satisfies Record<string, IntegerSettingSpec>;
 
 /** The process's soft limit on open files (Linux), or undefined where it cannot be read. */
@@ -95,6 +99,7 @@ export function readStackSettings(env: Deno.Env = Deno.env): StackSettings {
     keepAliveTimeoutMs: integerSetting(env, "KEEP_ALIVE_TIMEOUT_MS", stackIntegerSettings.KEEP_ALIVE_TIMEOUT_MS),
     maxConnections,
     requireEmailVerification: requireEmailVerificationFrom(env) ?? false,
+    sendStallTimeoutMs: integerSetting(env, "SEND_STALL_TIMEOUT_MS", stackIntegerSettings.SEND_STALL_TIMEOUT_MS),
   };
 }
 
@@ -106,5 +111,6 @@ export function serverBounds(settings: StackSettings, bodyTimeoutMs: number): Se
     requestTimeoutMs: settings.headersTimeoutMs + bodyTimeoutMs + 5_000,
     keepAliveTimeoutMs: settings.keepAliveTimeoutMs,
     maxConnections: settings.maxConnections,
+    sendStallTimeoutMs: settings.sendStallTimeoutMs,
   };
 }

@@ -1,7 +1,7 @@
 /**
  * Clients that hold connections instead of sending requests: half-sent
- * headers, idle keep-alive sockets, and a flood of slow-header connections
- * past the process's descriptor limit. Each stack of this suite runs with
+ * headers, idle keep-alive sockets, answers never read, and a flood of
+ * slow-header connections past the process's descriptor limit. Each stack of this suite runs with
  * short timeouts of its own, so the tests wait seconds, not the defaults.
  */
 import { spawn, spawnSync } from "node:child_process";
@@ -13,7 +13,7 @@ let stack: ScratchStack;
 
 beforeAll(async () => {
   stack = await startScratchStack("connections", {
-    env: { HEADERS_TIMEOUT_MS: "1000", KEEP_ALIVE_TIMEOUT_MS: "1000" },
+    env: { HEADERS_TIMEOUT_MS: "1000", KEEP_ALIVE_TIMEOUT_MS: "1000", SEND_STALL_TIMEOUT_MS: "1000" },
   });
 });
 
@@ -66,6 +66,32 @@ describe("connections that send nothing useful", () => {
     socket.destroy();
     expect(text).toMatch(/^HTTP\/1\.1 401 /);
     expect(afterMs).toBeLessThan(2_500);
+  });
+});
+
+describe("a client that does not read its answers", () => {
+  it("has its connection closed once the answer makes no progress for the send stall timeout", async () => {
+    const bundle = "/docs/swagger-ui-bundle.js";
+    const size = Number((await fetch(new URL(bundle, stack.baseUrl))).headers.get("content-length"));
+    const socket = await open(stack.baseUrl);
+    // Reads nothing: twenty pipelined requests for the 1.7 MB script are more than the kernel's buffers hold.
+    socket.pause();
+    socket.write(`GET ${bundle} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`.repeat(20));
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    // Reading again: what arrives is what the kernel held when the stack gave up, then the end of the connection.
+    let received = 0;
+    const ended = await new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), 5_000);
+      socket.on("data", (chunk) => (received += chunk.length)).on("error", () => {}).once("close", () => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+      socket.resume();
+    });
+    socket.destroy();
+    expect(ended).toBe(true);
+    // Cut off: what the kernel held, far from the twenty answers asked for.
+    expect(received).toBeLessThan(20 * size);
   });
 });
 

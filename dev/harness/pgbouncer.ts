@@ -59,6 +59,8 @@ export async function startPgBouncer(databaseUrl: string): Promise<RunningPooler
       "pool_mode = transaction",
       "default_pool_size = 10",
       "max_client_conn = 500",
+      // A server connection that failed (a test broke the database) is tried again after 1 s, not 15.
+      "server_login_retry = 1",
       "",
     ].join("\n"),
     { mode: 0o644 },

@@ -2,7 +2,10 @@
  * A TCP proxy that a test puts between a stack and its PostgreSQL and then
  * breaks on purpose: `cut()` drops every open connection and swallows new ones
  * (accepts them and never answers, the worst kind of unreachable: no refusal
- * to fail fast on); `restore()` lets traffic through again. `delay(ms)` holds
+ * to fail fast on); `stall()` black-holes the database instead: open
+ * connections stay open but nothing more crosses them either way (packets
+ * dropped, no reset), and new ones are swallowed as by `cut()`; `restore()`
+ * lets traffic through again. `delay(ms)` holds
  * every chunk that long in each direction, so a round trip costs twice that:
  * a database far away, as the bench's round-trip count needs.
  */
@@ -12,6 +15,8 @@ export interface TcpProxy {
   /** `databaseUrl` with its host and port replaced by the proxy's. */
   route(databaseUrl: string): string;
   cut(): void;
+  /** Stops forwarding in both directions without closing anything: a database that stops answering. */
+  stall(): void;
   restore(): void;
   /** From now on, each chunk waits `ms` in either direction (0: passed on at once). */
   delay(ms: number): void;
@@ -21,11 +26,13 @@ export interface TcpProxy {
 /** Starts a proxy on a free loopback port in front of `upstream` (host and port of PostgreSQL). */
 export async function startTcpProxy(upstream: { host: string; port: number }): Promise<TcpProxy> {
   let isCut = false;
+  let isStalled = false;
   let delayMs = 0;
   const open = new Set<Socket>();
   // Same delay for every chunk of a direction, so timers fire, and chunks arrive, in order.
   const forward = (from: Socket, to: Socket) =>
     from.on("data", (chunk) => {
+      if (isStalled) return;
       if (delayMs === 0) to.write(chunk);
       else setTimeout(() => to.writable && to.write(chunk), delayMs);
     });
@@ -37,7 +44,7 @@ export async function startTcpProxy(upstream: { host: string; port: number }): P
     client.on("close", () => open.delete(client));
     client.on("error", () => client.destroy());
     // Swallowed: accepted, never forwarded, never answered.
-    if (isCut) return;
+    if (isCut || isStalled) return;
     const database = createConnection({ ...upstream, noDelay: true });
     open.add(database);
     database.on("close", () => {
@@ -69,12 +76,16 @@ export async function startTcpProxy(upstream: { host: string; port: number }): P
       isCut = true;
       dropAll();
     },
+    stall() {
+      isStalled = true;
+    },
     delay(ms) {
       delayMs = ms;
     },
     restore() {
       isCut = false;
-      // Swallowed connections have long timed out on the client side; let go of them too.
+      isStalled = false;
+      // Stalled and swallowed connections have long timed out on the client side; let go of them too.
       dropAll();
     },
     async close() {

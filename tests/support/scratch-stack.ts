@@ -11,6 +11,7 @@ import postgres from "postgres";
 import { type ApiRequest, type ApiResponse, call } from "./api.ts";
 import { createSuiteDatabase, type RunningStack, startStack } from "../../dev/harness/stack.ts";
 import { startTcpProxy, type TcpProxy } from "../../dev/harness/tcp-proxy.ts";
+import { type RunningPooler, startPgBouncer } from "../../dev/harness/pgbouncer.ts";
 
 export interface ScratchStack {
   baseUrl: string;
@@ -33,24 +34,31 @@ export interface ScratchStack {
 /**
  * Starts a stack with `env` on a new database named after `prefix`. With
  * `proxied`, the stack reaches the database through a TCP proxy the test controls;
- * with `openFilesLimit`, it runs under that descriptor limit.
+ * with `behindPooler` too, on a TEST_POOLER=pgbouncer run, through PgBouncer in
+ * front of that proxy, so the database behind a live pooler is what the test
+ * breaks. With `openFilesLimit`, it runs under that descriptor limit.
  */
 export async function startScratchStack(
   prefix: string,
-  options: { env?: Record<string, string>; proxied?: boolean; openFilesLimit?: number } = {},
+  options: { env?: Record<string, string>; proxied?: boolean; behindPooler?: boolean; openFilesLimit?: number } = {},
 ): Promise<ScratchStack> {
   const database = await createSuiteDatabase(prefix);
   let proxy: TcpProxy | undefined;
+  let pooler: RunningPooler | undefined;
   let stack: RunningStack;
   try {
     const url = new URL(database.url);
     proxy = options.proxied ? await startTcpProxy({ host: url.hostname, port: Number(url.port || 5432) }) : undefined;
+    const proxiedUrl = proxy?.route(database.url) ?? database.url;
+    const pooled = Boolean(options.behindPooler) && process.env.TEST_POOLER === "pgbouncer" && !database.embedded;
+    pooler = pooled ? await startPgBouncer(proxiedUrl) : undefined;
     stack = await startStack({
       env: options.env,
-      databaseUrl: proxy?.route(database.url) ?? database.url,
+      databaseUrl: pooler?.url ?? proxiedUrl,
       openFilesLimit: options.openFilesLimit,
     });
   } catch (error) {
+    await pooler?.stop();
     await proxy?.close();
     await database.drop();
     throw error;
@@ -69,6 +77,7 @@ export async function startScratchStack(
     async stop() {
       await sql.end({ timeout: 5 });
       await stack.stop();
+      await pooler?.stop();
       await proxy?.close();
       await database.drop();
     },

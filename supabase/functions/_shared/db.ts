@@ -11,6 +11,10 @@
  * `application_name`, and the statement timeout is set inside each
  * transaction. Supavisor and PgBouncer in transaction mode accept all of it.
  *
+ * Every transaction ends by its request's database deadline (`db-deadline.ts`),
+ * whatever it was waiting for: a pooled connection, a new one, or answers
+ * from a database that went silent.
+ *
  * @example
  * ```ts
  * const note = await withCallerTransaction(caller, insertNote(caller.sub, body));
@@ -19,6 +23,7 @@
 // @ts-types="@types/pg"
 import pg from "pg";
 import { getConfig } from "./config.ts";
+import { databaseBudgetMs, databaseDeadline } from "./db-deadline.ts";
 import { ForbiddenError, InvalidTokenError, ServiceUnavailableError } from "./http-error.ts";
 
 /** One SQL statement with `$1`-style parameters. */
@@ -42,19 +47,16 @@ export interface Query<Row, Result> extends Statement {
 let pool: pg.Pool | undefined;
 
 function createPool(): pg.Pool {
-  const { databaseUrl, dbPoolMax, statementTimeoutMs } = getConfig();
+  const { databaseUrl, dbPoolMax } = getConfig();
   const created = new pg.Pool({
     connectionString: databaseUrl,
     application_name: "notes-service",
     max: dbPoolMax,
     idleTimeoutMillis: 30_000,
-    // Fail fast when the database is unreachable rather than letting requests hang.
-    connectionTimeoutMillis: 3_000,
+    // The request that asked has its answer by its deadline (`connect`); this ends the attempt it gave up on.
+    connectionTimeoutMillis: databaseBudgetMs,
     // Each statement is sent without waiting for the answer to the one before.
     pipeline: true,
-    // A backstop for a server that stops answering without closing the socket; the
-    // statement timeout, set in each transaction, normally fires first.
-    query_timeout: statementTimeoutMs + 1_000,
     keepAlive: true,
   });
   // An idle connection that the server or a pooler closes is dropped and replaced on demand.
@@ -84,6 +86,16 @@ export async function closeDb(): Promise<void> {
 }
 
 /**
+ * How long before the deadline a statement's own timeout fires: time enough for
+ * Postgres to cancel a slow statement and say so (57014, a 503 on a connection
+ * still fit for reuse) before the deadline gives up on a silent one.
+ */
+const serverCancelMarginMs = 500;
+
+/** node-postgres reads a per-query `query_timeout` (`lib/client.js`) that its types leave out. */
+type TimedQuery = pg.QueryConfig & { query_timeout: number };
+
+/**
  * Runs `statements` as one transaction and returns each one's rows. BEGIN,
  * the statement timeout, the statements and COMMIT are written at once and
  * Postgres runs them in order, so the transaction costs one round trip. When
@@ -92,19 +104,34 @@ export async function closeDb(): Promise<void> {
  */
 export async function runTransaction(statements: readonly Statement[]): Promise<unknown[][]> {
   const { statementTimeoutMs } = getConfig();
-  const client = await connect();
+  const deadline = databaseDeadline();
+  const client = await connect(deadline);
   // While checked out, a connection error reaches the pending statements; this keeps it from also
   // being thrown as an unhandled 'error' event.
   const onError = (error: unknown) => logDatabaseEvent("connection closed during a transaction", error);
   client.on("error", onError);
   let connectionBroken = false;
   try {
-    const sent = sendCorked(client, () => [
-      client.query("begin"),
-      client.query("select set_config('statement_timeout', $1, true)", [String(statementTimeoutMs)]),
-      ...statements.map(({ text, values, types }) => client.query({ text, values: values as unknown[], types })),
-      client.query("commit"),
-    ]);
+    const timeLeftMs = Math.floor(deadline - performance.now());
+    // Too little time left for Postgres to run a statement and answer: 503 now, rather than at the deadline.
+    if (timeLeftMs <= serverCancelMarginMs) throw new ServiceUnavailableError({ cause: deadlinePassed });
+    // A slow statement is cancelled by Postgres before the deadline, never later than the configured timeout.
+    const statementTimeout = Math.min(statementTimeoutMs, timeLeftMs - serverCancelMarginMs);
+    // An answer not back by then (a silent server, or a pooler waiting on one) is not coming: the query fails
+    // with "Query read timeout", and node-postgres destroys the connection, failing the rest of the pipeline.
+    const timed = ({ text, values, types }: Statement): TimedQuery => ({
+      text,
+      values: values as unknown[] | undefined,
+      types,
+      query_timeout: statementTimeout + serverCancelMarginMs,
+    });
+    const sent = sendCorked(client, () =>
+      [
+        { text: "begin" },
+        { text: "select set_config('statement_timeout', $1, true)", values: [String(statementTimeout)] },
+        ...statements,
+        { text: "commit" },
+      ].map((statement) => client.query(timed(statement))));
     const settled = await Promise.allSettled(sent);
     const failure = settled.find((result) => result.status === "rejected");
     if (failure) {
@@ -135,11 +162,29 @@ function sendCorked<T>(client: pg.PoolClient, send: () => T): T {
   }
 }
 
-async function connect(): Promise<pg.PoolClient> {
+/** Why a request was answered 503 without an answer from the database: its time ran out first. */
+const deadlinePassed = new Error("the request's database deadline passed");
+
+/**
+ * A connection from the pool, pooled or new, by `deadline`. One that comes
+ * later goes back to the pool, for the requests after this one.
+ */
+async function connect(deadline: number): Promise<pg.PoolClient> {
+  const connecting = db().connect();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new ServiceUnavailableError({ cause: deadlinePassed })),
+      deadline - performance.now(),
+    );
+  });
   try {
-    return await db().connect();
+    return await Promise.race([connecting, late]);
   } catch (error) {
+    connecting.then((client) => client.release(), () => {});
     throw unavailableOr(error);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -292,7 +337,7 @@ const connectionFailureCodes = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT
 const connectionFailureMessages = [
   "Connection terminated", // closed by the server, a pooler or the network, or the connect timeout
   "timeout exceeded when trying to connect", // the pool found no connection within its timeout
-  "Query read timeout", // the query_timeout backstop
+  "Query read timeout", // no answer by the statement timeout and its margin (a silent database)
   "not queryable", // a connection that already failed
 ];
 

@@ -1,10 +1,11 @@
 /**
  * Turns an endpoint's core into a `Request -> Response` handler: CORS
  * preflight, method check, the `apikey` check of auth endpoints, the refusal
- * of query parameters the endpoint does not take, the request id, one
- * structured log line, and the mapping of every thrown error to the
- * endpoint's envelope (whose builders add the headers every answer carries).
- * This is the one place errors become responses.
+ * of query parameters the endpoint does not take, the request id, the
+ * request's database deadline, one structured log line, and the mapping of
+ * every thrown error to the endpoint's envelope (whose builders add the
+ * headers every answer carries). This is the one place errors become
+ * responses.
  *
  * @example
  * ```ts
@@ -16,6 +17,7 @@
  */
 import type { z } from "zod";
 import { getConfig } from "./config.ts";
+import { withDatabaseDeadline } from "./db-deadline.ts";
 import { preflightResponse } from "./cors.ts";
 import type { EnvelopeKind } from "./contract.ts";
 import { answerHeaders, errorResponse } from "./envelopes.ts";
@@ -80,7 +82,7 @@ export function defineEndpoint(definition: EndpointDefinition): Handler {
   return async (req, info) => {
     const started = performance.now();
     const requestId = requestIdOf(req);
-    const response = await respond(definition, req, info);
+    const response = await withDatabaseDeadline(() => respond(definition, req, info));
     // Every other header came with the response (`answerHeaders`); only the id is this request's own.
     response.headers.set("x-request-id", requestId);
     logRequest({

@@ -11,6 +11,7 @@
  * ```
  */
 import type { AuthErrorEnvelope, EnvelopeKind, ErrorDetails, NotesErrorEnvelope } from "./contract.ts";
+import { budgetedBody } from "./answer-budget.ts";
 import { corsResponseHeaders } from "./cors.ts";
 import { type ErrorCode, errorStatuses } from "./error-codes.ts";
 
@@ -30,9 +31,23 @@ const jsonHeaders: Readonly<Record<EnvelopeKind, Readonly<Record<string, string>
 };
 
 function json(kind: EnvelopeKind, status: number, body: unknown, headers?: Record<string, string>): Response {
-  return new Response(JSON.stringify(body), {
+  const answer = budgetedBody(JSON.stringify(body));
+  if (!answer) {
+    return errorResponse(
+      kind,
+      "service_unavailable",
+      "Too many large answers are still being sent; try again shortly",
+      {},
+      {
+        "Retry-After": "1",
+      },
+    );
+  }
+  const { body: content, contentLength } = answer;
+  const allHeaders = headers ? { ...jsonHeaders[kind], ...headers } : jsonHeaders[kind];
+  return new Response(content, {
     status,
-    headers: headers ? { ...jsonHeaders[kind], ...headers } : jsonHeaders[kind],
+    headers: contentLength ? { ...allHeaders, "Content-Length": contentLength } : allHeaders,
   });
 }
 
