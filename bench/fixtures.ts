@@ -12,9 +12,9 @@
  * ```
  */
 import type postgres from "postgres";
-import type { User } from "../supabase/functions/_shared/contract.ts";
-import { bearer } from "../supabase/functions/_shared/contract.ts";
-import { signAccessToken } from "../supabase/functions/_shared/tokens.ts";
+import type { User } from "../supabase/functions/_shared/contract/mod.ts";
+import { bearer } from "../supabase/functions/_shared/contract/mod.ts";
+import { signAccessToken } from "../supabase/functions/_shared/auth/access-tokens.ts";
 import type { BenchUser, OwnedNote, ScenarioFixtures } from "./scenarios.ts";
 import type { SeededData } from "./seed.ts";
 

@@ -24,7 +24,7 @@
  * BENCH_SECONDS shortens or lengthens the timed runs.
  */
 import postgres from "postgres";
-import { loadConfig } from "../supabase/functions/_shared/config.ts";
+import { loadConfig } from "../supabase/functions/_shared/config/mod.ts";
 import { migrate } from "../dev/migrate.ts";
 import {
   createScratchDatabase,

@@ -19,7 +19,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { Readable } from "node:stream";
-import type { Handler } from "../supabase/functions/_shared/endpoint.ts";
+import type { Handler } from "../supabase/functions/_shared/http/endpoint.ts";
 
 export interface ServerBounds {
   /** All of a request's headers must arrive within this time of its first byte, else 408 and the socket closes. */

@@ -10,7 +10,7 @@
  * ```
  */
 import postgres from "postgres";
-import { booleanSetting } from "../supabase/functions/_shared/config.ts";
+import { booleanSetting } from "../supabase/functions/_shared/config/mod.ts";
 
 export interface DatabaseSettings {
   /** `REQUIRE_EMAIL_VERIFICATION`: an account whose address is not verified reaches no note. */

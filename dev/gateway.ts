@@ -5,7 +5,7 @@
  * they need no rewritten copy (which costs a body stream per request). It also
  * serves the API's documentation at `/openapi.json` and `/docs`.
  */
-import type { Handler } from "../supabase/functions/_shared/endpoint.ts";
+import type { Handler } from "../supabase/functions/_shared/http/endpoint.ts";
 import { serveApiDocs } from "./api-docs.ts";
 import { functionNames, functionsDir } from "./functions.ts";
 

@@ -3,7 +3,7 @@
  * environment where given, documented development defaults where not.
  */
 
-import { integerSetting, type IntegerSettingSpec } from "../supabase/functions/_shared/config.ts";
+import { integerSetting, type IntegerSettingSpec } from "../supabase/functions/_shared/config/mod.ts";
 import type { ServerBounds } from "./bounded-server.ts";
 import { requireEmailVerificationFrom } from "./database-settings.ts";
 

@@ -7,11 +7,11 @@
  * before it opens the database, so a second one is refused in one line.
  */
 import { batchConsoleOutput } from "./batched-console.ts";
-import { ConfigError, loadConfig } from "../supabase/functions/_shared/config.ts";
-import { closeDb } from "../supabase/functions/_shared/db.ts";
+import { ConfigError, loadConfig } from "../supabase/functions/_shared/config/mod.ts";
+import { closeDb } from "../supabase/functions/_shared/db/transactions.ts";
 import { startEmbeddedPostgres } from "./embedded-postgres.ts";
 import { serveBounded } from "./bounded-server.ts";
-import type { Handler } from "../supabase/functions/_shared/endpoint.ts";
+import type { Handler } from "../supabase/functions/_shared/http/endpoint.ts";
 import { createGateway, loadFunctions } from "./gateway.ts";
 import { DataDirInUse, lockDataDir } from "./data-dir-lock.ts";
 import { startLocalMail } from "./local-mail.ts";

@@ -17,7 +17,7 @@ import {
   type Statement,
   withCallerTransaction,
   withLiveCaller,
-} from "../supabase/functions/_shared/db.ts";
+} from "../supabase/functions/_shared/db/transactions.ts";
 import { listChanges } from "../supabase/functions/_shared/queries/note-changes.ts";
 import { listNotes, type NoteListing } from "../supabase/functions/_shared/queries/notes.ts";
 import { createScratchDatabase, testAnonKey, testJwtSecret } from "../dev/harness/stack.ts";

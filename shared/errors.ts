@@ -19,7 +19,7 @@ import type {
   FieldProblem,
   Note,
   NotesErrorEnvelope,
-} from "../supabase/functions/_shared/contract.ts";
+} from "../supabase/functions/_shared/contract/mod.ts";
 
 /**
  * The codes the client gives failures that no error envelope explains: no

@@ -7,7 +7,7 @@
  * import { createNotesClient, NotesApiError, type Note } from "../shared/index.ts";
  * ```
  */
-export * from "../supabase/functions/_shared/contract.ts";
+export * from "../supabase/functions/_shared/contract/mod.ts";
 export {
   type AdminApi,
   type CreateNoteOptions,

@@ -50,7 +50,7 @@ import {
   setUserStatusBody,
   verificationRequested,
   verifyEmailBody,
-} from "../supabase/functions/_shared/contract.ts";
+} from "../supabase/functions/_shared/contract/mod.ts";
 
 export interface OperationSpec {
   method: "GET" | "POST" | "DELETE";

@@ -17,7 +17,7 @@
  * const client = createNotesClient({ url, anonKey, storage: localSessionStorage() });
  * ```
  */
-import { type Session, session as sessionSchema } from "../supabase/functions/_shared/contract.ts";
+import { type Session, session as sessionSchema } from "../supabase/functions/_shared/contract/mod.ts";
 
 /** A place to keep the session; `load` answers undefined when none is kept (or it is not a session). */
 export interface SessionStorage {

@@ -9,7 +9,7 @@
  * nothing back in time refreshes itself, and the server's grace for the
  * token just replaced makes that converge too: the wait counts from the first
  * claim heard, so however late a tab joins, the whole refresh stays within
- * the client's budget (refresh-budget.ts), which the grace covers.
+ * the client's budget (`_shared/auth/refresh-budget.ts`), which the grace covers.
  *
  * @example
  * ```ts
@@ -17,8 +17,8 @@
  * const session = await tabs.refreshOnce(current.refreshToken, () => callRefreshEndpoint());
  * ```
  */
-import type { Session } from "../supabase/functions/_shared/contract.ts";
-import { tabClaimWindowMs, tabResultWaitMs } from "../supabase/functions/_shared/refresh-budget.ts";
+import type { Session } from "../supabase/functions/_shared/contract/mod.ts";
+import { tabClaimWindowMs, tabResultWaitMs } from "../supabase/functions/_shared/auth/refresh-budget.ts";
 
 /** What one tab tells the others. */
 export type TabMessage =

@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { authErrorEnvelope, notesErrorEnvelope } from "../supabase/functions/_shared/contract.ts";
+import { authErrorEnvelope, notesErrorEnvelope } from "../supabase/functions/_shared/contract/mod.ts";
 import { anonKey, registerUser } from "./support/api.ts";
 import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";
 import { claimsOf, signToken } from "./support/tokens.ts";

@@ -16,7 +16,7 @@ import {
   currentUser,
   managedUserList,
   securityEventList,
-} from "../supabase/functions/_shared/contract.ts";
+} from "../supabase/functions/_shared/contract/mod.ts";
 import { uniqueEmail } from "./support/api.ts";
 import { expectAuthError, expectSession } from "./support/auth.ts";
 import { runAdminCommand, signUp, signUpAdmin, testPassword } from "./support/admin.ts";

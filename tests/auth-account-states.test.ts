@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { completeLogin, passwordAttempt } from "../supabase/functions/_shared/queries/accounts.ts";
-import { loadConfig } from "../supabase/functions/_shared/config.ts";
+import { loadConfig } from "../supabase/functions/_shared/config/mod.ts";
 import { call, countResetMails, readResetCode, type RegisteredUser, registerUser, uniqueEmail } from "./support/api.ts";
 import { expectAuthError, expectSession } from "./support/auth.ts";
 import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { inject } from "vitest";
-import { limits } from "../supabase/functions/_shared/contract.ts";
+import { limits } from "../supabase/functions/_shared/contract/mod.ts";
 import { anonKey, call, uniqueEmail } from "./support/api.ts";
 import { authActions, expectAuthError, pathsOf, validBodyFor } from "./support/auth.ts";
 

@@ -3,7 +3,7 @@
  * developer does locally: request-password-reset, then create-password.
  */
 import { describe, expect, it } from "vitest";
-import { authSuccessEnvelope } from "../supabase/functions/_shared/contract.ts";
+import { authSuccessEnvelope } from "../supabase/functions/_shared/contract/mod.ts";
 import { z } from "zod";
 import {
   type ApiResponse,

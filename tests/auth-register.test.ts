@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { limits } from "../supabase/functions/_shared/contract.ts";
+import { limits } from "../supabase/functions/_shared/contract/mod.ts";
 import { call, uniqueEmail } from "./support/api.ts";
 import { decodeAccessToken, expectAuthError, expectSession } from "./support/auth.ts";
 

@@ -4,7 +4,7 @@
  * it concerns, in both envelopes, for bodies and query strings alike.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { type FieldProblem, limits, notesErrorEnvelope } from "../supabase/functions/_shared/contract.ts";
+import { type FieldProblem, limits, notesErrorEnvelope } from "../supabase/functions/_shared/contract/mod.ts";
 import { call, type RegisteredUser, registerUser, uniqueEmail } from "./support/api.ts";
 import { expectAuthError } from "./support/auth.ts";
 import { expectNotesError } from "./support/notes.ts";

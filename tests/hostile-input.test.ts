@@ -10,7 +10,7 @@
  */
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { authErrorEnvelope, notesErrorEnvelope } from "../supabase/functions/_shared/contract.ts";
+import { authErrorEnvelope, notesErrorEnvelope } from "../supabase/functions/_shared/contract/mod.ts";
 import type { ApiResponse, RegisteredUser } from "./support/api.ts";
 import { registerUser } from "./support/api.ts";
 import { expectSession } from "./support/auth.ts";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ChangeList, Note, NoteChange } from "../supabase/functions/_shared/contract.ts";
+import type { ChangeList, Note, NoteChange } from "../supabase/functions/_shared/contract/mod.ts";
 import { type ApiResponse, call, type RegisteredUser, registerUser } from "./support/api.ts";
 import { allNotes, changeListEnvelope, createNote, expectNotesError } from "./support/notes.ts";
 import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { limits, titleOrContentRequired } from "../supabase/functions/_shared/contract.ts";
+import { limits, titleOrContentRequired } from "../supabase/functions/_shared/contract/mod.ts";
 import { call, type RegisteredUser, registerUser } from "./support/api.ts";
 import { allNotes, createNote, expectNotesError, noteEnvelope } from "./support/notes.ts";
 

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import type { Note } from "../supabase/functions/_shared/contract.ts";
+import type { Note } from "../supabase/functions/_shared/contract/mod.ts";
 import { call, type RegisteredUser, registerUser } from "./support/api.ts";
 import { allNotes, createNote, expectNotesError, fetchNotes, noteListEnvelope } from "./support/notes.ts";
 

@@ -3,7 +3,7 @@ import { call, type RegisteredUser, registerUser } from "./support/api.ts";
 import { jwtOf } from "./support/auth.ts";
 import { allNotes, createNote, expectNotesError } from "./support/notes.ts";
 import { claimsOf, signToken, unsignedToken } from "./support/tokens.ts";
-import { notesErrorEnvelope, type TokenErrorCode } from "../supabase/functions/_shared/contract.ts";
+import { notesErrorEnvelope, type TokenErrorCode } from "../supabase/functions/_shared/contract/mod.ts";
 
 let ada: RegisteredUser;
 let noteId: string;

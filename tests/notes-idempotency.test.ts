@@ -7,7 +7,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { idempotencyKeyReusedCode, notesErrorEnvelope } from "../supabase/functions/_shared/contract.ts";
+import { idempotencyKeyReusedCode, notesErrorEnvelope } from "../supabase/functions/_shared/contract/mod.ts";
 import { call, type RegisteredUser, registerUser } from "./support/api.ts";
 import { allNotes, expectNotesError, noteEnvelope } from "./support/notes.ts";
 import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";

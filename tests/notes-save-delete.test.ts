@@ -1,5 +1,9 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { deletedNote, notesSuccessEnvelope, titleOrContentRequired } from "../supabase/functions/_shared/contract.ts";
+import {
+  deletedNote,
+  notesSuccessEnvelope,
+  titleOrContentRequired,
+} from "../supabase/functions/_shared/contract/mod.ts";
 import { call, type RegisteredUser, registerUser } from "./support/api.ts";
 import { allNotes, createNote, expectNotesError, noteEnvelope } from "./support/notes.ts";
 

@@ -5,7 +5,7 @@
  * repeat, even for two updates in one millisecond.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Note, noteConflictCode, notesErrorEnvelope } from "../supabase/functions/_shared/contract.ts";
+import { type Note, noteConflictCode, notesErrorEnvelope } from "../supabase/functions/_shared/contract/mod.ts";
 import { type ApiResponse, call, type RegisteredUser, registerUser } from "./support/api.ts";
 import { openTestDatabase, type TestDatabase } from "./support/database.ts";
 import { createNote, expectNotesError, noteEnvelope } from "./support/notes.ts";

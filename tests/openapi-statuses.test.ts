@@ -11,7 +11,7 @@
  */
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { limits } from "../supabase/functions/_shared/contract.ts";
+import { limits } from "../supabase/functions/_shared/contract/mod.ts";
 import { operations, type OperationSpec, pathOf } from "../shared/operations.ts";
 import {
   type ApiRequest,
@@ -27,7 +27,7 @@ import { changeListEnvelope, noteEnvelope } from "./support/notes.ts";
 import { expectDocumented, observed, openApiDocument } from "./support/openapi.ts";
 import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";
 import { expectErrorCode } from "./support/error-codes.ts";
-import type { ErrorCode } from "../supabase/functions/_shared/error-codes.ts";
+import type { ErrorCode } from "../supabase/functions/_shared/contract/error-codes.ts";
 import { testAnonKey } from "../dev/harness/stack.ts";
 
 const password = "correct horse battery";

@@ -4,7 +4,7 @@
  * the suites is here, as the issue states it: with the database unreachable or
  * silent, each endpoint answers 503 within 5 seconds. The bound is the issue's;
  * the service's own budget under it is each request's database deadline of 4
- * seconds (`db-deadline.ts`).
+ * seconds (`db/deadline.ts`).
  *
  * A transaction the test holds open makes the stack's request wait: on
  * PostgreSQL on the row locks it took, on PGlite (one session, one
@@ -15,7 +15,7 @@
 import { randomUUID } from "node:crypto";
 import type { TransactionSql } from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { authErrorEnvelope, notesErrorEnvelope } from "../supabase/functions/_shared/contract.ts";
+import { authErrorEnvelope, notesErrorEnvelope } from "../supabase/functions/_shared/contract/mod.ts";
 import { type ApiRequest, type ApiResponse, type RegisteredUser, registerUser, uniqueEmail } from "./support/api.ts";
 import { noteEnvelope } from "./support/notes.ts";
 import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";

@@ -7,7 +7,11 @@
  * login statements.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { authSuccessEnvelope, type SecurityEvent, securityEventList } from "../supabase/functions/_shared/contract.ts";
+import {
+  authSuccessEnvelope,
+  type SecurityEvent,
+  securityEventList,
+} from "../supabase/functions/_shared/contract/mod.ts";
 import { readMailedCode, readResetCode } from "./support/api.ts";
 import { expectAuthError, expectSession } from "./support/auth.ts";
 import { signUp, signUpAdmin, testPassword } from "./support/admin.ts";

@@ -7,7 +7,7 @@
  */
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { authSuccessEnvelope, sessionList } from "../supabase/functions/_shared/contract.ts";
+import { authSuccessEnvelope, sessionList } from "../supabase/functions/_shared/contract/mod.ts";
 import {
   clientRefreshBudgetMs,
   defaultRefreshGraceSeconds,
@@ -15,7 +15,7 @@ import {
   refreshAttempts,
   tabClaimWindowMs,
   tabResultWaitMs,
-} from "../supabase/functions/_shared/refresh-budget.ts";
+} from "../supabase/functions/_shared/auth/refresh-budget.ts";
 import { type ApiResponse, readResetCode, stackLog, uniqueEmail } from "./support/api.ts";
 import { expectAuthError, expectSession } from "./support/auth.ts";
 import { expectNotesError } from "./support/notes.ts";

@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, wri
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { integerSettings } from "../supabase/functions/_shared/config.ts";
+import { integerSettings } from "../supabase/functions/_shared/config/mod.ts";
 import { call, readResetCode, stackLog, uniqueEmail, waitForLog } from "./support/api.ts";
 import { expectAuthError, expectSession } from "./support/auth.ts";
 import { type RunningStack, StackExited, startStack } from "../dev/harness/stack.ts";

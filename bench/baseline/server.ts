@@ -1,7 +1,7 @@
 /**
  * The floor the benchmark compares the functions with: a handler that runs
  * the functions' own SQL (the same query functions, the same pool of
- * `db.ts`, the same `withCallerTransaction` role and claim settings) and
+ * `db/transactions.ts`, the same `withCallerTransaction` role and claim settings) and
  * nothing else: no token check, no validation, no envelope, no log line. It
  * serves the gateway's paths, so both targets take the very same requests.
  *
@@ -14,18 +14,18 @@
  *
  * Run: `deno run -A bench/baseline/server.ts` with the stack's environment.
  */
-import { getConfig } from "../../supabase/functions/_shared/config.ts";
+import { getConfig } from "../../supabase/functions/_shared/config/mod.ts";
 import { serveBounded } from "../../dev/bounded-server.ts";
 import { readStackSettings, serverBounds } from "../../dev/settings.ts";
-import type { CreateNoteBody, Note, NoteOrder, SaveNoteBody } from "../../supabase/functions/_shared/contract.ts";
+import type { CreateNoteBody, Note, NoteOrder, SaveNoteBody } from "../../supabase/functions/_shared/contract/mod.ts";
 import {
   type CallerClaims,
   withCallerTransaction,
   withServiceTransaction,
-} from "../../supabase/functions/_shared/db.ts";
+} from "../../supabase/functions/_shared/db/transactions.ts";
 import { completeLogin, passwordAttempt } from "../../supabase/functions/_shared/queries/accounts.ts";
-import { verifyPassword } from "../../supabase/functions/_shared/passwords.ts";
-import { requestFingerprint } from "../../supabase/functions/_shared/idempotency-key.ts";
+import { verifyPassword } from "../../supabase/functions/_shared/auth/passwords.ts";
+import { requestFingerprint } from "../../supabase/functions/_shared/notes/idempotency-key.ts";
 import { loginHashInPostgresPath } from "../scenarios.ts";
 import {
   deleteNote,

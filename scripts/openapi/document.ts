@@ -50,7 +50,7 @@ import {
   user,
   verificationRequested,
   verifyEmailBody,
-} from "../../supabase/functions/_shared/contract.ts";
+} from "../../supabase/functions/_shared/contract/mod.ts";
 import { type OperationName, operations, type OperationSpec, pathOf } from "../../shared/operations.ts";
 import { errorExample, requestExamples, successExamples } from "./examples.ts";
 

@@ -18,7 +18,7 @@ import {
   limits,
   noteConflictCode,
   titleOrContentRequired,
-} from "../../supabase/functions/_shared/contract.ts";
+} from "../../supabase/functions/_shared/contract/mod.ts";
 import type { OperationName } from "../../shared/operations.ts";
 
 const userId = "7b0e3c52-5d8f-4a53-9a3e-0f3c2a9d1e44";

@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import { randomUUID } from "node:crypto";
 import { inject } from "vitest";
-import { authSuccessEnvelope, bearer, session } from "../../supabase/functions/_shared/contract.ts";
+import { authSuccessEnvelope, bearer, session } from "../../supabase/functions/_shared/contract/mod.ts";
 import { testAnonKey } from "../../dev/harness/stack.ts";
 
 export const anonKey = testAnonKey;

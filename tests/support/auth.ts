@@ -10,7 +10,7 @@ import {
   authSuccessEnvelope,
   type Session,
   session,
-} from "../../supabase/functions/_shared/contract.ts";
+} from "../../supabase/functions/_shared/contract/mod.ts";
 import type { ApiResponse } from "./api.ts";
 
 /** The auth success envelope around a session, as login, register and create-password answer. */

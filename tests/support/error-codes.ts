@@ -3,7 +3,7 @@
  * the documented list, the one that goes with the answer's status.
  */
 import { expect } from "vitest";
-import { type ErrorCode, errorCodes, errorStatuses } from "../../supabase/functions/_shared/error-codes.ts";
+import { type ErrorCode, errorCodes, errorStatuses } from "../../supabase/functions/_shared/contract/error-codes.ts";
 import type { ApiResponse } from "./api.ts";
 
 /**

@@ -12,7 +12,7 @@ import {
   noteList,
   notesErrorEnvelope,
   notesSuccessEnvelope,
-} from "../../supabase/functions/_shared/contract.ts";
+} from "../../supabase/functions/_shared/contract/mod.ts";
 import { type ApiResponse, call, type RegisteredUser } from "./api.ts";
 
 /** The notes success envelope around one Note (create and save). */

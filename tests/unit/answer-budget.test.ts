@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { authErrorEnvelope, notesErrorEnvelope } from "../../supabase/functions/_shared/contract.ts";
-import { authSuccess, notesSuccess } from "../../supabase/functions/_shared/envelopes.ts";
+import { authErrorEnvelope, notesErrorEnvelope } from "../../supabase/functions/_shared/contract/mod.ts";
+import { authSuccess, notesSuccess } from "../../supabase/functions/_shared/http/envelopes.ts";
 
 /** About 5 MiB of JSON: six of them fit in the 32 MiB budget, a seventh does not. */
 const large = { content: "é".repeat(2 * 1024 * 1024) + "a".repeat(1024 * 1024) };

@@ -7,7 +7,7 @@ import {
   type SettingSink,
   sqlIntegerMax,
   timerDelayMaxMs,
-} from "../../supabase/functions/_shared/config.ts";
+} from "../../supabase/functions/_shared/config/mod.ts";
 import { stackIntegerSettings } from "../../dev/settings.ts";
 
 const validSecret = "s".repeat(32);

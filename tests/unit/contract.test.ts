@@ -6,8 +6,8 @@ import {
   registerBody,
   requestPasswordResetBody,
   user,
-} from "../../supabase/functions/_shared/contract.ts";
-import { fieldProblems } from "../../supabase/functions/_shared/request.ts";
+} from "../../supabase/functions/_shared/contract/mod.ts";
+import { fieldProblems } from "../../supabase/functions/_shared/http/request.ts";
 
 /** The 400 message the API would give for `input`, or undefined when it is valid. */
 function messageFor(schema: z.ZodType, input: unknown): string | undefined {

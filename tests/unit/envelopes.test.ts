@@ -5,8 +5,8 @@ import {
   authSuccessEnvelope,
   notesErrorEnvelope,
   notesSuccessEnvelope,
-} from "../../supabase/functions/_shared/contract.ts";
-import { authSuccess, errorResponse, notesSuccess } from "../../supabase/functions/_shared/envelopes.ts";
+} from "../../supabase/functions/_shared/contract/mod.ts";
+import { authSuccess, errorResponse, notesSuccess } from "../../supabase/functions/_shared/http/envelopes.ts";
 
 const data = z.object({ id: z.string() }).strict();
 

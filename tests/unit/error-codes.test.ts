@@ -5,7 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { errorCodes, errorStatuses } from "../../supabase/functions/_shared/error-codes.ts";
+import { errorCodes, errorStatuses } from "../../supabase/functions/_shared/contract/error-codes.ts";
 import { clientErrorCodes } from "../../shared/errors.ts";
 
 /** The code and status cells of each row of docs/errors.md's table, in order. */

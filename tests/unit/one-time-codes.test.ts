@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { generateCode, resetCodeMail } from "../../supabase/functions/_shared/one-time-codes.ts";
+import { generateCode, resetCodeMail } from "../../supabase/functions/_shared/auth/one-time-codes.ts";
 
 describe("reset codes", () => {
   it("are six digits, zero-padded, and practically never repeat", () => {

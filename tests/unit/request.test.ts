@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { limits, listNotesQuery, registerBody } from "../../supabase/functions/_shared/contract.ts";
-import { BadRequestError, HttpError } from "../../supabase/functions/_shared/http-error.ts";
+import { limits, listNotesQuery, registerBody } from "../../supabase/functions/_shared/contract/mod.ts";
+import { BadRequestError, HttpError } from "../../supabase/functions/_shared/http/errors.ts";
 import {
   readJsonBody,
   readQuery,
   refuseUnknownParameters,
   validate,
-} from "../../supabase/functions/_shared/request.ts";
+} from "../../supabase/functions/_shared/http/request.ts";
 
 const anyObject = z.object({}).passthrough();
 

@@ -1,6 +1,6 @@
 import pg from "pg";
 import { describe, expect, it } from "vitest";
-import { isoTimestamp } from "../../supabase/functions/_shared/timestamps.ts";
+import { isoTimestamp } from "../../supabase/functions/_shared/db/timestamps.ts";
 
 /** What the functions answered before: node-postgres's Date, formatted by `toISOString`. */
 const throughDate = (text: string) => (pg.types.getTypeParser(1184)(text) as Date).toISOString();

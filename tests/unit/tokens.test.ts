@@ -1,8 +1,8 @@
 import { type JWTPayload, SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
-import { bearer, type TokenErrorCode } from "../../supabase/functions/_shared/contract.ts";
-import { InvalidTokenError } from "../../supabase/functions/_shared/http-error.ts";
-import { jwtFromAuthorization, verifyAccessToken } from "../../supabase/functions/_shared/tokens.ts";
+import { bearer, type TokenErrorCode } from "../../supabase/functions/_shared/contract/mod.ts";
+import { InvalidTokenError } from "../../supabase/functions/_shared/http/errors.ts";
+import { jwtFromAuthorization, verifyAccessToken } from "../../supabase/functions/_shared/auth/access-tokens.ts";
 
 const secret = new TextEncoder().encode("unit-test-secret-of-at-least-32-bytes!!");
 const userId = "7b3c1b8e-58f6-4d6e-9d64-1f7e3f0f8a11";

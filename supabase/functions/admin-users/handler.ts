@@ -1,6 +1,6 @@
-import { requireCaller } from "../_shared/caller.ts";
-import { clientAddress, type ConnectionInfo } from "../_shared/client-address.ts";
-import { getConfig } from "../_shared/config.ts";
+import { requireCaller } from "../_shared/auth/caller.ts";
+import { clientAddress, type ConnectionInfo } from "../_shared/http/client-address.ts";
+import { getConfig } from "../_shared/config/mod.ts";
 import {
   accountEventsQuery,
   type CurrentUser,
@@ -8,16 +8,16 @@ import {
   type ManagedUserList,
   type SecurityEventList,
   setUserStatusBody,
-} from "../_shared/contract.ts";
-import { type AdminContext, withAdminCaller } from "../_shared/db.ts";
-import { defineEndpoint } from "../_shared/endpoint.ts";
-import { authSuccess } from "../_shared/envelopes.ts";
-import { BadRequestError, NotFoundError } from "../_shared/http-error.ts";
+} from "../_shared/contract/mod.ts";
+import { type AdminContext, withAdminCaller } from "../_shared/db/transactions.ts";
+import { defineEndpoint } from "../_shared/http/endpoint.ts";
+import { authSuccess } from "../_shared/http/envelopes.ts";
+import { BadRequestError, NotFoundError } from "../_shared/http/errors.ts";
 import { listUsers, setUserStatus } from "../_shared/queries/admin-users.ts";
 import { listSecurityEvents } from "../_shared/queries/security-events.ts";
-import { readJsonBody, readQuery } from "../_shared/request.ts";
-import { routeBySubpath } from "../_shared/router.ts";
-import { userAgentOf } from "../_shared/session.ts";
+import { readJsonBody, readQuery } from "../_shared/http/request.ts";
+import { routeBySubpath } from "../_shared/http/router.ts";
+import { userAgentOf } from "../_shared/auth/session.ts";
 
 /** The admin's client, recorded with the events its changes cause. */
 function adminContextOf(req: Request, info: ConnectionInfo | undefined): AdminContext {

@@ -1,15 +1,15 @@
-import { requireCaller } from "../_shared/caller.ts";
-import { clientAddress } from "../_shared/client-address.ts";
-import { getConfig } from "../_shared/config.ts";
-import { changePasswordBody } from "../_shared/contract.ts";
-import { withLiveCaller } from "../_shared/db.ts";
-import { defineEndpoint } from "../_shared/endpoint.ts";
-import { authSuccess } from "../_shared/envelopes.ts";
+import { requireCaller } from "../_shared/auth/caller.ts";
+import { clientAddress } from "../_shared/http/client-address.ts";
+import { getConfig } from "../_shared/config/mod.ts";
+import { changePasswordBody } from "../_shared/contract/mod.ts";
+import { withLiveCaller } from "../_shared/db/transactions.ts";
+import { defineEndpoint } from "../_shared/http/endpoint.ts";
+import { authSuccess } from "../_shared/http/envelopes.ts";
 import { changePassword } from "../_shared/queries/accounts.ts";
-import { checkReenteredPassword, wrongPassword } from "../_shared/reentered-password.ts";
-import { hashPassword, withPasswordAdmission } from "../_shared/passwords.ts";
-import { readJsonBody } from "../_shared/request.ts";
-import { newSessionOf, sessionFor } from "../_shared/session.ts";
+import { checkReenteredPassword, wrongPassword } from "../_shared/auth/reentered-password.ts";
+import { hashPassword, withPasswordAdmission } from "../_shared/auth/passwords.ts";
+import { readJsonBody } from "../_shared/http/request.ts";
+import { newSessionOf, sessionFor } from "../_shared/auth/session.ts";
 
 /**
  * `POST /auth/change-password`: sets a new password for the signed-in user

@@ -1,16 +1,16 @@
-import { getConfig } from "../_shared/config.ts";
-import { createPasswordBody } from "../_shared/contract.ts";
-import { withServiceTransaction } from "../_shared/db.ts";
-import { defineEndpoint } from "../_shared/endpoint.ts";
-import { authSuccess } from "../_shared/envelopes.ts";
-import { BadRequestError, ForbiddenError, NotFoundError, TooManyRequestsError } from "../_shared/http-error.ts";
-import { clientAddress } from "../_shared/client-address.ts";
+import { getConfig } from "../_shared/config/mod.ts";
+import { createPasswordBody } from "../_shared/contract/mod.ts";
+import { withServiceTransaction } from "../_shared/db/transactions.ts";
+import { defineEndpoint } from "../_shared/http/endpoint.ts";
+import { authSuccess } from "../_shared/http/envelopes.ts";
+import { BadRequestError, ForbiddenError, NotFoundError, TooManyRequestsError } from "../_shared/http/errors.ts";
+import { clientAddress } from "../_shared/http/client-address.ts";
 import { asTooManyRequests, requireAddressLimit } from "../_shared/queries/rate-limits.ts";
 import { resetPassword } from "../_shared/queries/accounts.ts";
-import { hashPassword, withPasswordAdmission } from "../_shared/passwords.ts";
-import { resetCodeHash } from "../_shared/one-time-codes.ts";
-import { readJsonBody } from "../_shared/request.ts";
-import { newSessionOf, sessionFor } from "../_shared/session.ts";
+import { hashPassword, withPasswordAdmission } from "../_shared/auth/passwords.ts";
+import { resetCodeHash } from "../_shared/auth/one-time-codes.ts";
+import { readJsonBody } from "../_shared/http/request.ts";
+import { newSessionOf, sessionFor } from "../_shared/auth/session.ts";
 
 /** The 429 message of the code-guessing limits (per address, and per account). */
 export const tooManyCodeAttempts = "Too many code attempts; try again later";

@@ -1,10 +1,10 @@
-import { requireCaller } from "../_shared/caller.ts";
-import { type SecurityEventList, securityEventsQuery } from "../_shared/contract.ts";
-import { withLiveCaller } from "../_shared/db.ts";
-import { defineEndpoint } from "../_shared/endpoint.ts";
-import { authSuccess } from "../_shared/envelopes.ts";
+import { requireCaller } from "../_shared/auth/caller.ts";
+import { type SecurityEventList, securityEventsQuery } from "../_shared/contract/mod.ts";
+import { withLiveCaller } from "../_shared/db/transactions.ts";
+import { defineEndpoint } from "../_shared/http/endpoint.ts";
+import { authSuccess } from "../_shared/http/envelopes.ts";
 import { listSecurityEvents } from "../_shared/queries/security-events.ts";
-import { readQuery } from "../_shared/request.ts";
+import { readQuery } from "../_shared/http/request.ts";
 
 /**
  * `GET /auth/events?limit=&before=`: the caller's own security events, newest

@@ -1,16 +1,16 @@
-import { afterResponse } from "../_shared/after-response.ts";
-import { clientAddress } from "../_shared/client-address.ts";
-import { getConfig } from "../_shared/config.ts";
-import { loginBody } from "../_shared/contract.ts";
-import { withServiceTransaction } from "../_shared/db.ts";
-import { defineEndpoint } from "../_shared/endpoint.ts";
-import { authSuccess } from "../_shared/envelopes.ts";
-import { ForbiddenError, TooManyRequestsError, UnauthorizedError } from "../_shared/http-error.ts";
+import { afterResponse } from "../_shared/http/after-response.ts";
+import { clientAddress } from "../_shared/http/client-address.ts";
+import { getConfig } from "../_shared/config/mod.ts";
+import { loginBody } from "../_shared/contract/mod.ts";
+import { withServiceTransaction } from "../_shared/db/transactions.ts";
+import { defineEndpoint } from "../_shared/http/endpoint.ts";
+import { authSuccess } from "../_shared/http/envelopes.ts";
+import { ForbiddenError, TooManyRequestsError, UnauthorizedError } from "../_shared/http/errors.ts";
 import { completeLogin, passwordAttempt, recordLoginFailure } from "../_shared/queries/accounts.ts";
-import { verifyPassword, withPasswordAdmission } from "../_shared/passwords.ts";
-import { trustedDevice } from "../_shared/device-tokens.ts";
-import { readJsonBody } from "../_shared/request.ts";
-import { newSessionOf, sessionFor } from "../_shared/session.ts";
+import { verifyPassword, withPasswordAdmission } from "../_shared/auth/passwords.ts";
+import { trustedDevice } from "../_shared/auth/device-tokens.ts";
+import { readJsonBody } from "../_shared/http/request.ts";
+import { newSessionOf, sessionFor } from "../_shared/auth/session.ts";
 
 /** One message for an unknown email and a wrong password, so neither is revealed. */
 export const invalidCredentials = "Invalid email or password";

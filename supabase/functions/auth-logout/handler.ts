@@ -1,11 +1,11 @@
-import { requireCaller } from "../_shared/caller.ts";
-import { getConfig } from "../_shared/config.ts";
-import { type LoggedOut, logoutBody } from "../_shared/contract.ts";
-import { withLiveCaller } from "../_shared/db.ts";
-import { defineEndpoint } from "../_shared/endpoint.ts";
-import { authSuccess } from "../_shared/envelopes.ts";
+import { requireCaller } from "../_shared/auth/caller.ts";
+import { getConfig } from "../_shared/config/mod.ts";
+import { type LoggedOut, logoutBody } from "../_shared/contract/mod.ts";
+import { withLiveCaller } from "../_shared/db/transactions.ts";
+import { defineEndpoint } from "../_shared/http/endpoint.ts";
+import { authSuccess } from "../_shared/http/envelopes.ts";
 import { endSessions } from "../_shared/queries/sessions.ts";
-import { readOptionalJsonBody } from "../_shared/request.ts";
+import { readOptionalJsonBody } from "../_shared/http/request.ts";
 
 /**
  * `POST /auth/logout`: ends the caller's session (`local`, the default), every

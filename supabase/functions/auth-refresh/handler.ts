@@ -1,15 +1,15 @@
-import { getConfig } from "../_shared/config.ts";
-import { refreshBody } from "../_shared/contract.ts";
-import { withServiceTransaction } from "../_shared/db.ts";
-import { defineEndpoint } from "../_shared/endpoint.ts";
-import { authSuccess } from "../_shared/envelopes.ts";
-import { InvalidRefreshTokenError } from "../_shared/http-error.ts";
-import { clientAddress } from "../_shared/client-address.ts";
+import { getConfig } from "../_shared/config/mod.ts";
+import { refreshBody } from "../_shared/contract/mod.ts";
+import { withServiceTransaction } from "../_shared/db/transactions.ts";
+import { defineEndpoint } from "../_shared/http/endpoint.ts";
+import { authSuccess } from "../_shared/http/envelopes.ts";
+import { InvalidRefreshTokenError } from "../_shared/http/errors.ts";
+import { clientAddress } from "../_shared/http/client-address.ts";
 import { asTooManyRequests, requireAddressLimit } from "../_shared/queries/rate-limits.ts";
 import { type Refresh, refreshSession } from "../_shared/queries/sessions.ts";
-import { readRefreshToken } from "../_shared/refresh-tokens.ts";
-import { readJsonBody } from "../_shared/request.ts";
-import { sessionFor } from "../_shared/session.ts";
+import { readRefreshToken } from "../_shared/auth/refresh-tokens.ts";
+import { readJsonBody } from "../_shared/http/request.ts";
+import { sessionFor } from "../_shared/auth/session.ts";
 
 /** The 429 message of the per-address refresh limit. */
 export const tooManyRefreshes = "Too many session refreshes from this address; try again later";

@@ -1,17 +1,17 @@
-import { getConfig } from "../_shared/config.ts";
-import { registerBody } from "../_shared/contract.ts";
-import { isUniqueViolation, withServiceTransaction } from "../_shared/db.ts";
-import { defineEndpoint } from "../_shared/endpoint.ts";
-import { authSuccess } from "../_shared/envelopes.ts";
-import { ConflictError } from "../_shared/http-error.ts";
+import { getConfig } from "../_shared/config/mod.ts";
+import { registerBody } from "../_shared/contract/mod.ts";
+import { isUniqueViolation, withServiceTransaction } from "../_shared/db/transactions.ts";
+import { defineEndpoint } from "../_shared/http/endpoint.ts";
+import { authSuccess } from "../_shared/http/envelopes.ts";
+import { ConflictError } from "../_shared/http/errors.ts";
 import { insertUser } from "../_shared/queries/accounts.ts";
-import { hashPassword, withPasswordAdmission } from "../_shared/passwords.ts";
+import { hashPassword, withPasswordAdmission } from "../_shared/auth/passwords.ts";
 import { asTooManyRequests, requireAddressLimit } from "../_shared/queries/rate-limits.ts";
-import { clientAddress } from "../_shared/client-address.ts";
+import { clientAddress } from "../_shared/http/client-address.ts";
 import { dispatchAfterResponse } from "../_shared/mail/dispatch.ts";
-import { readJsonBody } from "../_shared/request.ts";
-import { newSessionOf, sessionFor } from "../_shared/session.ts";
-import { newVerificationCode } from "../_shared/verification.ts";
+import { readJsonBody } from "../_shared/http/request.ts";
+import { newSessionOf, sessionFor } from "../_shared/auth/session.ts";
+import { newVerificationCode } from "../_shared/auth/verification.ts";
 
 /** The 429 message of the per-address sign-up limit. */
 export const tooManySignUps = "Too many sign-ups from this address; try again later";

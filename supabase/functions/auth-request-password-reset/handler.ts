@@ -1,13 +1,13 @@
-import { clientAddress } from "../_shared/client-address.ts";
-import { getConfig } from "../_shared/config.ts";
-import { requestPasswordResetBody } from "../_shared/contract.ts";
-import { withServiceTransaction } from "../_shared/db.ts";
-import { defineEndpoint } from "../_shared/endpoint.ts";
+import { clientAddress } from "../_shared/http/client-address.ts";
+import { getConfig } from "../_shared/config/mod.ts";
+import { requestPasswordResetBody } from "../_shared/contract/mod.ts";
+import { withServiceTransaction } from "../_shared/db/transactions.ts";
+import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { dispatchAfterResponse } from "../_shared/mail/dispatch.ts";
-import { authSuccess } from "../_shared/envelopes.ts";
+import { authSuccess } from "../_shared/http/envelopes.ts";
 import { asTooManyRequests, requireAddressLimit } from "../_shared/queries/rate-limits.ts";
 import { recordResetRequest } from "../_shared/queries/reset-requests.ts";
-import { readJsonBody } from "../_shared/request.ts";
+import { readJsonBody } from "../_shared/http/request.ts";
 
 /** The same answer whether or not the email has an account, so it reveals neither. */
 export const resetRequestedMessage = "If an account exists for this email, a reset code has been sent to it";

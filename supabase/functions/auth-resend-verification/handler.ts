@@ -1,15 +1,15 @@
 import { tooManyVerifications } from "../auth-verify-email/handler.ts";
-import { clientAddress } from "../_shared/client-address.ts";
-import { getConfig } from "../_shared/config.ts";
-import { resendVerificationBody, type VerificationRequested } from "../_shared/contract.ts";
-import { withServiceTransaction } from "../_shared/db.ts";
-import { defineEndpoint } from "../_shared/endpoint.ts";
-import { authSuccess } from "../_shared/envelopes.ts";
+import { clientAddress } from "../_shared/http/client-address.ts";
+import { getConfig } from "../_shared/config/mod.ts";
+import { resendVerificationBody, type VerificationRequested } from "../_shared/contract/mod.ts";
+import { withServiceTransaction } from "../_shared/db/transactions.ts";
+import { defineEndpoint } from "../_shared/http/endpoint.ts";
+import { authSuccess } from "../_shared/http/envelopes.ts";
 import { dispatchAfterResponse } from "../_shared/mail/dispatch.ts";
 import { resendVerification } from "../_shared/queries/accounts.ts";
 import { asTooManyRequests, requireAddressLimit } from "../_shared/queries/rate-limits.ts";
-import { readJsonBody } from "../_shared/request.ts";
-import { newVerificationCode } from "../_shared/verification.ts";
+import { readJsonBody } from "../_shared/http/request.ts";
+import { newVerificationCode } from "../_shared/auth/verification.ts";
 
 /** The same answer for every address, verified, unverified or unknown, so it reveals none. */
 export const verificationRequestedMessage =

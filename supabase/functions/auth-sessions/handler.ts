@@ -1,11 +1,11 @@
-import { requireCaller } from "../_shared/caller.ts";
-import { type EndedSession, endSessionQuery, type SessionList } from "../_shared/contract.ts";
-import { withLiveCaller } from "../_shared/db.ts";
-import { defineEndpoint } from "../_shared/endpoint.ts";
-import { authSuccess } from "../_shared/envelopes.ts";
-import { NotFoundError } from "../_shared/http-error.ts";
+import { requireCaller } from "../_shared/auth/caller.ts";
+import { type EndedSession, endSessionQuery, type SessionList } from "../_shared/contract/mod.ts";
+import { withLiveCaller } from "../_shared/db/transactions.ts";
+import { defineEndpoint } from "../_shared/http/endpoint.ts";
+import { authSuccess } from "../_shared/http/envelopes.ts";
+import { NotFoundError } from "../_shared/http/errors.ts";
 import { endSession, listSessions } from "../_shared/queries/sessions.ts";
-import { readQuery } from "../_shared/request.ts";
+import { readQuery } from "../_shared/http/request.ts";
 
 /**
  * `GET /auth/sessions`: the live sessions of the caller's account.

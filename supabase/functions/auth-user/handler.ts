@@ -1,8 +1,8 @@
-import { requireCaller } from "../_shared/caller.ts";
-import type { CurrentUser } from "../_shared/contract.ts";
-import { withLiveCaller } from "../_shared/db.ts";
-import { defineEndpoint } from "../_shared/endpoint.ts";
-import { authSuccess } from "../_shared/envelopes.ts";
+import { requireCaller } from "../_shared/auth/caller.ts";
+import type { CurrentUser } from "../_shared/contract/mod.ts";
+import { withLiveCaller } from "../_shared/db/transactions.ts";
+import { defineEndpoint } from "../_shared/http/endpoint.ts";
+import { authSuccess } from "../_shared/http/envelopes.ts";
 import { readCaller } from "../_shared/queries/sessions.ts";
 
 /** `GET /auth/user`: the caller's user record, so an app restoring a saved session can show who is signed in. */

@@ -1,18 +1,18 @@
 import { invalidCredentials, refuseLogin, tooManyAttempts } from "../auth-login/handler.ts";
-import { requireCaller } from "../_shared/caller.ts";
-import { clientAddress } from "../_shared/client-address.ts";
-import { getConfig } from "../_shared/config.ts";
-import { verifyEmailBody } from "../_shared/contract.ts";
-import { withLiveCaller, withServiceTransaction } from "../_shared/db.ts";
-import { defineEndpoint } from "../_shared/endpoint.ts";
-import { authSuccess } from "../_shared/envelopes.ts";
-import { BadRequestError, ForbiddenError, TooManyRequestsError, UnauthorizedError } from "../_shared/http-error.ts";
-import { verificationCodeHash } from "../_shared/one-time-codes.ts";
-import { verifyPassword, withPasswordAdmission } from "../_shared/passwords.ts";
+import { requireCaller } from "../_shared/auth/caller.ts";
+import { clientAddress } from "../_shared/http/client-address.ts";
+import { getConfig } from "../_shared/config/mod.ts";
+import { verifyEmailBody } from "../_shared/contract/mod.ts";
+import { withLiveCaller, withServiceTransaction } from "../_shared/db/transactions.ts";
+import { defineEndpoint } from "../_shared/http/endpoint.ts";
+import { authSuccess } from "../_shared/http/envelopes.ts";
+import { BadRequestError, ForbiddenError, TooManyRequestsError, UnauthorizedError } from "../_shared/http/errors.ts";
+import { verificationCodeHash } from "../_shared/auth/one-time-codes.ts";
+import { verifyPassword, withPasswordAdmission } from "../_shared/auth/passwords.ts";
 import { passwordAttempt, verifyEmail } from "../_shared/queries/accounts.ts";
 import { asTooManyRequests, requireAddressLimit } from "../_shared/queries/rate-limits.ts";
-import { readJsonBody } from "../_shared/request.ts";
-import { newSessionOf, sessionFor } from "../_shared/session.ts";
+import { readJsonBody } from "../_shared/http/request.ts";
+import { newSessionOf, sessionFor } from "../_shared/auth/session.ts";
 
 /** The 429 message of the per-address limit of verify-email and resend-verification. */
 export const tooManyVerifications = "Too many verification attempts; try again later";

@@ -11,7 +11,7 @@ import { handler as register } from "../auth-register/handler.ts";
 import { handler as requestPasswordReset } from "../auth-request-password-reset/handler.ts";
 import { handler as resendVerification } from "../auth-resend-verification/handler.ts";
 import { handler as verifyEmail } from "../auth-verify-email/handler.ts";
-import { routeBySubpath } from "../_shared/router.ts";
+import { routeBySubpath } from "../_shared/http/router.ts";
 
 /** `/auth/<action>`: the interface's paths, served by the same handlers as the single-purpose functions. */
 export const handler = routeBySubpath("auth", {

@@ -1,12 +1,12 @@
-import { requireCaller } from "../_shared/caller.ts";
-import { encodeChangesCursor, readChangesCursor } from "../_shared/changes-cursor.ts";
-import { type ChangeList, listChangesQuery } from "../_shared/contract.ts";
-import { withCallerTransaction } from "../_shared/db.ts";
-import { defineEndpoint } from "../_shared/endpoint.ts";
-import { notesSuccess } from "../_shared/envelopes.ts";
-import { CursorExpiredError } from "../_shared/http-error.ts";
+import { requireCaller } from "../_shared/auth/caller.ts";
+import { encodeChangesCursor, readChangesCursor } from "../_shared/notes/changes-cursor.ts";
+import { type ChangeList, listChangesQuery } from "../_shared/contract/mod.ts";
+import { withCallerTransaction } from "../_shared/db/transactions.ts";
+import { defineEndpoint } from "../_shared/http/endpoint.ts";
+import { notesSuccess } from "../_shared/http/envelopes.ts";
+import { CursorExpiredError } from "../_shared/http/errors.ts";
 import { listChanges } from "../_shared/queries/note-changes.ts";
-import { readQuery } from "../_shared/request.ts";
+import { readQuery } from "../_shared/http/request.ts";
 
 /**
  * `GET /notes-changes?since=&limit=`: what changed in the caller's notes after

@@ -1,13 +1,13 @@
-import { getConfig } from "../_shared/config.ts";
-import { requireCaller } from "../_shared/caller.ts";
-import { createNoteBody } from "../_shared/contract.ts";
-import { withCallerTransaction } from "../_shared/db.ts";
-import { defineEndpoint } from "../_shared/endpoint.ts";
-import { notesSuccess } from "../_shared/envelopes.ts";
-import { IdempotencyKeyReusedError } from "../_shared/http-error.ts";
-import { readIdempotencyKey, requestFingerprint } from "../_shared/idempotency-key.ts";
+import { getConfig } from "../_shared/config/mod.ts";
+import { requireCaller } from "../_shared/auth/caller.ts";
+import { createNoteBody } from "../_shared/contract/mod.ts";
+import { withCallerTransaction } from "../_shared/db/transactions.ts";
+import { defineEndpoint } from "../_shared/http/endpoint.ts";
+import { notesSuccess } from "../_shared/http/envelopes.ts";
+import { IdempotencyKeyReusedError } from "../_shared/http/errors.ts";
+import { readIdempotencyKey, requestFingerprint } from "../_shared/notes/idempotency-key.ts";
 import { insertNote, insertNoteOnce } from "../_shared/queries/notes.ts";
-import { readJsonBody } from "../_shared/request.ts";
+import { readJsonBody } from "../_shared/http/request.ts";
 
 const created = "Note created successfully";
 

@@ -1,10 +1,10 @@
-import { requireCaller } from "../_shared/caller.ts";
-import { type DeletedNote, deleteNoteQuery } from "../_shared/contract.ts";
-import { defineEndpoint } from "../_shared/endpoint.ts";
-import { notesSuccess } from "../_shared/envelopes.ts";
-import { doneOrConflict, withOwnNote } from "../_shared/own-note.ts";
+import { requireCaller } from "../_shared/auth/caller.ts";
+import { type DeletedNote, deleteNoteQuery } from "../_shared/contract/mod.ts";
+import { defineEndpoint } from "../_shared/http/endpoint.ts";
+import { notesSuccess } from "../_shared/http/envelopes.ts";
+import { doneOrConflict, withOwnNote } from "../_shared/notes/own-note.ts";
 import { deleteNote } from "../_shared/queries/notes.ts";
-import { readQuery } from "../_shared/request.ts";
+import { readQuery } from "../_shared/http/request.ts";
 
 /**
  * `DELETE /notes-delete?id=&expectedUpdatedAt=`: deletes one of the caller's

@@ -1,10 +1,10 @@
-import { requireCaller } from "../_shared/caller.ts";
-import { listNotesQuery, type NoteList } from "../_shared/contract.ts";
-import { withCallerTransaction } from "../_shared/db.ts";
-import { defineEndpoint } from "../_shared/endpoint.ts";
-import { notesSuccess } from "../_shared/envelopes.ts";
+import { requireCaller } from "../_shared/auth/caller.ts";
+import { listNotesQuery, type NoteList } from "../_shared/contract/mod.ts";
+import { withCallerTransaction } from "../_shared/db/transactions.ts";
+import { defineEndpoint } from "../_shared/http/endpoint.ts";
+import { notesSuccess } from "../_shared/http/envelopes.ts";
 import { listNotes } from "../_shared/queries/notes.ts";
-import { readQuery } from "../_shared/request.ts";
+import { readQuery } from "../_shared/http/request.ts";
 
 /**
  * `GET /notes-fetch?limit=&offset=&status=&q=&order=`: one page of the

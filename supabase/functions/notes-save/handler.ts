@@ -1,13 +1,13 @@
-import { getConfig } from "../_shared/config.ts";
-import { requireCaller } from "../_shared/caller.ts";
-import { saveNoteBody, titleOrContentRequired } from "../_shared/contract.ts";
-import { violatesConstraint } from "../_shared/db.ts";
-import { defineEndpoint } from "../_shared/endpoint.ts";
-import { notesSuccess } from "../_shared/envelopes.ts";
-import { BadRequestError } from "../_shared/http-error.ts";
-import { doneOrConflict, withOwnNote } from "../_shared/own-note.ts";
+import { getConfig } from "../_shared/config/mod.ts";
+import { requireCaller } from "../_shared/auth/caller.ts";
+import { saveNoteBody, titleOrContentRequired } from "../_shared/contract/mod.ts";
+import { violatesConstraint } from "../_shared/db/transactions.ts";
+import { defineEndpoint } from "../_shared/http/endpoint.ts";
+import { notesSuccess } from "../_shared/http/envelopes.ts";
+import { BadRequestError } from "../_shared/http/errors.ts";
+import { doneOrConflict, withOwnNote } from "../_shared/notes/own-note.ts";
 import { updateNote } from "../_shared/queries/notes.ts";
-import { readJsonBody } from "../_shared/request.ts";
+import { readJsonBody } from "../_shared/http/request.ts";
 
 /**
  * `POST /notes-save`: changes the given fields of one of the caller's notes;

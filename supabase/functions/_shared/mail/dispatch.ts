@@ -10,9 +10,9 @@
  * const outcome = await dispatchDueMail((mail) => sendWithResend(provider, mail));
  * ```
  */
-import { edgeRuntimeWaitUntil } from "../after-response.ts";
-import { getConfig } from "../config.ts";
-import { runTransaction, type Statement, withServiceTransaction } from "../db.ts";
+import { edgeRuntimeWaitUntil } from "../http/after-response.ts";
+import { getConfig } from "../config/mod.ts";
+import { runTransaction, type Statement, withServiceTransaction } from "../db/transactions.ts";
 import { claimDueMails, isLastAttempt, markSent, type OutboxMail, recordFailure } from "./outbox.ts";
 import { resolveQueuedResetRequests } from "./reset-requests.ts";
 import { sendWithResend } from "./resend.ts";

@@ -5,7 +5,7 @@
  * never take the same mail, and a mail whose attempt fails or is lost comes
  * due again by itself.
  */
-import type { Query, Statement } from "../db.ts";
+import type { Query, Statement } from "../db/transactions.ts";
 
 /** A queued mail as a drainer delivers it. */
 export interface OutboxMail {

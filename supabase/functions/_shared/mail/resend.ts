@@ -8,7 +8,7 @@
  * await sendWithResend(provider, { id: "1", recipient: "ada@example.com", subject: "Hi", body: "Hello", attempts: 1 });
  * ```
  */
-import type { MailProvider } from "../config.ts";
+import type { MailProvider } from "../config/mod.ts";
 import type { OutboxMail } from "./outbox.ts";
 
 /** A delivery the provider did not accept; the message names the status or error, never the mail. */

@@ -9,10 +9,10 @@
  * same statement that proves the password (or creates the account), so
  * signing in still costs what it did before sessions existed.
  */
-import type { SecurityLimits } from "../config.ts";
-import type { TrustedDevice } from "../device-tokens.ts";
+import type { SecurityLimits } from "../config/mod.ts";
+import type { TrustedDevice } from "../auth/device-tokens.ts";
 import { reserveLoginAttempt, reservePasswordReentry } from "./rate-limits.ts";
-import type { Query } from "../db.ts";
+import type { Query } from "../db/transactions.ts";
 import { type Account, accountColumns, type AccountRow, toAccount } from "./account-rows.ts";
 import {
   grantOf,

@@ -10,9 +10,9 @@
  * const page = await withAdminCaller(caller, context, listUsers({ limit: 10, offset: 0 }));
  * ```
  */
-import type { ListUsersQuery, ManagedUser, User } from "../contract.ts";
-import type { Query } from "../db.ts";
-import { uuidOrNull } from "../uuid.ts";
+import type { ListUsersQuery, ManagedUser, User } from "../contract/mod.ts";
+import type { Query } from "../db/transactions.ts";
+import { uuidOrNull } from "../http/uuid.ts";
 import { accountColumns, type AccountRow, toAccount } from "./account-rows.ts";
 
 interface ManagedUserRow extends AccountRow {

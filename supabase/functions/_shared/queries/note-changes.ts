@@ -11,9 +11,9 @@
  * const feed = await withCallerTransaction(caller, listChanges(caller.sub, { after: 41, limit: 100 }));
  * ```
  */
-import type { NoteChange } from "../contract.ts";
-import type { Query, Statement } from "../db.ts";
-import { timestamptzAsText } from "../timestamps.ts";
+import type { NoteChange } from "../contract/mod.ts";
+import type { Query, Statement } from "../db/transactions.ts";
+import { timestamptzAsText } from "../db/timestamps.ts";
 import { noteColumns, type NoteRow, toNote } from "./notes.ts";
 
 /** A note or a tombstone with its change number, and the caller's position on every row. */

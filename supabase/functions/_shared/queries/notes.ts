@@ -10,9 +10,9 @@
  * const note = await withCallerTransaction(caller, insertNote(caller.sub, body));
  * ```
  */
-import { type CreateNoteBody, limits, type Note, type NoteChanges, type NoteOrder } from "../contract.ts";
-import type { Query, Statement } from "../db.ts";
-import { isoTimestamp, timestamptzAsText } from "../timestamps.ts";
+import { type CreateNoteBody, limits, type Note, type NoteChanges, type NoteOrder } from "../contract/mod.ts";
+import type { Query, Statement } from "../db/transactions.ts";
+import { isoTimestamp, timestamptzAsText } from "../db/timestamps.ts";
 
 export interface NoteRow {
   id: string;

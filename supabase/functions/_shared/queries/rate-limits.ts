@@ -9,11 +9,11 @@
  * const retryAfter = await withServiceTransaction(reserveLoginAttempt({ email, address, limits }));
  * ```
  */
-import type { SecurityLimits } from "../config.ts";
-import type { TrustedDevice } from "../device-tokens.ts";
-import type { Query, Statement } from "../db.ts";
-import { TooManyRequestsError } from "../http-error.ts";
-import { pgErrorCode } from "../db.ts";
+import type { SecurityLimits } from "../config/mod.ts";
+import type { TrustedDevice } from "../auth/device-tokens.ts";
+import type { Query, Statement } from "../db/transactions.ts";
+import { TooManyRequestsError } from "../http/errors.ts";
+import { pgErrorCode } from "../db/transactions.ts";
 
 /**
  * Counts one login attempt against the account, the address and the (email,

@@ -9,7 +9,7 @@
  * await withServiceTransaction(recordResetRequest(email), requireAddressLimit("reset-request-address", address, limits));
  * ```
  */
-import type { Query } from "../db.ts";
+import type { Query } from "../db/transactions.ts";
 
 /** Queues a reset request for `email`. */
 export function recordResetRequest(email: string): Query<unknown, void> {

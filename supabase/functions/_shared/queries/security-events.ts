@@ -8,9 +8,9 @@
  * const events = await withLiveCaller(caller, listSecurityEvents(caller.sub, { limit: 20 }, "account"));
  * ```
  */
-import type { SecurityEvent, SecurityEventType } from "../contract.ts";
-import type { Query, Statement } from "../db.ts";
-import { uuidOrNull } from "../uuid.ts";
+import type { SecurityEvent, SecurityEventType } from "../contract/mod.ts";
+import type { Query, Statement } from "../db/transactions.ts";
+import { uuidOrNull } from "../http/uuid.ts";
 
 interface SecurityEventRow {
   id: string;

@@ -9,9 +9,9 @@
  * const sessions = await withLiveCaller(caller, listSessions(caller));
  * ```
  */
-import type { SessionSettings } from "../config.ts";
-import type { LogoutScope, SessionInfo } from "../contract.ts";
-import type { CallerClaims, Query } from "../db.ts";
+import type { SessionSettings } from "../config/mod.ts";
+import type { LogoutScope, SessionInfo } from "../contract/mod.ts";
+import type { CallerClaims, Query } from "../db/transactions.ts";
 import { type Account, accountColumns, type AccountRow, toAccount } from "./account-rows.ts";
 
 /** A live session as the statement that started or refreshed it returns it. */

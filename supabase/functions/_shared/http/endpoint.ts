@@ -16,12 +16,12 @@
  * ```
  */
 import type { z } from "zod";
-import { getConfig } from "./config.ts";
-import { withDatabaseDeadline } from "./db-deadline.ts";
+import { getConfig } from "../config/mod.ts";
+import { withDatabaseDeadline } from "../db/deadline.ts";
 import { preflightResponse } from "./cors.ts";
-import type { EnvelopeKind } from "./contract.ts";
+import type { EnvelopeKind } from "../contract/mod.ts";
 import { answerHeaders, errorResponse } from "./envelopes.ts";
-import { HttpError, MethodNotAllowedError } from "./http-error.ts";
+import { HttpError, MethodNotAllowedError } from "./errors.ts";
 import { requireApiKey } from "./api-key.ts";
 import { logRequest } from "./log.ts";
 import { refuseUnknownParameters } from "./request.ts";

@@ -9,14 +9,14 @@
  * throw new NotFoundError("note_not_found", "Note not found");
  * ```
  */
-import type { ErrorDetails, FieldProblem, Note } from "./contract.ts";
+import type { ErrorDetails, FieldProblem, Note } from "../contract/mod.ts";
 import {
   type CodeOf,
   type ErrorCode,
   errorStatuses,
   type RefreshErrorCode,
   type TokenErrorCode,
-} from "./error-codes.ts";
+} from "../contract/error-codes.ts";
 
 /** What an error may carry besides its code and message. */
 interface HttpErrorOptions extends ErrorOptions {

@@ -6,7 +6,7 @@
  *
  * @example
  * ```ts
- * import { loginBody } from "./contract.ts";
+ * import { loginBody } from "./mod.ts";
  * const body = loginBody.parse({ email: "ada@example.com", password: "correct horse" });
  * ```
  */

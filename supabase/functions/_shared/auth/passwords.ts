@@ -24,8 +24,8 @@
  */
 import bcrypt from "bcryptjs";
 import { type HashJob, runHashJob } from "./bcrypt-worker.ts";
-import { getConfig } from "./config.ts";
-import { ServiceUnavailableError } from "./http-error.ts";
+import { getConfig } from "../config/mod.ts";
+import { ServiceUnavailableError } from "../http/errors.ts";
 
 /** Requests admitted to password work, and hashes waiting for a lane, oldest first. */
 let admitted = 0;

@@ -8,7 +8,7 @@
  * const { databaseUrl } = getConfig();
  * ```
  */
-import { defaultRefreshGraceSeconds } from "./refresh-budget.ts";
+import { defaultRefreshGraceSeconds } from "../auth/refresh-budget.ts";
 
 /** Thrown for a missing or unusable setting; the message says which and why. */
 export class ConfigError extends Error {

@@ -8,7 +8,7 @@
  * ```
  */
 import { generateCode, verificationCodeHash, verificationCodeMail, verificationCodePolicy } from "./one-time-codes.ts";
-import type { NewVerificationCode } from "./queries/accounts.ts";
+import type { NewVerificationCode } from "../queries/accounts.ts";
 
 export async function newVerificationCode(jwtSecret: Uint8Array, email: string): Promise<NewVerificationCode> {
   const code = generateCode();

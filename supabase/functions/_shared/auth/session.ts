@@ -4,13 +4,13 @@
  * interface.md, when that token expires, and the session's current refresh
  * token.
  */
-import type { SessionSettings } from "./config.ts";
-import { bearer, type Session } from "./contract.ts";
-import type { Account } from "./queries/account-rows.ts";
-import type { NewSession, SessionGrant } from "./queries/sessions.ts";
+import type { SessionSettings } from "../config/mod.ts";
+import { bearer, type Session } from "../contract/mod.ts";
+import type { Account } from "../queries/account-rows.ts";
+import type { NewSession, SessionGrant } from "../queries/sessions.ts";
 import { issueDeviceToken } from "./device-tokens.ts";
 import { issueRefreshToken } from "./refresh-tokens.ts";
-import { signAccessToken } from "./tokens.ts";
+import { signAccessToken } from "./access-tokens.ts";
 
 /**
  * Signs an access token for the account's session and pairs it with the user

@@ -11,8 +11,8 @@
  * ```
  */
 import { errors, jwtVerify, SignJWT } from "jose";
-import { limits, type User } from "./contract.ts";
-import { InvalidTokenError } from "./http-error.ts";
+import { limits, type User } from "../contract/mod.ts";
+import { InvalidTokenError } from "../http/errors.ts";
 
 const algorithm = "HS256";
 const audience = "authenticated";

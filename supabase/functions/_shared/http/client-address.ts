@@ -22,7 +22,7 @@
  * const address = clientAddress(req, info, getConfig().limits);
  * ```
  */
-import { addressBucket } from "./http/address-bucket.ts";
+import { addressBucket } from "./address-bucket.ts";
 
 /** What the server knows about the connection (`Deno.ServeHandlerInfo`, reduced to what is used). */
 export interface ConnectionInfo {

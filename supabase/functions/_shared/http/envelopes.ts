@@ -10,10 +10,10 @@
  * return notesSuccess(201, "Note created successfully", note);
  * ```
  */
-import type { AuthErrorEnvelope, EnvelopeKind, ErrorDetails, NotesErrorEnvelope } from "./contract.ts";
+import type { AuthErrorEnvelope, EnvelopeKind, ErrorDetails, NotesErrorEnvelope } from "../contract/mod.ts";
 import { budgetedBody } from "./answer-budget.ts";
 import { corsResponseHeaders } from "./cors.ts";
-import { type ErrorCode, errorStatuses } from "./error-codes.ts";
+import { type ErrorCode, errorStatuses } from "../contract/error-codes.ts";
 
 /**
  * The headers of every answer of an endpoint of each kind: CORS, no MIME

@@ -10,7 +10,7 @@
  * const after = readChangesCursor(cursor, caller.sub); // 42
  * ```
  */
-import { BadRequestError } from "./http-error.ts";
+import { BadRequestError } from "../http/errors.ts";
 
 const version = "c1";
 

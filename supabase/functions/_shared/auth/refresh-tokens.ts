@@ -17,8 +17,8 @@
  */
 import { base64url } from "jose";
 import { derivedKey } from "./derived-keys.ts";
-import { InvalidRefreshTokenError } from "./http-error.ts";
-import { uuidSource } from "./tokens.ts";
+import { InvalidRefreshTokenError } from "../http/errors.ts";
+import { uuidSource } from "./access-tokens.ts";
 
 /** The session and generation a refresh token speaks for. */
 export interface RefreshTokenClaims {

@@ -9,11 +9,11 @@
  * const id = await withOwnNote(caller, query.id, (noteId) => deleteNote(caller.sub, noteId));
  * ```
  */
-import type { Caller } from "./caller.ts";
-import { type Query, withCallerTransaction } from "./db.ts";
-import { NoteConflictError, NotFoundError } from "./http-error.ts";
-import type { VersionedOutcome } from "./queries/notes.ts";
-import { isUuid } from "./uuid.ts";
+import type { Caller } from "../auth/caller.ts";
+import { type Query, withCallerTransaction } from "../db/transactions.ts";
+import { NoteConflictError, NotFoundError } from "../http/errors.ts";
+import type { VersionedOutcome } from "../queries/notes.ts";
+import { isUuid } from "../http/uuid.ts";
 
 /**
  * Runs the query that `queryFor` builds for note `id` in the caller's

@@ -8,16 +8,16 @@
  * ```
  */
 import { z } from "zod";
-import { defaultBodyTimeoutMs } from "./config.ts";
-import { type FieldProblem, limits } from "./contract.ts";
+import { defaultBodyTimeoutMs } from "../config/mod.ts";
+import { type FieldProblem, limits } from "../contract/mod.ts";
 import {
   BadRequestError,
   ClientAbortedError,
   PayloadTooLargeError,
   RequestTimeoutError,
   UnsupportedMediaTypeError,
-} from "./http-error.ts";
-import { jsonDepthExceeds, maxJsonDepth } from "./http/json-depth.ts";
+} from "./errors.ts";
+import { jsonDepthExceeds, maxJsonDepth } from "./json-depth.ts";
 
 /** Each zod issue as a problem of its field, in a message that names the field. */
 export function fieldProblems(error: z.ZodError): FieldProblem[] {

@@ -16,7 +16,7 @@
  * @example
  * ```ts
  * const response = await withDatabaseDeadline(() => handle(req));
- * // in db.ts: const deadline = databaseDeadline();
+ * // in db/transactions.ts: const deadline = databaseDeadline();
  * ```
  */
 import { AsyncLocalStorage } from "node:async_hooks";

@@ -4,7 +4,7 @@
  * checks the mail-dispatch secret.
  */
 import { createHash, timingSafeEqual } from "node:crypto";
-import { UnauthorizedError } from "./http-error.ts";
+import { UnauthorizedError } from "./errors.ts";
 
 // Digests have one length, so the comparison takes the same time whatever was sent.
 const digest = (value: string) => createHash("sha256").update(value).digest();

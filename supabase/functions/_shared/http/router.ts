@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { defineEndpoint, type Handler } from "./endpoint.ts";
-import { NotFoundError } from "./http-error.ts";
+import { NotFoundError } from "./errors.ts";
 
 /** The path below `/<functionName>`, or undefined when the URL is not under it. */
 export function subpathOf(url: string, functionName: string): string | undefined {

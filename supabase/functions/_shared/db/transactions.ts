@@ -11,7 +11,7 @@
  * `application_name`, and the statement timeout is set inside each
  * transaction. Supavisor and PgBouncer in transaction mode accept all of it.
  *
- * Every transaction ends by its request's database deadline (`db-deadline.ts`),
+ * Every transaction ends by its request's database deadline (`db/deadline.ts`),
  * whatever it was waiting for: a pooled connection, a new one, or answers
  * from a database that went silent.
  *
@@ -22,9 +22,9 @@
  */
 // @ts-types="@types/pg"
 import pg from "pg";
-import { getConfig } from "./config.ts";
-import { databaseBudgetMs, databaseDeadline } from "./db-deadline.ts";
-import { ForbiddenError, InvalidTokenError, ServiceUnavailableError } from "./http-error.ts";
+import { getConfig } from "../config/mod.ts";
+import { databaseBudgetMs, databaseDeadline } from "./deadline.ts";
+import { ForbiddenError, InvalidTokenError, ServiceUnavailableError } from "../http/errors.ts";
 
 /** One SQL statement with `$1`-style parameters. */
 export interface Statement {

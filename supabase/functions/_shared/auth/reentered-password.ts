@@ -11,13 +11,13 @@
  * const expectedHash = await checkReenteredPassword(caller, body.password, address);
  * ```
  */
-import { tooManyAttempts } from "../auth-login/handler.ts";
+import { tooManyAttempts } from "../../auth-login/handler.ts";
 import type { Caller } from "./caller.ts";
-import { getConfig } from "./config.ts";
-import { withLiveCaller } from "./db.ts";
-import { TooManyRequestsError, UnauthorizedError } from "./http-error.ts";
+import { getConfig } from "../config/mod.ts";
+import { withLiveCaller } from "../db/transactions.ts";
+import { TooManyRequestsError, UnauthorizedError } from "../http/errors.ts";
 import { verifyPassword } from "./passwords.ts";
-import { passwordReentry, recordLoginFailure } from "./queries/accounts.ts";
+import { passwordReentry, recordLoginFailure } from "../queries/accounts.ts";
 
 /**
  * The caller's password hash when `password` matches it; the statement that

@@ -10,9 +10,9 @@
  * const page = await withCallerTransaction(caller, listNotes(caller.sub, { limit: 10, offset: 0 }));
  * ```
  */
-import { getConfig } from "./config.ts";
-import type { CallerClaims } from "./db.ts";
-import { type AccessClaims, jwtFromAuthorization, verifyAccessToken } from "./tokens.ts";
+import { getConfig } from "../config/mod.ts";
+import type { CallerClaims } from "../db/transactions.ts";
+import { type AccessClaims, jwtFromAuthorization, verifyAccessToken } from "./access-tokens.ts";
 
 /** A verified caller: the token's claims, ready to be set for row-level security. */
 export type Caller = AccessClaims & CallerClaims;

@@ -10,8 +10,8 @@
  * const fingerprint = await requestFingerprint(body);
  * ```
  */
-import { type CreateNoteBody, idempotencyKey, idempotencyKeyHeader } from "./contract.ts";
-import { BadRequestError } from "./http-error.ts";
+import { type CreateNoteBody, idempotencyKey, idempotencyKeyHeader } from "../contract/mod.ts";
+import { BadRequestError } from "../http/errors.ts";
 
 /** The request's `Idempotency-Key`, or undefined without one; 400 naming the header when it is malformed. */
 export function readIdempotencyKey(req: Request): string | undefined {

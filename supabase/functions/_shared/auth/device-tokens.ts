@@ -18,7 +18,7 @@
  */
 import { base64url } from "jose";
 import { derivedKey } from "./derived-keys.ts";
-import { uuidSource } from "./tokens.ts";
+import { uuidSource } from "./access-tokens.ts";
 
 /** How long a device token is honoured after it was issued; every sign-in answers a fresh one. */
 export const deviceTokenLifetimeSeconds = 90 * 86_400;
