@@ -1,14 +1,13 @@
 import { requireCaller } from "../_shared/auth/caller.ts";
-import { clientAddress, type ConnectionInfo } from "../_shared/http/client-address.ts";
+import { clientAddress, type ConnectionInfo, userAgentOf } from "../_shared/http/client-address.ts";
 import { getConfig } from "../_shared/config/mod.ts";
+import type { CurrentUser, SecurityEventList } from "../_shared/contract/accounts.ts";
 import {
   accountEventsQuery,
-  type CurrentUser,
   listUsersQuery,
   type ManagedUserList,
-  type SecurityEventList,
   setUserStatusBody,
-} from "../_shared/contract/mod.ts";
+} from "../_shared/contract/admin.ts";
 import { type AdminContext, withAdminCaller } from "../_shared/db/transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
@@ -17,7 +16,6 @@ import { listUsers, setUserStatus } from "../_shared/queries/admin-users.ts";
 import { listSecurityEvents } from "../_shared/queries/security-events.ts";
 import { readJsonBody, readQuery } from "../_shared/http/request.ts";
 import { routeBySubpath } from "../_shared/http/router.ts";
-import { userAgentOf } from "../_shared/auth/session.ts";
 
 /** The admin's client, recorded with the events its changes cause. */
 function adminContextOf(req: Request, info: ConnectionInfo | undefined): AdminContext {

@@ -1,6 +1,6 @@
 import { requireCaller } from "../_shared/auth/caller.ts";
 import { getConfig } from "../_shared/config/mod.ts";
-import { type LoggedOut, logoutBody } from "../_shared/contract/mod.ts";
+import { type LoggedOut, logoutBody } from "../_shared/contract/accounts.ts";
 import { withLiveCaller } from "../_shared/db/transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";

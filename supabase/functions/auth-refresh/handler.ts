@@ -1,5 +1,5 @@
 import { getConfig } from "../_shared/config/mod.ts";
-import { refreshBody } from "../_shared/contract/mod.ts";
+import { refreshBody } from "../_shared/contract/accounts.ts";
 import { withServiceTransaction } from "../_shared/db/transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";

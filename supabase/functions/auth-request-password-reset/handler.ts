@@ -1,6 +1,6 @@
 import { clientAddress } from "../_shared/http/client-address.ts";
 import { getConfig } from "../_shared/config/mod.ts";
-import { requestPasswordResetBody } from "../_shared/contract/mod.ts";
+import { requestPasswordResetBody } from "../_shared/contract/accounts.ts";
 import { withServiceTransaction } from "../_shared/db/transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { dispatchAfterResponse } from "../_shared/mail/dispatch.ts";

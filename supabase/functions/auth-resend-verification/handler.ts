@@ -1,7 +1,7 @@
 import { tooManyVerifications } from "../auth-verify-email/handler.ts";
 import { clientAddress } from "../_shared/http/client-address.ts";
 import { getConfig } from "../_shared/config/mod.ts";
-import { resendVerificationBody, type VerificationRequested } from "../_shared/contract/mod.ts";
+import { resendVerificationBody, type VerificationRequested } from "../_shared/contract/accounts.ts";
 import { withServiceTransaction } from "../_shared/db/transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";

@@ -1,5 +1,5 @@
 import { requireCaller } from "../_shared/auth/caller.ts";
-import type { CurrentUser } from "../_shared/contract/mod.ts";
+import type { CurrentUser } from "../_shared/contract/accounts.ts";
 import { withLiveCaller } from "../_shared/db/transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";

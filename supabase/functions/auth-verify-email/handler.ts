@@ -2,7 +2,7 @@ import { invalidCredentials, refuseLogin, tooManyAttempts } from "../auth-login/
 import { requireCaller } from "../_shared/auth/caller.ts";
 import { clientAddress } from "../_shared/http/client-address.ts";
 import { getConfig } from "../_shared/config/mod.ts";
-import { verifyEmailBody } from "../_shared/contract/mod.ts";
+import { verifyEmailBody } from "../_shared/contract/accounts.ts";
 import { withLiveCaller, withServiceTransaction } from "../_shared/db/transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";

@@ -1,6 +1,6 @@
 import { requireCaller } from "../_shared/auth/caller.ts";
 import { encodeChangesCursor, readChangesCursor } from "../_shared/notes/changes-cursor.ts";
-import { type ChangeList, listChangesQuery } from "../_shared/contract/mod.ts";
+import { type ChangeList, listChangesQuery } from "../_shared/contract/notes.ts";
 import { withCallerTransaction } from "../_shared/db/transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { notesSuccess } from "../_shared/http/envelopes.ts";

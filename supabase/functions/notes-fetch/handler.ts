@@ -1,5 +1,5 @@
 import { requireCaller } from "../_shared/auth/caller.ts";
-import { listNotesQuery, type NoteList } from "../_shared/contract/mod.ts";
+import { listNotesQuery, type NoteList } from "../_shared/contract/notes.ts";
 import { withCallerTransaction } from "../_shared/db/transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { notesSuccess } from "../_shared/http/envelopes.ts";

@@ -1,5 +1,5 @@
 import { requireCaller } from "../_shared/auth/caller.ts";
-import { getNoteQuery } from "../_shared/contract/mod.ts";
+import { getNoteQuery } from "../_shared/contract/notes.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { notesSuccess } from "../_shared/http/envelopes.ts";
 import { withOwnNote } from "../_shared/notes/own-note.ts";

@@ -11,7 +11,8 @@
  * ```
  */
 import { errors, jwtVerify, SignJWT } from "jose";
-import { limits, type User } from "../contract/mod.ts";
+import { limits } from "../contract/common.ts";
+import type { User } from "../contract/accounts.ts";
 import { InvalidTokenError } from "../http/errors.ts";
 
 const algorithm = "HS256";

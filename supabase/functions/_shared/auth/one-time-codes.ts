@@ -13,7 +13,7 @@
  * const resetStored = await resetCodeHash(jwtSecret, code);
  * ```
  */
-import { limits } from "../contract/mod.ts";
+import { limits } from "../contract/common.ts";
 import { derivedKey, type KeyPurpose } from "./derived-keys.ts";
 
 export const resetCodePolicy = { ttlMinutes: 15, attempts: 5 } as const;

@@ -5,12 +5,13 @@
  * token.
  */
 import type { SessionSettings } from "../config/mod.ts";
-import { bearer, type Session } from "../contract/mod.ts";
+import { bearer, type Session } from "../contract/accounts.ts";
 import type { Account } from "../queries/account-rows.ts";
 import type { NewSession, SessionGrant } from "../queries/sessions.ts";
 import { issueDeviceToken } from "./device-tokens.ts";
 import { issueRefreshToken } from "./refresh-tokens.ts";
 import { signAccessToken } from "./access-tokens.ts";
+import { userAgentOf } from "../http/client-address.ts";
 
 /**
  * Signs an access token for the account's session and pairs it with the user
@@ -31,11 +32,6 @@ export async function sessionFor(account: Account, grant: SessionGrant, jwtSecre
     refreshToken,
     ...(deviceToken ? { deviceToken } : {}),
   };
-}
-
-/** The request's `User-Agent`, cut to the 256 characters the database keeps, or undefined when it sent none. */
-export function userAgentOf(req: Request): string | undefined {
-  return req.headers.get("user-agent")?.slice(0, 256) || undefined;
 }
 
 /** The session a sign-in from `req` at `address` starts: the timeouts, and the device as its user will see it. */

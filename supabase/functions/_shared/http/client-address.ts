@@ -17,6 +17,9 @@
  * with one warning per isolate: pooling every caller into one bucket would let
  * anyone lock everyone out.
  *
+ * Beside it, `userAgentOf`: the device as the client names it, kept with its
+ * sessions and security events.
+ *
  * @example
  * ```ts
  * const address = clientAddress(req, info, getConfig().limits);
@@ -72,4 +75,9 @@ export function clientAddress(
     return undefined;
   }
   return bucket;
+}
+
+/** The request's `User-Agent`, cut to the 256 characters the database keeps, or undefined when it sent none. */
+export function userAgentOf(req: Request): string | undefined {
+  return req.headers.get("user-agent")?.slice(0, 256) || undefined;
 }

@@ -19,7 +19,7 @@ import type { z } from "zod";
 import { getConfig } from "../config/mod.ts";
 import { withDatabaseDeadline } from "../db/deadline.ts";
 import { preflightResponse } from "./cors.ts";
-import type { EnvelopeKind } from "../contract/mod.ts";
+import type { EnvelopeKind } from "../contract/envelopes.ts";
 import { answerHeaders, errorResponse } from "./envelopes.ts";
 import { HttpError, MethodNotAllowedError } from "./errors.ts";
 import { requireApiKey } from "./api-key.ts";

@@ -10,7 +10,7 @@
  * return notesSuccess(201, "Note created successfully", note);
  * ```
  */
-import type { AuthErrorEnvelope, EnvelopeKind, ErrorDetails, NotesErrorEnvelope } from "../contract/mod.ts";
+import type { AuthErrorEnvelope, EnvelopeKind, ErrorDetails, NotesErrorEnvelope } from "../contract/envelopes.ts";
 import { budgetedBody } from "./answer-budget.ts";
 import { corsResponseHeaders } from "./cors.ts";
 import { type ErrorCode, errorStatuses } from "../contract/error-codes.ts";

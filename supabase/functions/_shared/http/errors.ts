@@ -9,7 +9,8 @@
  * throw new NotFoundError("note_not_found", "Note not found");
  * ```
  */
-import type { ErrorDetails, FieldProblem, Note } from "../contract/mod.ts";
+import type { Note } from "../contract/notes.ts";
+import type { ErrorDetails, FieldProblem } from "../contract/envelopes.ts";
 import {
   type CodeOf,
   type ErrorCode,

@@ -9,7 +9,8 @@
  */
 import { z } from "zod";
 import { defaultBodyTimeoutMs } from "../config/mod.ts";
-import { type FieldProblem, limits } from "../contract/mod.ts";
+import { limits } from "../contract/common.ts";
+import type { FieldProblem } from "../contract/envelopes.ts";
 import {
   BadRequestError,
   ClientAbortedError,

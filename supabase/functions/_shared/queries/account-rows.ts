@@ -9,7 +9,7 @@
  * const account = toAccount(row);
  * ```
  */
-import type { User } from "../contract/mod.ts";
+import type { User } from "../contract/accounts.ts";
 
 /** A row of `app.users` as these statements return it: never the password hash. */
 export interface AccountRow {

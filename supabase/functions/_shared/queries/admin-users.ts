@@ -10,7 +10,8 @@
  * const page = await withAdminCaller(caller, context, listUsers({ limit: 10, offset: 0 }));
  * ```
  */
-import type { ListUsersQuery, ManagedUser, User } from "../contract/mod.ts";
+import type { User } from "../contract/accounts.ts";
+import type { ListUsersQuery, ManagedUser } from "../contract/admin.ts";
 import type { Query } from "../db/transactions.ts";
 import { uuidOrNull } from "../http/uuid.ts";
 import { accountColumns, type AccountRow, toAccount } from "./account-rows.ts";

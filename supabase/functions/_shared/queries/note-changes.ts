@@ -11,7 +11,7 @@
  * const feed = await withCallerTransaction(caller, listChanges(caller.sub, { after: 41, limit: 100 }));
  * ```
  */
-import type { NoteChange } from "../contract/mod.ts";
+import type { NoteChange } from "../contract/notes.ts";
 import type { Query, Statement } from "../db/transactions.ts";
 import { timestamptzAsText } from "../db/timestamps.ts";
 import { noteColumns, type NoteRow, toNote } from "./notes.ts";

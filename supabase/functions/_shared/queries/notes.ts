@@ -10,7 +10,8 @@
  * const note = await withCallerTransaction(caller, insertNote(caller.sub, body));
  * ```
  */
-import { type CreateNoteBody, limits, type Note, type NoteChanges, type NoteOrder } from "../contract/mod.ts";
+import { limits } from "../contract/common.ts";
+import type { CreateNoteBody, Note, NoteChanges, NoteOrder } from "../contract/notes.ts";
 import type { Query, Statement } from "../db/transactions.ts";
 import { isoTimestamp, timestamptzAsText } from "../db/timestamps.ts";
 

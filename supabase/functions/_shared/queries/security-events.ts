@@ -8,7 +8,7 @@
  * const events = await withLiveCaller(caller, listSecurityEvents(caller.sub, { limit: 20 }, "account"));
  * ```
  */
-import type { SecurityEvent, SecurityEventType } from "../contract/mod.ts";
+import type { SecurityEvent, SecurityEventType } from "../contract/accounts.ts";
 import type { Query, Statement } from "../db/transactions.ts";
 import { uuidOrNull } from "../http/uuid.ts";
 

@@ -10,7 +10,7 @@
  * ```
  */
 import type { SessionSettings } from "../config/mod.ts";
-import type { LogoutScope, SessionInfo } from "../contract/mod.ts";
+import type { LogoutScope, SessionInfo } from "../contract/accounts.ts";
 import type { CallerClaims, Query } from "../db/transactions.ts";
 import { type Account, accountColumns, type AccountRow, toAccount } from "./account-rows.ts";
 
