@@ -55,8 +55,7 @@ import { seedNotes, seedPlan } from "./seed.ts";
 import { measureFirstPages, measureRoundTrips } from "./round-trips.ts";
 import { setRole } from "../scripts/admin.ts";
 import { startTcpProxy } from "../dev/harness/tcp-proxy.ts";
-import { functionNames } from "../dev/functions.ts";
-import { coldStart, probeFor } from "./startup.ts";
+import { coldStartTable, measureColdStarts } from "./startup.ts";
 
 const seconds = Number(Deno.env.get("BENCH_SECONDS") || 20);
 const settings = {
@@ -286,13 +285,7 @@ async function onPostgres(databaseUrl: string) {
 
     log("Cold starts");
     const credentials = { authorization: fixtures.heavyUser.authorization, apiKey: testAnonKey };
-    const names = await functionNames();
-    // One untimed start fills Deno's transpile cache, as a deployment ships its code ready to run.
-    await coldStart(names[0], env, probeFor(names[0], credentials), 1);
-    const coldStarts = [];
-    for (const name of names) {
-      coldStarts.push(await coldStart(name, env, probeFor(name, credentials), settings.coldStartRuns));
-    }
+    const coldStarts = await measureColdStarts(env, credentials, settings.coldStartRuns);
     return {
       comparisons,
       servers,
@@ -436,15 +429,7 @@ async function main() {
     ]),
   ));
   console.log("\n## Cold start per function (target: < 150 ms)\n");
-  console.log(markdownTable(
-    ["Function", "Cold start ms (median)", "Runs ms", "First answer"],
-    coldStarts.map((start) => [
-      start.name,
-      start.medianMs.toFixed(0),
-      start.runsMs.map((ms) => ms.toFixed(0)).join(", "),
-      String(start.status),
-    ]),
-  ));
+  console.log(coldStartTable(coldStarts));
   console.log(`\nResults: ${file}`);
 
   const failed = [...comparisons, ...servers, ...variants, loginHashing].some((row) =>

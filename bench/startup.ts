@@ -1,16 +1,18 @@
 /**
  * Start-up of each function as it would be deployed: a fresh Deno process
- * running the function's `index.ts` until its first answer to a real request.
+ * running the function's `index.ts` until its first answer to a real request,
+ * beside a hello-world `Deno.serve` started the same way, which is what Deno
+ * itself costs on this machine.
  *
  * @example
  * ```ts
- * const names = await functionNames();
- * const startup = await coldStart("notes-fetch", env, probeFor("notes-fetch", fixtures));
+ * const { helloWorld, functions } = await measureColdStarts(env, credentials, 3);
  * ```
  */
-import { functionsDir } from "../dev/functions.ts";
+import { functionNames, functionsDir } from "../dev/functions.ts";
 import { startDeno } from "../dev/processes.ts";
 import { median } from "./load.ts";
+import { markdownTable } from "./report.ts";
 
 /** The first request a cold function answers: its own method, path and credentials. */
 export interface Probe {
@@ -32,34 +34,68 @@ export interface ColdStart {
   status: number;
 }
 
-/** Starts the function `runs` times, each a fresh process, and times its first answer. */
-export async function coldStart(
-  name: string,
+/** What a cold start is compared with: a `Deno.serve` that answers "hello" and loads nothing. */
+const helloWorld = new URL("./baseline/hello-world.ts", import.meta.url);
+
+/**
+ * Every function's cold start, and the hello-world's, each the median of
+ * `runs` fresh processes. The runs go round-robin, one start of each per
+ * round, so a slow spell of a shared machine touches them all alike.
+ */
+export async function measureColdStarts(
   env: Record<string, string>,
-  probe: Probe,
+  credentials: { authorization: string; apiKey: string },
   runs: number,
-): Promise<ColdStart> {
-  const runsMs: number[] = [];
-  let status = 0;
+): Promise<{ helloWorld: ColdStart; functions: ColdStart[] }> {
+  const names = await functionNames();
+  const starters = [
+    { name: "hello-world", probe: { method: "GET", headers: {} }, script: helloWorld },
+    ...names.map((name) => ({
+      name,
+      probe: probeFor(name, credentials),
+      script: new URL(`${name}/index.ts`, functionsDir),
+    })),
+  ];
+  // One untimed start of each fills Deno's transpile cache, as a deployment ships its code ready to run.
+  for (const { script, probe } of starters) await startOnce(script, env, probe);
+  const samples = starters.map(() => ({ runsMs: [] as number[], status: 0 }));
   for (let run = 0; run < runs; run++) {
-    const started = performance.now();
-    // Port 0 lets the OS pick a free port; Deno.serve reads the address from DENO_SERVE_ADDRESS.
-    const child = await startDeno(
-      new URL(`${name}/index.ts`, functionsDir).pathname,
-      { ...env, DENO_SERVE_ADDRESS: "tcp:127.0.0.1:0" },
-      /Listening on (http:\/\/127\.0\.0\.1:\d+)\//,
-    );
-    try {
-      const url = `${child.ready[1]}/${name}${probe.subpath ?? ""}${probe.query ?? ""}`;
-      const response = await fetch(url, { method: probe.method, headers: probe.headers, body: probe.body });
-      await response.arrayBuffer();
-      runsMs.push(performance.now() - started);
-      status = response.status;
-    } finally {
-      await child.stop();
+    for (const [index, { script, probe }] of starters.entries()) {
+      const { ms, status } = await startOnce(script, env, probe);
+      samples[index].runsMs.push(ms);
+      samples[index].status = status;
     }
   }
-  return { name, runsMs, medianMs: median(runsMs), status };
+  const [hello, ...functions] = starters.map(({ name }, index) => ({
+    name,
+    ...samples[index],
+    medianMs: median(samples[index].runsMs),
+  }));
+  return { helloWorld: hello, functions };
+}
+
+/** Starts `script` in a fresh process and times its first answer to `probe`. */
+async function startOnce(
+  script: URL,
+  env: Record<string, string>,
+  probe: Probe,
+): Promise<{ ms: number; status: number }> {
+  const started = performance.now();
+  // Port 0 lets the OS pick a free port; Deno.serve reads the address from DENO_SERVE_ADDRESS.
+  const child = await startDeno(
+    script.pathname,
+    { ...env, DENO_SERVE_ADDRESS: "tcp:127.0.0.1:0" },
+    /Listening on (http:\/\/127\.0\.0\.1:\d+)\//,
+  );
+  try {
+    const name = script.pathname.split("/").at(-2);
+    const url = `${child.ready[1]}/${name}${probe.subpath ?? ""}${probe.query ?? ""}`;
+    const response = await fetch(url, { method: probe.method, headers: probe.headers, body: probe.body });
+    await response.arrayBuffer();
+    return { ms: performance.now() - started, status: response.status };
+  } finally {
+    await child.stop();
+  }
 }
 
 /**
@@ -95,4 +131,18 @@ export function probeFor(name: string, credentials: { authorization: string; api
         body: "{}",
       };
   }
+}
+
+/** The cold starts as a Markdown table, each function also as a multiple of the hello-world's. */
+export function coldStartTable({ helloWorld, functions }: { helloWorld: ColdStart; functions: ColdStart[] }): string {
+  return markdownTable(
+    ["Function", "Cold start ms (median)", "× hello world", "Runs ms", "First answer"],
+    [helloWorld, ...functions].map((start) => [
+      start.name,
+      start.medianMs.toFixed(0),
+      `${(start.medianMs / helloWorld.medianMs).toFixed(1)}×`,
+      start.runsMs.map((ms) => ms.toFixed(0)).join(", "),
+      String(start.status),
+    ]),
+  );
 }
