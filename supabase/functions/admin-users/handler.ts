@@ -8,7 +8,7 @@ import {
   type ManagedUserList,
   setUserStatusBody,
 } from "../_shared/contract/admin.ts";
-import { type AdminContext, withAdminCaller } from "../_shared/db/transactions.ts";
+import { type AdminContext, withAdminCaller } from "../_shared/db/caller-transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
 import { BadRequestError, NotFoundError } from "../_shared/http/errors.ts";

@@ -6,7 +6,7 @@ import { authSuccess } from "../_shared/http/envelopes.ts";
 import { BadRequestError, ForbiddenError, NotFoundError, TooManyRequestsError } from "../_shared/http/errors.ts";
 import { clientAddress } from "../_shared/http/client-address.ts";
 import { asTooManyRequests, requireAddressLimit } from "../_shared/queries/rate-limits.ts";
-import { resetPassword } from "../_shared/queries/accounts.ts";
+import { resetPassword } from "../_shared/queries/email-proofs.ts";
 import { hashPassword, withPasswordAdmission } from "../_shared/auth/passwords.ts";
 import { resetCodeHash } from "../_shared/auth/one-time-codes.ts";
 import { readJsonBody } from "../_shared/http/request.ts";

@@ -2,7 +2,7 @@ import { requireCaller } from "../_shared/auth/caller.ts";
 import { clientAddress } from "../_shared/http/client-address.ts";
 import { getConfig } from "../_shared/config/mod.ts";
 import { deleteAccountBody, type DeletedAccount } from "../_shared/contract/accounts.ts";
-import { withLiveCaller } from "../_shared/db/transactions.ts";
+import { withLiveCaller } from "../_shared/db/caller-transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
 import { deleteAccount } from "../_shared/queries/accounts.ts";

@@ -1,6 +1,7 @@
 import { getConfig } from "../_shared/config/mod.ts";
 import { registerBody } from "../_shared/contract/accounts.ts";
-import { isUniqueViolation, withServiceTransaction } from "../_shared/db/transactions.ts";
+import { isUniqueViolation } from "../_shared/db/errors.ts";
+import { withServiceTransaction } from "../_shared/db/transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
 import { ConflictError } from "../_shared/http/errors.ts";

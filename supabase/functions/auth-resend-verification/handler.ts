@@ -6,7 +6,7 @@ import { withServiceTransaction } from "../_shared/db/transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
 import { dispatchAfterResponse } from "../_shared/mail/dispatch.ts";
-import { resendVerification } from "../_shared/queries/accounts.ts";
+import { resendVerification } from "../_shared/queries/email-proofs.ts";
 import { asTooManyRequests, requireAddressLimit } from "../_shared/queries/rate-limits.ts";
 import { readJsonBody } from "../_shared/http/request.ts";
 import { newVerificationCode } from "../_shared/auth/verification.ts";

@@ -1,6 +1,6 @@
 import { requireCaller } from "../_shared/auth/caller.ts";
 import type { CurrentUser } from "../_shared/contract/accounts.ts";
-import { withLiveCaller } from "../_shared/db/transactions.ts";
+import { withLiveCaller } from "../_shared/db/caller-transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
 import { readCaller } from "../_shared/queries/sessions.ts";

@@ -1,7 +1,7 @@
 import { requireCaller } from "../_shared/auth/caller.ts";
 import { encodeChangesCursor, readChangesCursor } from "../_shared/notes/changes-cursor.ts";
 import { type ChangeList, listChangesQuery } from "../_shared/contract/notes.ts";
-import { withCallerTransaction } from "../_shared/db/transactions.ts";
+import { withCallerTransaction } from "../_shared/db/caller-transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { notesSuccess } from "../_shared/http/envelopes.ts";
 import { CursorExpiredError } from "../_shared/http/errors.ts";

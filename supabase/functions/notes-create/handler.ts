@@ -1,7 +1,7 @@
 import { getConfig } from "../_shared/config/mod.ts";
 import { requireCaller } from "../_shared/auth/caller.ts";
 import { createNoteBody } from "../_shared/contract/notes.ts";
-import { withCallerTransaction } from "../_shared/db/transactions.ts";
+import { withCallerTransaction } from "../_shared/db/caller-transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { notesSuccess } from "../_shared/http/envelopes.ts";
 import { IdempotencyKeyReusedError } from "../_shared/http/errors.ts";

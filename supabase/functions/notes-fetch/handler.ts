@@ -1,6 +1,6 @@
 import { requireCaller } from "../_shared/auth/caller.ts";
 import { listNotesQuery, type NoteList } from "../_shared/contract/notes.ts";
-import { withCallerTransaction } from "../_shared/db/transactions.ts";
+import { withCallerTransaction } from "../_shared/db/caller-transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { notesSuccess } from "../_shared/http/envelopes.ts";
 import { listNotes } from "../_shared/queries/notes.ts";

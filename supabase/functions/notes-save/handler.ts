@@ -1,7 +1,7 @@
 import { getConfig } from "../_shared/config/mod.ts";
 import { requireCaller } from "../_shared/auth/caller.ts";
 import { saveNoteBody, titleOrContentRequired } from "../_shared/contract/notes.ts";
-import { violatesConstraint } from "../_shared/db/transactions.ts";
+import { violatesConstraint } from "../_shared/db/errors.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { notesSuccess } from "../_shared/http/envelopes.ts";
 import { BadRequestError } from "../_shared/http/errors.ts";

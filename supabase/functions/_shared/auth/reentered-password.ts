@@ -14,7 +14,7 @@
 import { tooManyAttempts } from "../../auth-login/handler.ts";
 import type { Caller } from "./caller.ts";
 import { getConfig } from "../config/mod.ts";
-import { withLiveCaller } from "../db/transactions.ts";
+import { withLiveCaller } from "../db/caller-transactions.ts";
 import { TooManyRequestsError, UnauthorizedError } from "../http/errors.ts";
 import { verifyPassword } from "./passwords.ts";
 import { passwordReentry, recordLoginFailure } from "../queries/accounts.ts";

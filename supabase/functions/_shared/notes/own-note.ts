@@ -10,7 +10,8 @@
  * ```
  */
 import type { Caller } from "../auth/caller.ts";
-import { type Query, withCallerTransaction } from "../db/transactions.ts";
+import type { Query } from "../db/transactions.ts";
+import { withCallerTransaction } from "../db/caller-transactions.ts";
 import { NoteConflictError, NotFoundError } from "../http/errors.ts";
 import type { VersionedOutcome } from "../queries/notes.ts";
 import { isUuid } from "../http/uuid.ts";

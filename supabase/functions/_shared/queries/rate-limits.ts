@@ -13,7 +13,7 @@ import type { SecurityLimits } from "../config/mod.ts";
 import type { TrustedDevice } from "../auth/device-tokens.ts";
 import type { Query, Statement } from "../db/transactions.ts";
 import { TooManyRequestsError } from "../http/errors.ts";
-import { pgErrorCode } from "../db/transactions.ts";
+import { pgErrorCode } from "../db/errors.ts";
 
 /**
  * Counts one login attempt against the account, the address and the (email,

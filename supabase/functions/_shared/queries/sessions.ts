@@ -11,7 +11,8 @@
  */
 import type { SessionSettings } from "../config/mod.ts";
 import type { LogoutScope, SessionInfo } from "../contract/accounts.ts";
-import type { CallerClaims, Query } from "../db/transactions.ts";
+import type { CallerClaims } from "../db/caller-transactions.ts";
+import type { Query } from "../db/transactions.ts";
 import { type Account, accountColumns, type AccountRow, toAccount } from "./account-rows.ts";
 
 /** A live session as the statement that started or refreshed it returns it. */

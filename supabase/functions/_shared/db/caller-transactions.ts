@@ -1,0 +1,126 @@
+/**
+ * Transactions on behalf of a signed-in caller: the opening statement takes on
+ * the caller's role and claims and checks in Postgres that the caller may act
+ * (a live session, an active account, a verified address where required, the
+ * admin role for admin work), all in the transaction's one round trip.
+ *
+ * @example
+ * ```ts
+ * const note = await withCallerTransaction(caller, insertNote(caller.sub, body));
+ * ```
+ */
+import { ForbiddenError, InvalidTokenError } from "../http/errors.ts";
+import { pgErrorCode } from "./errors.ts";
+import { type Query, type Statement, withServiceTransaction } from "./transactions.ts";
+
+/** Claims as PostgREST hands them to Postgres in `request.jwt.claims`. */
+export interface CallerClaims {
+  sub: string;
+  role: "authenticated";
+  [claim: string]: unknown;
+}
+
+/** SQLSTATE of `app.require_active_caller()`: the token is revoked or its user inactive or gone. */
+const revokedCaller = "PT401";
+/** SQLSTATE of `app.require_notes_caller()`: the database requires a verified address and the caller's is not. */
+const unverifiedCaller = "PT403";
+/** SQLSTATE of `app.require_admin()`: the caller's account does not have the role ADMIN. */
+const notAdmin = "PTADM";
+/** SQLSTATE of a write that refers to a row that is gone. */
+const foreignKeyViolation = "23503";
+
+/**
+ * Runs `query` in a transaction as role `authenticated` with the caller's JWT
+ * claims set locally, in one statement as PostgREST does, so `auth.uid()` and
+ * the notes policies see the caller. The same statement checks in Postgres
+ * that the caller still exists, is ACTIVE, holds a token of the account's
+ * current version and that the token's session is live; if not, `query`
+ * never takes effect and this throws a 401. While the database requires
+ * verified addresses (`app.settings`, REQUIRE_EMAIL_VERIFICATION) it also
+ * requires the caller's (else 403), as the notes policies do for every route.
+ * All of it is one round trip.
+ */
+export function withCallerTransaction<Row, Result>(
+  claims: CallerClaims,
+  query: Query<Row, Result>,
+): Promise<Result> {
+  // The CTE holds volatile calls, so Postgres runs it (and sets the claims) before the check reads them.
+  return guardedByCaller(query, {
+    text: `with session as (
+             select set_config('role', 'authenticated', true),
+                    set_config('request.jwt.claims', $1, true)
+           )
+           select app.require_notes_caller() from session`,
+    values: [JSON.stringify(claims)],
+  }).catch((error) => {
+    // The account was deleted after the check passed, before a write that refers to it (its note count, a create
+    // key): as for a token of an account that is gone.
+    if (pgErrorCode(error) === foreignKeyViolation) throw new InvalidTokenError("token_revoked");
+    throw error;
+  });
+}
+
+/**
+ * Runs `query` as the connection's own role (for the account tables), behind
+ * the same check of the caller as `withCallerTransaction`, in one round trip:
+ * the statements of auth endpoints that act for a signed-in caller (sign-out,
+ * the sessions list, the user record).
+ */
+export function withLiveCaller<Row, Result>(
+  claims: CallerClaims,
+  query: Query<Row, Result>,
+  ...guards: Statement[]
+): Promise<Result> {
+  return guardedByCaller(query, {
+    text: `with session as (select set_config('request.jwt.claims', $1, true))
+           select app.require_active_caller() from session`,
+    values: [JSON.stringify(claims)],
+  }, ...guards);
+}
+
+/** Where an admin's request comes from, recorded with the security events its statement causes. */
+export interface AdminContext {
+  address: string | undefined;
+  userAgent: string | undefined;
+}
+
+/**
+ * Runs `query` as the connection's own role behind `app.require_admin()`: the
+ * caller's session must be live and its account ACTIVE and an ADMIN now, read
+ * in the same round trip, so a revoked admin is refused on its next request
+ * (403 `admin_required`) whatever its token says. The same statement names the
+ * admin as the actor of every security event the query causes.
+ */
+export function withAdminCaller<Row, Result>(
+  claims: CallerClaims,
+  context: AdminContext,
+  query: Query<Row, Result>,
+): Promise<Result> {
+  return guardedByCaller(query, {
+    text: `with acting as (
+             select set_config('request.jwt.claims', $1, true),
+                    set_config('app.audit_actor', $2, true),
+                    set_config('app.audit_address', $3, true),
+                    set_config('app.audit_user_agent', $4, true)
+           )
+           select app.require_admin() from acting`,
+    values: [JSON.stringify(claims), claims.sub, context.address ?? "", context.userAgent ?? ""],
+  });
+}
+
+async function guardedByCaller<Row, Result>(
+  query: Query<Row, Result>,
+  callerCheck: Statement,
+  ...guards: Statement[]
+): Promise<Result> {
+  try {
+    return await withServiceTransaction(query, callerCheck, ...guards);
+  } catch (error) {
+    if (pgErrorCode(error) === revokedCaller) throw new InvalidTokenError("token_revoked");
+    if (pgErrorCode(error) === unverifiedCaller) {
+      throw new ForbiddenError("email_not_verified", "Email address not verified");
+    }
+    if (pgErrorCode(error) === notAdmin) throw new ForbiddenError("admin_required", "Admin role required");
+    throw error;
+  }
+}
