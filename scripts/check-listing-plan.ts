@@ -13,11 +13,10 @@
 import postgres from "postgres";
 import {
   type CallerClaims,
-  closeDb,
-  type Statement,
   withCallerTransaction,
   withLiveCaller,
-} from "../supabase/functions/_shared/db/transactions.ts";
+} from "../supabase/functions/_shared/db/caller-transactions.ts";
+import { closeDb, type Statement } from "../supabase/functions/_shared/db/transactions.ts";
 import { listChanges } from "../supabase/functions/_shared/queries/note-changes.ts";
 import { listNotes, type NoteListing } from "../supabase/functions/_shared/queries/notes.ts";
 import { createScratchDatabase, testAnonKey, testJwtSecret } from "../dev/harness/stack.ts";

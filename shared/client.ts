@@ -10,7 +10,7 @@
  * is answered 401, then retries that call; one refresh at a time, shared by
  * concurrent calls, and across tabs that share a storage. A refresh whose
  * answer is lost (or a 503) is sent again at once, within the server's grace
- * for the token it replaced (`_shared/auth/refresh-budget.ts`). It drops the session only when a
+ * for the token it replaced (`_shared/contract/refresh-budget.ts`). It drops the session only when a
  * refresh is answered 401 (the session ended, expired or was revoked), never
  * on a network error, a timeout or a 5xx.
  *
@@ -51,7 +51,7 @@ import {
   tokenErrorCodes,
   type User,
 } from "../supabase/functions/_shared/contract/mod.ts";
-import { refreshAttemptMs, refreshAttempts } from "../supabase/functions/_shared/auth/refresh-budget.ts";
+import { refreshAttemptMs, refreshAttempts } from "../supabase/functions/_shared/contract/refresh-budget.ts";
 import { CallDeadline, defaultTimeoutMs } from "./deadline.ts";
 import { NotesApiError } from "./errors.ts";
 import { type OperationName, operations, type OperationSpec, pathOf } from "./operations.ts";

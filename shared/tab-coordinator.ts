@@ -9,7 +9,7 @@
  * nothing back in time refreshes itself, and the server's grace for the
  * token just replaced makes that converge too: the wait counts from the first
  * claim heard, so however late a tab joins, the whole refresh stays within
- * the client's budget (`_shared/auth/refresh-budget.ts`), which the grace covers.
+ * the client's budget (`_shared/contract/refresh-budget.ts`), which the grace covers.
  *
  * @example
  * ```ts
@@ -18,7 +18,7 @@
  * ```
  */
 import type { Session } from "../supabase/functions/_shared/contract/mod.ts";
-import { tabClaimWindowMs, tabResultWaitMs } from "../supabase/functions/_shared/auth/refresh-budget.ts";
+import { tabClaimWindowMs, tabResultWaitMs } from "../supabase/functions/_shared/contract/refresh-budget.ts";
 
 /** What one tab tells the others. */
 export type TabMessage =

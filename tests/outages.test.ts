@@ -4,7 +4,7 @@
  * the suites is here, as the issue states it: with the database unreachable or
  * silent, each endpoint answers 503 within 5 seconds. The bound is the issue's;
  * the service's own budget under it is each request's database deadline of 4
- * seconds (`db/deadline.ts`).
+ * seconds (`http/request-deadline.ts`).
  *
  * A transaction the test holds open makes the stack's request wait: on
  * PostgreSQL on the row locks it took, on PGlite (one session, one

@@ -15,7 +15,7 @@ import {
   refreshAttempts,
   tabClaimWindowMs,
   tabResultWaitMs,
-} from "../supabase/functions/_shared/auth/refresh-budget.ts";
+} from "../supabase/functions/_shared/contract/refresh-budget.ts";
 import { type ApiResponse, readResetCode, stackLog, uniqueEmail } from "./support/api.ts";
 import { expectAuthError, expectSession } from "./support/auth.ts";
 import { expectNotesError } from "./support/notes.ts";

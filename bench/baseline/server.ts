@@ -18,11 +18,8 @@ import { getConfig } from "../../supabase/functions/_shared/config/mod.ts";
 import { serveBounded } from "../../dev/bounded-server.ts";
 import { readStackSettings, serverBounds } from "../../dev/settings.ts";
 import type { CreateNoteBody, Note, NoteOrder, SaveNoteBody } from "../../supabase/functions/_shared/contract/mod.ts";
-import {
-  type CallerClaims,
-  withCallerTransaction,
-  withServiceTransaction,
-} from "../../supabase/functions/_shared/db/transactions.ts";
+import { type CallerClaims, withCallerTransaction } from "../../supabase/functions/_shared/db/caller-transactions.ts";
+import { withServiceTransaction } from "../../supabase/functions/_shared/db/transactions.ts";
 import { completeLogin, passwordAttempt } from "../../supabase/functions/_shared/queries/accounts.ts";
 import { verifyPassword } from "../../supabase/functions/_shared/auth/passwords.ts";
 import { requestFingerprint } from "../../supabase/functions/_shared/notes/idempotency-key.ts";

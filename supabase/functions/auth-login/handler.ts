@@ -1,4 +1,3 @@
-import { afterResponse } from "../_shared/http/after-response.ts";
 import { clientAddress } from "../_shared/http/client-address.ts";
 import { getConfig } from "../_shared/config/mod.ts";
 import { loginBody } from "../_shared/contract/accounts.ts";
@@ -6,27 +5,12 @@ import { withServiceTransaction } from "../_shared/db/transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
 import { ForbiddenError, TooManyRequestsError, UnauthorizedError } from "../_shared/http/errors.ts";
-import { completeLogin, passwordAttempt, recordLoginFailure } from "../_shared/queries/accounts.ts";
+import { completeLogin, passwordAttempt } from "../_shared/queries/accounts.ts";
+import { invalidCredentials, refuseLogin, tooManyAttempts } from "../_shared/auth/login-refusals.ts";
 import { verifyPassword, withPasswordAdmission } from "../_shared/auth/passwords.ts";
 import { trustedDevice } from "../_shared/auth/device-tokens.ts";
 import { readJsonBody } from "../_shared/http/request.ts";
 import { newSessionOf, sessionFor } from "../_shared/auth/session.ts";
-
-/** One message for an unknown email and a wrong password, so neither is revealed. */
-export const invalidCredentials = "Invalid email or password";
-
-/** The 429 message: it does not say which limit was hit, so it tells nothing about the email. */
-export const tooManyAttempts = "Too many login attempts; try again later";
-
-/**
- * Refuses a password attempt with `error`, and records the failure on a known
- * account's security log after the answer: a write for a known email and none
- * for an unknown one would otherwise tell them apart by the answer's timing.
- */
-export function refuseLogin(error: Error, failure: Parameters<typeof recordLoginFailure>[0]): never {
-  afterResponse("login failure record", () => withServiceTransaction(recordLoginFailure(failure)));
-  throw error;
-}
 
 /** `POST /auth/login`: checks the password and answers with the user and a token. */
 export const handler = defineEndpoint({

@@ -1,4 +1,4 @@
-import { invalidCredentials, refuseLogin, tooManyAttempts } from "../auth-login/handler.ts";
+import { invalidCredentials, refuseLogin, tooManyAttempts } from "../_shared/auth/login-refusals.ts";
 import { requireCaller } from "../_shared/auth/caller.ts";
 import { clientAddress } from "../_shared/http/client-address.ts";
 import { getConfig } from "../_shared/config/mod.ts";

@@ -17,19 +17,12 @@
  * ```
  */
 import { base64url } from "jose";
+import type { TrustedDevice } from "../queries/rate-limits.ts";
 import { derivedKey } from "./derived-keys.ts";
 import { uuidSource } from "./access-tokens.ts";
 
 /** How long a device token is honoured after it was issued; every sign-in answers a fresh one. */
 export const deviceTokenLifetimeSeconds = 90 * 86_400;
-
-/** What a genuine, unexpired device token claims; the database decides whether it still holds. */
-export interface TrustedDevice {
-  userId: string;
-  generation: number;
-  /** Names this token's own count of failures; holds no secret, so the count can be stored under it. */
-  key: string;
-}
 
 const encoder = new TextEncoder();
 const tokenPattern = new RegExp(`^((${uuidSource})\\.(\\d{1,9})\\.(\\d{1,12}))\\.([A-Za-z0-9_-]{43})$`);

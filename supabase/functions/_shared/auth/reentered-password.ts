@@ -11,7 +11,7 @@
  * const expectedHash = await checkReenteredPassword(caller, body.password, address);
  * ```
  */
-import { tooManyAttempts } from "../../auth-login/handler.ts";
+import { tooManyAttempts } from "./login-refusals.ts";
 import type { Caller } from "./caller.ts";
 import { getConfig } from "../config/mod.ts";
 import { withLiveCaller } from "../db/caller-transactions.ts";

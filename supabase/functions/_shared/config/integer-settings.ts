@@ -2,7 +2,7 @@
  * Every integer setting of the functions and its range, and reading one by
  * its name; docs/configuration.md lists them, and a test holds the two alike.
  */
-import { defaultRefreshGraceSeconds } from "../auth/refresh-budget.ts";
+import { defaultRefreshGraceSeconds } from "../contract/refresh-budget.ts";
 import { type Env, integerSetting, type IntegerSettingSpec, sqlIntegerMax } from "./settings.ts";
 
 /** `BODY_TIMEOUT_MS`'s default: how long a request body may take to arrive after its headers. */

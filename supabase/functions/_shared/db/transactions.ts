@@ -11,7 +11,7 @@
  * `application_name`, and the statement timeout is set inside each
  * transaction. Supavisor and PgBouncer in transaction mode accept all of it.
  *
- * Every transaction ends by its request's database deadline (`db/deadline.ts`),
+ * Every transaction ends by its request's database deadline (`http/request-deadline.ts`),
  * whatever it was waiting for: a pooled connection, a new one, or answers
  * from a database that went silent.
  *
@@ -23,7 +23,7 @@
 // @ts-types="@types/pg"
 import pg from "pg";
 import { getConfig } from "../config/mod.ts";
-import { databaseBudgetMs, databaseDeadline } from "./deadline.ts";
+import { databaseBudgetMs, databaseDeadline } from "../http/request-deadline.ts";
 import { ServiceUnavailableError } from "../http/errors.ts";
 import { isServerError, pgErrorCode, unavailableOr } from "./errors.ts";
 

@@ -17,7 +17,7 @@
  */
 import type { z } from "zod";
 import { getConfig } from "../config/mod.ts";
-import { withDatabaseDeadline } from "../db/deadline.ts";
+import { withDatabaseDeadline } from "./request-deadline.ts";
 import { preflightResponse } from "./cors.ts";
 import type { EnvelopeKind } from "../contract/envelopes.ts";
 import { answerHeaders, errorResponse } from "./envelopes.ts";

@@ -11,8 +11,7 @@
  * what it did before sessions existed.
  */
 import type { SecurityLimits } from "../config/mod.ts";
-import type { TrustedDevice } from "../auth/device-tokens.ts";
-import { reserveLoginAttempt, reservePasswordReentry } from "./rate-limits.ts";
+import { reserveLoginAttempt, reservePasswordReentry, type TrustedDevice } from "./rate-limits.ts";
 import type { Query } from "../db/transactions.ts";
 import { type Account, accountColumns, type AccountRow, toAccount } from "./account-rows.ts";
 import {

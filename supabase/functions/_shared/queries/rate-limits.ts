@@ -10,10 +10,17 @@
  * ```
  */
 import type { SecurityLimits } from "../config/mod.ts";
-import type { TrustedDevice } from "../auth/device-tokens.ts";
 import type { Query, Statement } from "../db/transactions.ts";
 import { TooManyRequestsError } from "../http/errors.ts";
 import { pgErrorCode } from "../db/errors.ts";
+
+/** What a genuine, unexpired device token claims (`auth/device-tokens.ts` reads it); the database decides whether it still holds. */
+export interface TrustedDevice {
+  userId: string;
+  generation: number;
+  /** Names this token's own count of failures; holds no secret, so the count can be stored under it. */
+  key: string;
+}
 
 /**
  * Counts one login attempt against the account, the address and the (email,
