@@ -15,9 +15,7 @@ import { verifyEmail } from "../_shared/queries/email-proofs.ts";
 import { asTooManyRequests, requireAddressLimit } from "../_shared/queries/rate-limits.ts";
 import { readJsonBody } from "../_shared/http/request.ts";
 import { newSessionOf, sessionFor } from "../_shared/auth/session.ts";
-
-/** The 429 message of the per-address limit of verify-email and resend-verification. */
-export const tooManyVerifications = "Too many verification attempts; try again later";
+import { tooManyVerifications } from "../_shared/auth/verification.ts";
 
 /** One answer for a wrong, used, expired or burned code, so none is revealed. */
 const invalidCode = "Invalid or expired code";
