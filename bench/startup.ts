@@ -1,14 +1,16 @@
 /**
  * Start-up of each function as it would be deployed: a fresh Deno process
  * running the function's `index.ts` until its first answer to a real request,
- * beside a hello-world `Deno.serve` started the same way, which is what Deno
- * itself costs on this machine.
+ * and until it listens (Deno's start and the function's modules loaded and
+ * run), beside a hello-world `Deno.serve` started the same way, which is what
+ * Deno itself costs on this machine.
  *
  * @example
  * ```ts
  * const { helloWorld, functions } = await measureColdStarts(env, credentials, 3);
  * ```
  */
+import { existsSync } from "node:fs";
 import { functionNames, functionsDir } from "../dev/functions.ts";
 import { startDeno } from "../dev/processes.ts";
 import { median } from "./load.ts";
@@ -30,6 +32,8 @@ export interface ColdStart {
   /** Milliseconds from spawning Deno to the first response, each run a fresh process. */
   runsMs: number[];
   medianMs: number;
+  /** Median milliseconds from spawning Deno to its listening: starting Deno, loading and running the modules. */
+  listeningMs: number;
   /** Status of the first answer, to show what the probe exercised. */
   status: number;
 }
@@ -37,40 +41,53 @@ export interface ColdStart {
 /** What a cold start is compared with: a `Deno.serve` that answers "hello" and loads nothing. */
 const helloWorld = new URL("./baseline/hello-world.ts", import.meta.url);
 
+/** The name a function of the checkout `against` is reported under. */
+export const againstName = (name: string) => `${name} (against)`;
+
 /**
  * Every function's cold start, and the hello-world's, each the median of
  * `runs` fresh processes. The runs go round-robin, one start of each per
- * round, so a slow spell of a shared machine touches them all alike.
+ * round, so a slow spell of a shared machine touches them all alike. With
+ * `against` (another checkout's `supabase/functions/`), each function of that
+ * checkout that this one also has starts right after this one's, reported as
+ * `againstName(name)`: a before and after in one run.
  */
 export async function measureColdStarts(
   env: Record<string, string>,
   credentials: { authorization: string; apiKey: string },
   runs: number,
+  against?: URL,
 ): Promise<{ helloWorld: ColdStart; functions: ColdStart[] }> {
   const names = await functionNames();
+  const starter = (name: string, dir: URL, reportedAs = name) => ({
+    name: reportedAs,
+    probe: probeFor(name, credentials),
+    script: new URL(`${name}/index.ts`, dir),
+  });
   const starters = [
     { name: "hello-world", probe: { method: "GET", headers: {} }, script: helloWorld },
-    ...names.map((name) => ({
-      name,
-      probe: probeFor(name, credentials),
-      script: new URL(`${name}/index.ts`, functionsDir),
-    })),
+    ...names.flatMap((name) => [
+      starter(name, functionsDir),
+      ...(against && existsSync(new URL(`${name}/index.ts`, against))
+        ? [starter(name, against, againstName(name))]
+        : []),
+    ]),
   ];
   // One untimed start of each fills Deno's transpile cache, as a deployment ships its code ready to run.
   for (const { script, probe } of starters) await startOnce(script, env, probe);
-  const samples = starters.map(() => ({ runsMs: [] as number[], status: 0 }));
+  const samples = starters.map(() => ({ runsMs: [] as number[], listeningRunsMs: [] as number[], status: 0 }));
   for (let run = 0; run < runs; run++) {
     for (const [index, { script, probe }] of starters.entries()) {
-      const { ms, status } = await startOnce(script, env, probe);
+      const { ms, listeningMs, status } = await startOnce(script, env, probe);
       samples[index].runsMs.push(ms);
+      samples[index].listeningRunsMs.push(listeningMs);
       samples[index].status = status;
     }
   }
-  const [hello, ...functions] = starters.map(({ name }, index) => ({
-    name,
-    ...samples[index],
-    medianMs: median(samples[index].runsMs),
-  }));
+  const [hello, ...functions] = starters.map(({ name }, index) => {
+    const { runsMs, listeningRunsMs, status } = samples[index];
+    return { name, runsMs, status, medianMs: median(runsMs), listeningMs: median(listeningRunsMs) };
+  });
   return { helloWorld: hello, functions };
 }
 
@@ -79,7 +96,7 @@ async function startOnce(
   script: URL,
   env: Record<string, string>,
   probe: Probe,
-): Promise<{ ms: number; status: number }> {
+): Promise<{ ms: number; listeningMs: number; status: number }> {
   const started = performance.now();
   // Port 0 lets the OS pick a free port; Deno.serve reads the address from DENO_SERVE_ADDRESS.
   const child = await startDeno(
@@ -87,12 +104,13 @@ async function startOnce(
     { ...env, DENO_SERVE_ADDRESS: "tcp:127.0.0.1:0" },
     /Listening on (http:\/\/127\.0\.0\.1:\d+)\//,
   );
+  const listeningMs = performance.now() - started;
   try {
     const name = script.pathname.split("/").at(-2);
     const url = `${child.ready[1]}/${name}${probe.subpath ?? ""}${probe.query ?? ""}`;
     const response = await fetch(url, { method: probe.method, headers: probe.headers, body: probe.body });
     await response.arrayBuffer();
-    return { ms: performance.now() - started, status: response.status };
+    return { ms: performance.now() - started, listeningMs, status: response.status };
   } finally {
     await child.stop();
   }
@@ -136,11 +154,12 @@ export function probeFor(name: string, credentials: { authorization: string; api
 /** The cold starts as a Markdown table, each function also as a multiple of the hello-world's. */
 export function coldStartTable({ helloWorld, functions }: { helloWorld: ColdStart; functions: ColdStart[] }): string {
   return markdownTable(
-    ["Function", "Cold start ms (median)", "× hello world", "Runs ms", "First answer"],
+    ["Function", "Cold start ms (median)", "× hello world", "Listening ms (median)", "Runs ms", "First answer"],
     [helloWorld, ...functions].map((start) => [
       start.name,
       start.medianMs.toFixed(0),
       `${(start.medianMs / helloWorld.medianMs).toFixed(1)}×`,
+      start.listeningMs.toFixed(0),
       start.runsMs.map((ms) => ms.toFixed(0)).join(", "),
       String(start.status),
     ]),
