@@ -120,6 +120,12 @@ async function main() {
     await stopLocalMail();
     await closeDb();
     await embedded?.stop();
+    // One line, so whoever pressed Ctrl-C need not look in the data folder to trust the stop.
+    console.log(
+      embedded
+        ? `Notes service stopped; its data is saved in ${settings.pgliteDataDir} for the next npm start.`
+        : "Notes service stopped; its data stays in the PostgreSQL database of DATABASE_URL.",
+    );
     Deno.exit(0);
   };
   for (const signal of stopSignals) {

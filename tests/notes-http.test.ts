@@ -115,6 +115,14 @@ describe.each(endpoints)("$name", (endpoint) => {
     expect(response.text).not.toMatch(/jose|JWS|JWT[A-Z]|stack|at .*\.ts/);
   });
 
+  it.each([
+    ["the bare JWT without Bearer", (user: RegisteredUser) => jwtOf(user.accessToken)],
+    ["another scheme", (user: RegisteredUser) => `Basic ${jwtOf(user.accessToken)}`],
+  ])("says the header's form when it gets %s", async (_case, authorization) => {
+    const response = await callWith(endpoint, authorization(ada));
+    expect(notesErrorEnvelope.parse(response.body).error).toContain("Authorization: Bearer <accessToken>");
+  });
+
   it("accepts a token the test signs exactly as the service does, so the refusals above are about the token", async () => {
     const response = await callWith(endpoint, `Bearer ${await signToken(claimsOf(ada))}`);
     expect(response.status, response.text).toBeLessThan(300);

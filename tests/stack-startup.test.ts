@@ -175,20 +175,34 @@ describe("a second npm start", () => {
 });
 
 describe("a lock left by a stack that is gone", () => {
-  it("is taken over, in one line naming the dead pid, and the stack's own lock goes when it stops", async () => {
-    const dataDir = join(scratch, "pglite");
-    mkdirSync(dataDir);
-    // A process that has exited: its pid is no longer running.
-    const dead = spawnSync(process.execPath, ["--version"]).pid;
-    writeFileSync(lockFile(dataDir), `${dead}\n`);
-    const stack = await startStack({ env: { PGLITE_DATA_DIR: dataDir } });
-    try {
-      const takeover = stackLog(stack.logFile).split("\n").filter((line) => line.includes(`pid ${dead}`));
-      expect(takeover).toEqual([expect.stringMatching(/^Took over .*: pid \d+, which held it, is no longer running$/)]);
-      expect(readFileSync(lockFile(dataDir), "utf8").trim()).toBe(String(stack.pid));
-    } finally {
-      await stack.stop();
-    }
-    expect(existsSync(lockFile(dataDir))).toBe(false);
-  }, 120_000);
+  it(
+    "is taken over, in one line naming the dead pid; on Ctrl-C the stack says it stopped and its lock goes",
+    async () => {
+      const dataDir = join(scratch, "pglite");
+      mkdirSync(dataDir);
+      // A process that has exited: its pid is no longer running.
+      const dead = spawnSync(process.execPath, ["--version"]).pid;
+      writeFileSync(lockFile(dataDir), `${dead}\n`);
+      const stack = await startStack({ env: { PGLITE_DATA_DIR: dataDir } });
+      try {
+        const takeover = stackLog(stack.logFile).split("\n").filter((line) => line.includes(`pid ${dead}`));
+        expect(takeover).toEqual([
+          expect.stringMatching(/^Took over .*: pid \d+, which held it, is no longer running$/),
+        ]);
+        expect(readFileSync(lockFile(dataDir), "utf8").trim()).toBe(String(stack.pid));
+        // Ctrl-C in a terminal sends SIGINT; one line says the stack stopped and where its data is kept.
+        process.kill(stack.pid, "SIGINT");
+        const stopped = await waitForLog(
+          (log) => log.split("\n").find((line) => line.startsWith("Notes service stopped")),
+          "stop line",
+          stack.logFile,
+        );
+        expect(stopped).toBe(`Notes service stopped; its data is saved in ${dataDir} for the next npm start.`);
+      } finally {
+        await stack.stop();
+      }
+      expect(existsSync(lockFile(dataDir))).toBe(false);
+    },
+    120_000,
+  );
 });

@@ -2,7 +2,11 @@ import { type JWTPayload, SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
 import { bearer, type TokenErrorCode } from "../../supabase/functions/_shared/contract/mod.ts";
 import { InvalidTokenError } from "../../supabase/functions/_shared/http/errors.ts";
-import { jwtFromAuthorization, verifyAccessToken } from "../../supabase/functions/_shared/auth/access-tokens.ts";
+import {
+  jwtFromAuthorization,
+  malformedAuthorization,
+  verifyAccessToken,
+} from "../../supabase/functions/_shared/auth/access-tokens.ts";
 
 const secret = new TextEncoder().encode("unit-test-secret-of-at-least-32-bytes!!");
 const userId = "7b3c1b8e-58f6-4d6e-9d64-1f7e3f0f8a11";
@@ -157,7 +161,9 @@ describe("jwtFromAuthorization", () => {
 
   it("answers 401 to anything else", () => {
     for (const header of [jwt, `Basic ${jwt}`, "Bearer ", `Bearer Bearer Bearer ${jwt}`, `Bearer ${jwt} extra`]) {
-      expect(() => jwtFromAuthorization(header), header).toThrow(new InvalidTokenError("token_invalid"));
+      expect(() => jwtFromAuthorization(header), header).toThrow(
+        new InvalidTokenError("token_invalid", malformedAuthorization),
+      );
     }
   });
 });

@@ -145,6 +145,14 @@ async function verifyWithJose(jwt: string, secret: Uint8Array): Promise<AccessCl
 }
 
 /**
+ * The message of a header that is not `Bearer <jwt>` (a bare token, another
+ * scheme): it says the form, as the commonest mistake is leaving out `Bearer `.
+ * No double quotes, as it also goes into `WWW-Authenticate`'s description.
+ */
+export const malformedAuthorization = "Malformed Authorization header: it must be Authorization: Bearer " +
+  "<accessToken> (login's data.accessToken already reads Bearer <jwt>: send it as it is)";
+
+/**
  * Takes the JWT out of an `Authorization` header. Accepts `Bearer <jwt>` and,
  * for clients that send the login response's `"Bearer <jwt>"` string behind
  * their own `Bearer `, `Bearer Bearer <jwt>`.
@@ -152,6 +160,6 @@ async function verifyWithJose(jwt: string, secret: Uint8Array): Promise<AccessCl
 export function jwtFromAuthorization(header: string | null): string {
   if (!header) throw new InvalidTokenError("token_missing");
   const match = /^Bearer +(?:Bearer +)?([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*)$/i.exec(header.trim());
-  if (!match) throw new InvalidTokenError("token_invalid");
+  if (!match) throw new InvalidTokenError("token_invalid", malformedAuthorization);
   return match[1];
 }

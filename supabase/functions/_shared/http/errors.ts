@@ -83,8 +83,7 @@ const tokenErrorMessages: Record<TokenErrorCode, string> = {
  * `WWW-Authenticate` says the same in RFC 6750's terms.
  */
 export class InvalidTokenError extends UnauthorizedError {
-  constructor(code: TokenErrorCode) {
-    const message = tokenErrorMessages[code];
+  constructor(code: TokenErrorCode, message = tokenErrorMessages[code]) {
     // RFC 6750 section 3.1: a request without a token gets the challenge and no error code.
     const challenge = code === "token_missing"
       ? "Bearer"
