@@ -8,6 +8,7 @@
 import type { TestProject } from "vitest/node";
 import { type RunningPooler, startPgBouncer } from "../dev/harness/pgbouncer.ts";
 import { createScratchDatabase, type RunningStack, sharedStackLimits, startStack } from "../dev/harness/stack.ts";
+import { devAnonKey } from "../dev/settings.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -34,7 +35,11 @@ export default async function setup(project: TestProject) {
   };
   try {
     pooler = process.env.TEST_POOLER === "pgbouncer" && databaseUrl ? await startPgBouncer(databaseUrl) : undefined;
-    stack = await startStack({ databaseUrl: pooler?.url ?? databaseUrl, env: sharedStackLimits });
+    stack = await startStack({
+      databaseUrl: pooler?.url ?? databaseUrl,
+      // The README's walk-through runs as written against this stack, with the development apikey it names.
+      env: { ...sharedStackLimits, SUPABASE_PUBLISHABLE_KEYS: JSON.stringify({ readme: devAnonKey }) },
+    });
   } catch (error) {
     // Vitest runs no teardown for a setup that threw: what did start (PgBouncer's temp folder, the database) goes now.
     await teardown();
