@@ -1,7 +1,10 @@
 // A plain Node 20 ES module using the client package, with no TypeScript
-// loader: install the packed client (`npm pack ./shared` in the service's
-// repository), then run `node node-app.mjs` with the local stack up.
-// NOTES_URL and NOTES_ANON_KEY point it at another stack.
+// loader. In an app: install the packed client (`npm run pack:client` in the
+// service's repository makes .pack/notes-service-client-1.0.0.tgz), then run
+// `node node-app.mjs` with the local stack up. From the repository itself:
+// `npm install --no-save .pack/notes-service-client-1.0.0.tgz`, then
+// `node examples/frontend/node-app.mjs`. NOTES_URL and NOTES_ANON_KEY point it
+// at another stack.
 import { createNotesClient, NotesApiError } from "@notes-service/client";
 
 const url = process.env.NOTES_URL ?? "http://127.0.0.1:54321/functions/v1";
