@@ -299,4 +299,26 @@ describe("an account's deletion", () => {
              (select count(*)::int from app.mail_outbox where recipient = ${email}) as mails`;
     expect(left).toEqual({ counts: 0, mails: 0 });
   });
+
+  it("racing note writes answers each 2xx, 401 or 404, never 500, and leaves no note of the account", async () => {
+    for (let round = 0; round < 10; round++) {
+      const email = uniqueEmail("racing");
+      const account = await register(email);
+      const token = account.accessToken;
+      const existing = await stack.call("/notes-create", { token, body: { title: "to save and delete" } });
+      const id = (existing.body as { data: { id: string } }).data.id;
+      const writes = [
+        ...Array.from({ length: 15 }, () => stack.call("/notes-create", { token, body: { title: "racing" } })),
+        ...Array.from({ length: 5 }, () => stack.call("/notes-save", { token, body: { id, title: "saved" } })),
+        stack.call(`/notes-delete?id=${id}`, { token, method: "DELETE" }),
+      ];
+      const deleted = stack.call("/auth/delete-account", { token, body: { password } });
+      const statuses = (await Promise.all(writes)).map((answer) => answer.status);
+      expect((await deleted).status).toBe(200);
+      expect(statuses.filter((status) => ![200, 201, 401, 404].includes(status)), `round ${round}`).toEqual([]);
+      const [left] = await stack.sql<{ notes: number }[]>`
+        select count(*)::int as notes from public.notes where created_by = ${account.payload.id}`;
+      expect(left.notes).toBe(0);
+    }
+  }, 60_000);
 });

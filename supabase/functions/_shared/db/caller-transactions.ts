@@ -38,7 +38,9 @@ const foreignKeyViolation = "23503";
  * never takes effect and this throws a 401. While the database requires
  * verified addresses (`app.settings`, REQUIRE_EMAIL_VERIFICATION) it also
  * requires the caller's (else 403), as the notes policies do for every route.
- * All of it is one round trip.
+ * A query that writes notes (`writesNotes`) first locks the caller's account
+ * row, so a deletion of the account racing it waits or is waited for, never
+ * deadlocks. All of it is one round trip.
  */
 export function withCallerTransaction<Row, Result>(
   claims: CallerClaims,
@@ -50,7 +52,7 @@ export function withCallerTransaction<Row, Result>(
              select set_config('role', 'authenticated', true),
                     set_config('request.jwt.claims', $1, true)
            )
-           select app.require_notes_caller() from session`,
+           select app.${query.writesNotes ? "require_notes_writer" : "require_notes_caller"}() from session`,
     values: [JSON.stringify(claims)],
   }).catch((error) => {
     // The account was deleted after the check passed, before a write that refers to it (its note count, a create

@@ -43,6 +43,12 @@ export interface Statement {
 export interface Query<Row, Result> extends Statement {
   following?: readonly Statement[];
   read(rows: Row[], ...following: unknown[][]): Result;
+  /**
+   * True for a query that writes notes: the caller's transaction then takes the
+   * owner's account row first (`app.require_notes_writer()`), in the order a
+   * deletion of the account takes its locks.
+   */
+  writesNotes?: true;
 }
 
 let pool: pg.Pool | undefined;

@@ -44,6 +44,7 @@ export function toNote(row: NoteRow): Note {
 /** Inserts a note owned by `owner`; an omitted title or content is stored as "". */
 export function insertNote(owner: string, input: CreateNoteBody): Query<NoteRow, Note> {
   return {
+    writesNotes: true,
     text: `insert into public.notes (created_by, title, content, status)
            values ($1, $2, $3, $4)
            returning ${noteColumns}`,
@@ -89,6 +90,7 @@ export function insertNoteOnce(
   const title = input.title ?? "";
   const content = input.content ?? "";
   return {
+    writesNotes: true,
     text: "select note_id, used_by_hash, used_at, created from app.create_note_once($1, $2, $3, $4, $5, $6)",
     values: [key, fingerprint, owner, title, content, input.status],
     types: timestamptzAsText,
@@ -269,6 +271,7 @@ export function updateNote(
   const values = [id, owner, changes.title ?? null, changes.content ?? null, changes.status ?? null];
   if (expectedUpdatedAt === undefined) {
     return {
+      writesNotes: true,
       text: `update public.notes
              set title = coalesce($3, title),
                  content = coalesce($4, content),
@@ -281,6 +284,7 @@ export function updateNote(
     };
   }
   return {
+    writesNotes: true,
     text: `select ${noteColumns}, written from app.save_note_version($1, $2, $3, $4, $5, $6)`,
     values: [...values, expectedUpdatedAt],
     types: timestamptzAsText,
@@ -300,12 +304,14 @@ export function deleteNote(
 ): Query<Pick<VersionedNoteRow, "id" | "written"> | VersionedNoteRow, VersionedOutcome<string> | undefined> {
   if (expectedUpdatedAt === undefined) {
     return {
+      writesNotes: true,
       text: "delete from public.notes where id = $1 and created_by = $2 returning id, true as written",
       values: [id, owner],
       read: ([row]) => row ? { done: row.id } : undefined,
     };
   }
   return {
+    writesNotes: true,
     text: `select ${noteColumns}, written from app.delete_note_version($1, $2, $3)`,
     values: [id, owner, expectedUpdatedAt],
     types: timestamptzAsText,
