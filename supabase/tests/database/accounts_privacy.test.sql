@@ -41,9 +41,10 @@ select is(
   array['caller_change_position', 'caller_is_active', 'caller_note_count', 'caller_note_count',
         'caller_note_create_key', 'caller_note_matches', 'caller_verified_as_required', 'claim_note_create_key',
         'create_note_once', 'delete_note_version', 'require_active_caller', 'require_notes_caller',
-        'save_note_version'],
-  'authenticated can execute only the checks its policies, listing, search and changes feed use, its own ' ||
-  'create keys and its versioned writes: no rate limit, reset, mail, numbering or pruning function'
+        'require_notes_writer', 'save_note_version'],
+  'authenticated can execute only the checks its policies, listing, search and changes feed use (the writers'' ' ||
+  'one locking its account first), its own create keys and its versioned writes: no rate limit, reset, mail, ' ||
+  'numbering or pruning function'
 );
 
 set local role authenticated;
