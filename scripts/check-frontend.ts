@@ -65,7 +65,7 @@ async function checkNodeAndDeno(
     /^registered node-\w+@example\.com; the token expires at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/m,
     /^listed 1: Written from Node$/m,
     /^400 content: content must be at most 100000 characters$/m,
-    /^401 Missing access token$/m,
+    /^401 not_signed_in Not signed in$/m,
     /^NotesApiError 0 The notes service could not be reached at http:\/\/127\.0\.0\.1:9$/m,
   ];
   const env = { NOTES_URL: url };

@@ -12,7 +12,8 @@
  * answer is lost (or a 503) is sent again at once, within the server's grace
  * for the token it replaced (`_shared/contract/refresh-budget.ts`). It drops the session only when a
  * refresh is answered 401 (the session ended, expired or was revoked), never
- * on a network error, a timeout or a 5xx.
+ * on a network error, a timeout or a 5xx. Without a session, a call that
+ * acts for a signed-in user throws `not_signed_in` and sends nothing.
  *
  * Deadlines: a call that has no answer within `timeoutMs` (15 s unless the
  * client or the call says otherwise) throws a {@link NotesApiError} with
@@ -177,6 +178,11 @@ interface CallInput {
 function isTokenRefusal(error: unknown): error is NotesApiError {
   return error instanceof NotesApiError && error.status === 401 &&
     (tokenErrorCodes as readonly string[]).includes(error.code);
+}
+
+/** What a call that acts for a signed-in user throws when the client holds no session; nothing is sent. */
+function notSignedIn(): NotesApiError {
+  return new NotesApiError({ status: 401, code: "not_signed_in", message: "Not signed in" });
 }
 
 /**
@@ -600,9 +606,7 @@ export class NotesClient {
 
   async #refresh(): Promise<Session> {
     const current = this.session;
-    if (!current) {
-      throw new NotesApiError({ status: 401, code: "not_signed_in", message: "Not signed in" });
-    }
+    if (!current) throw notSignedIn();
     const body = { refreshToken: current.refreshToken };
     const refresh = async () => {
       for (let attempt = 1;; attempt++) {
@@ -669,20 +673,24 @@ export class NotesClient {
     if (spec.envelope === "auth" && (!spec.bearer || (spec.bearer === "optional" && !this.session))) {
       return (await this.#send(name, input, undefined)).data;
     }
+    // Every other operation acts for a signed-in user: without a session there is nothing worth sending.
     let session = this.session;
-    if (
-      session &&
-      Date.parse(session.expiresAt) - Date.now() < this.#refreshMarginMs
-    ) {
+    if (!session) throw notSignedIn();
+    if (Date.parse(session.expiresAt) - Date.now() < this.#refreshMarginMs) {
       // Ahead of expiry; if the refresh fails for now (offline, 5xx, too slow), the current token may still do.
-      session = await deadline.race(this.#sharedRefresh()).catch(() => this.session);
+      // A refresh answered 401 has dropped the session: then there is nothing to send.
+      session = await deadline.race(this.#sharedRefresh()).catch(() => {
+        const now = this.session;
+        if (now) return now;
+        throw notSignedIn();
+      });
     }
     try {
-      return (await this.#send(name, input, session?.accessToken)).data;
+      return (await this.#send(name, input, session.accessToken)).data;
     } catch (error) {
       const now = this.session;
       // Only a refused token calls for a refresh; a wrong password re-entered (invalid_credentials) does not.
-      if (!isTokenRefusal(error) || !session || !now) throw error;
+      if (!isTokenRefusal(error) || !now) throw error;
       // Refreshed meanwhile (another call, another tab): retry with that; else refresh once. A refresh answered
       // 401 has ended the session, and the call fails with its own 401.
       const renewed = now.refreshToken !== session.refreshToken

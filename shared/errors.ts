@@ -25,8 +25,9 @@ import type {
  * The codes the client gives failures that no error envelope explains: no
  * answer (`network_error`), no answer within `timeoutMs` (`timeout`), the
  * caller's own `signal` aborted (`aborted`), an answer outside the contract
- * (`unexpected_response`, e.g. a proxy's error page), or a session refresh
- * asked of a client that is not signed in (`not_signed_in`).
+ * (`unexpected_response`, e.g. a proxy's error page), or a call that acts
+ * for a signed-in user made with no session, so nothing was sent
+ * (`not_signed_in`, status 401).
  */
 export const clientErrorCodes = [
   "network_error",

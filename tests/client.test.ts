@@ -12,6 +12,8 @@ import {
   memorySessionStorage,
   NotesApiError,
   type NotesClient,
+  type OperationName,
+  type operations,
   type Session,
 } from "../shared/index.ts";
 import { anonKey, readMailedCode, readResetCode, uniqueEmail } from "./support/api.ts";
@@ -96,6 +98,56 @@ function losingFirstRefresh(loseAnswer: () => Promise<never>) {
   return { fetch: losingFetch, presented };
 }
 
+/** The operations that act for a signed-in user: every notes one, and each auth one that takes the access token. */
+type SignedInOperation = {
+  [K in OperationName]: (typeof operations)[K] extends { envelope: "notes" } | { bearer: true } ? K : never;
+}[OperationName];
+
+/**
+ * One call of every method that needs a session: each such operation's (the
+ * type keeps the list whole), and the methods built on them.
+ */
+function callsNeedingASession(client: NotesClient): Record<string, () => Promise<unknown>> {
+  const id = crypto.randomUUID();
+  // Signing out with no session has nothing to end: it answers without a request (tested on its own).
+  const byOperation: Record<Exclude<SignedInOperation, "signOut">, () => Promise<unknown>> = {
+    listSessions: () => client.listSessions(),
+    revokeSession: () => client.revokeSession(id),
+    changePassword: () => client.changePassword({ currentPassword: password, newPassword: "another password" }),
+    deleteAccount: () => client.deleteAccount({ password }),
+    getUser: () => client.getUser(),
+    listSecurityEvents: () => client.securityEvents(),
+    listUsers: () => client.admin.listUsers(),
+    setUserStatus: () => client.admin.setStatus(id, "SUSPENDED"),
+    listAccountEvents: () => client.admin.events(id),
+    createNote: () => client.createNote({ title: "never sent" }),
+    getNote: () => client.getNote(id),
+    listNotes: () => client.listNotes(),
+    listChanges: () => client.listChanges(),
+    saveNote: () => client.saveNote({ id, title: "never sent" }),
+    deleteNote: () => client.deleteNote(id),
+  };
+  return {
+    ...byOperation,
+    search: () => client.search("groceries"),
+    notePages: () => client.notePages().next(),
+    syncNotes: () => client.syncNotes().next(),
+    refreshSession: () => client.refreshSession(),
+  };
+}
+
+/** How each call ended: `status code` of its NotesApiError, or what else it did. */
+async function outcomes(calls: Record<string, () => Promise<unknown>>): Promise<Record<string, string>> {
+  const ended: Record<string, string> = {};
+  for (const [name, call] of Object.entries(calls)) {
+    ended[name] = await call().then(
+      () => "answered",
+      (error: unknown) => error instanceof NotesApiError ? `${error.status} ${error.code}` : String(error),
+    );
+  }
+  return ended;
+}
+
 /** The rejection of `promise`, which must be a NotesApiError. */
 async function apiError(promise: Promise<unknown>): Promise<NotesApiError> {
   const error = await promise.then(() => undefined, (reason: unknown) => reason);
@@ -149,10 +201,27 @@ describe("createNotesClient", () => {
     await bare.signOut();
     expect(bare.session).toBeUndefined();
     const signedOut = await apiError(bare.listNotes());
-    expect(signedOut).toMatchObject({ status: 401, code: "token_missing" });
+    expect(signedOut).toMatchObject({ status: 401, code: "not_signed_in" });
     // Signing out ended the session on the server, for the other client too.
     expect(await apiError(client.listNotes())).toMatchObject({ status: 401, code: "token_revoked" });
     expect(client.session).toBeUndefined();
+  });
+
+  it("throws not_signed_in for every call that needs a session when there is none, sending nothing", async () => {
+    const { email } = await signedUp("signed-out");
+    const traffic = countingFetch();
+    const never = createNotesClient({ url, anonKey, fetch: traffic.fetch });
+    const client = createNotesClient({ url, anonKey, fetch: traffic.fetch });
+    await client.login({ email, password });
+    await client.signOut();
+    // Signing out again has nothing to end, and answers.
+    await client.signOut();
+    for (const [which, each] of [["never signed in", never], ["signed out", client]] as const) {
+      const ended = await outcomes(callsNeedingASession(each));
+      const expected = Object.fromEntries(Object.keys(ended).map((name) => [name, "401 not_signed_in"]));
+      expect(ended, which).toEqual(expected);
+    }
+    expect(traffic.paths()).toEqual(["/auth/login", "/auth/logout"]);
   });
 
   it("keeps when the session expires, as the API answered it", async () => {
