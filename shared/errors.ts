@@ -60,9 +60,11 @@ export class NotesApiError extends Error {
   readonly status: number;
   /**
    * Why, for an app to decide on rather than the message: one of the API's
-   * codes, each with a fixed status (on a notes 401, `token_expired` or
-   * `token_revoked` mean log in again; `note_conflict` carries `note`), or
-   * one of {@link clientErrorCodes} (`timeout`: no answer within `timeoutMs`).
+   * codes, each with a fixed status (`note_conflict` carries `note`; a call
+   * whose session ended throws the refused refresh's code, `session_revoked`,
+   * `session_expired`, ..., the error `onUnauthorized` was given), or one of
+   * {@link clientErrorCodes} (`timeout`: no answer within `timeoutMs`;
+   * `not_signed_in`: no session, nothing sent).
    */
   readonly code: NotesApiErrorCode;
   /** The error envelope as received; undefined when the answer carried none (e.g. a proxy's page). */

@@ -202,8 +202,8 @@ describe("createNotesClient", () => {
     expect(bare.session).toBeUndefined();
     const signedOut = await apiError(bare.listNotes());
     expect(signedOut).toMatchObject({ status: 401, code: "not_signed_in" });
-    // Signing out ended the session on the server, for the other client too.
-    expect(await apiError(client.listNotes())).toMatchObject({ status: 401, code: "token_revoked" });
+    // Signing out ended the session on the server, for the other client too: its refresh is refused.
+    expect(await apiError(client.listNotes())).toMatchObject({ status: 401, code: "session_revoked" });
     expect(client.session).toBeUndefined();
   });
 
@@ -292,12 +292,79 @@ describe("createNotesClient", () => {
     const elsewhere = createNotesClient({ url, anonKey });
     elsewhere.setSession(session);
     await elsewhere.signOut({ scope: "global" });
-    expect(await apiError(client.listNotes())).toMatchObject({ status: 401, code: "token_expired" });
+    const ended = await apiError(client.listNotes());
+    expect(ended).toMatchObject({ status: 401, code: "session_revoked" });
     expect(client.session).toBeUndefined();
-    expect(seen.map((error) => error.code)).toEqual(["session_revoked"]);
+    expect(seen).toEqual([ended]);
     // A wrong password at login is not a lost session: no hook.
     await apiError(client.login({ email: uniqueEmail("nobody"), password }));
     expect(seen).toHaveLength(1);
+  });
+
+  it.each([
+    ["is answered 401 token_revoked", 3_600_000, ["/notes-fetch", "/auth/refresh"]],
+    ["is about to expire", 10_000, ["/auth/refresh"]],
+  ])(
+    "throws the error onUnauthorized is given when a sign-out elsewhere ended the session and the token %s",
+    async (_, expiresInMs, sent) => {
+      const { client: elsewhere } = await signedUp("ended-elsewhere");
+      const session = elsewhere.session ?? fail("no session");
+      await elsewhere.signOut({ scope: "global" });
+      const seen: NotesApiError[] = [];
+      const traffic = countingFetch();
+      const client = createNotesClient({
+        url,
+        anonKey,
+        fetch: traffic.fetch,
+        onUnauthorized: (error) => seen.push(error),
+      });
+      client.setSession({ ...session, expiresAt: new Date(Date.now() + expiresInMs).toISOString() });
+      const error = await apiError(client.listNotes());
+      expect(error).toMatchObject({ status: 401, code: "session_revoked" });
+      expect(seen).toHaveLength(1);
+      expect(seen[0]).toBe(error);
+      expect(traffic.paths()).toEqual(sent);
+      expect(client.session).toBeUndefined();
+      // Nothing more is sent: the next call has no session.
+      expect(await apiError(client.getUser())).toMatchObject({ status: 401, code: "not_signed_in" });
+      expect(traffic.paths()).toEqual(sent);
+    },
+  );
+
+  it("throws the refused refresh's error from a call whose 401 came after that refresh ended the session", async () => {
+    const { client: elsewhere } = await signedUp("ended-meanwhile");
+    const session = elsewhere.session ?? fail("no session");
+    await elsewhere.signOut({ scope: "global" });
+    const seen: NotesApiError[] = [];
+    let answered: () => void = () => {};
+    const userAnswered = new Promise<void>((resolve) => (answered = resolve));
+    let deliver: () => void = () => {};
+    const delivered = new Promise<void>((resolve) => (deliver = resolve));
+    const client = createNotesClient({
+      url,
+      anonKey,
+      onUnauthorized: (error) => seen.push(error),
+      // The answer to getUser arrives late: after listNotes has refreshed, been refused and dropped the session.
+      fetch: async (input, init) => {
+        const response = await fetch(input, init);
+        if (String(input).endsWith("/auth/user")) {
+          answered();
+          await delivered;
+        }
+        return response;
+      },
+    });
+    client.setSession(session);
+    const user = apiError(client.getUser());
+    await userAnswered;
+    const list = await apiError(client.listNotes());
+    expect(client.session).toBeUndefined();
+    deliver();
+    const late = await user;
+    expect(seen).toHaveLength(1);
+    expect(list).toBe(seen[0]);
+    expect(late).toBe(seen[0]);
+    expect(late).toMatchObject({ status: 401, code: "session_revoked" });
   });
 
   // A stalled answer is given up on at half the client's timeoutMs when that is under 10 s: 2 s here, not 5.
