@@ -2,7 +2,10 @@
  * Tries the service as a frontend developer would, from folders outside the
  * repository, against a running `npm start` stack:
  *
- * 1. `npm pack ./shared` builds the client package (JavaScript and `.d.ts`).
+ * 1. `npm pack ./shared` builds the client package (JavaScript and `.d.ts`),
+ *    and every relative link in its packed Markdown (the README that app
+ *    developers get with it) must resolve inside the package: the
+ *    repository's `docs/` are not in the tarball.
  * 2. A plain Node ES module (`examples/frontend/node-app.mjs`, no TypeScript
  *    loader) installs the tarball and registers, creates and lists notes, and
  *    meets a 400 with its fields, a 401 with its code and an unreachable
@@ -18,6 +21,7 @@
  * Usage: `npm run check:frontend`; exits 1 on the first failure.
  */
 import { type DenoChild, runCommand, startDeno } from "../dev/processes.ts";
+import { checkLinks, markdownFiles } from "./check-links.ts";
 
 const repoRoot = new URL("../", import.meta.url).pathname;
 const examples = `${repoRoot}examples/frontend`;
@@ -48,6 +52,23 @@ function expectLines(what: string, output: string, patterns: RegExp[]): void {
   console.log(`ok: ${what}`);
 }
 
+/** Unpacks `tarball` into `folder` and throws unless every relative link of its Markdown files resolves inside it. */
+async function checkPackedLinks(tarball: string, folder: string): Promise<void> {
+  await run("tar", ["-xzf", tarball, "-C", folder], { cwd: folder });
+  // npm packs every file under `package/`.
+  const root = `${folder}/package`;
+  const files = await markdownFiles(root);
+  const problems = await checkLinks(root, files, { within: "the package" });
+  if (problems.length > 0) {
+    throw new Error(
+      `the packed client has links that do not resolve once installed:\n${
+        problems.map(({ file, line, target, problem }) => `${file}:${line}: ${target} ${problem}`).join("\n")
+      }`,
+    );
+  }
+  console.log(`ok: every relative link in the packed ${files.join(", ")} resolves inside the package`);
+}
+
 const npmInstall = ["install", "--prefer-offline", "--no-audit", "--no-fund"];
 
 async function checkNodeAndDeno(
@@ -65,7 +86,7 @@ async function checkNodeAndDeno(
     /^registered node-\w+@example\.com; the token expires at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/m,
     /^listed 1: Written from Node$/m,
     /^400 content: content must be at most 100000 characters$/m,
-    /^401 Missing access token$/m,
+    /^401 not_signed_in Not signed in$/m,
     /^NotesApiError 0 The notes service could not be reached at http:\/\/127\.0\.0\.1:9$/m,
   ];
   const env = { NOTES_URL: url };
@@ -137,9 +158,10 @@ try {
   console.log(
     `ok: npm pack ./shared -> ${tarball.slice(workspace.length + 1)}`,
   );
-  for (const name of ["node-app", "vite-app"]) {
+  for (const name of ["unpacked", "node-app", "vite-app"]) {
     await Deno.mkdir(`${workspace}/${name}`);
   }
+  await checkPackedLinks(tarball, `${workspace}/unpacked`);
   await checkNodeAndDeno(`${workspace}/node-app`, tarball, stack.ready[1]);
   await checkViteApp(`${workspace}/vite-app`, tarball);
 } catch (error) {

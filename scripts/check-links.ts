@@ -160,9 +160,14 @@ export async function markdownFiles(root: string): Promise<string[]> {
 
 /**
  * Checks every relative link of `files` (relative to `root`; by default every
- * Markdown file under it) and answers the ones that do not resolve.
+ * Markdown file under it) and answers the ones that do not resolve. `within`
+ * names `root` in the problems (a packed package rather than the repository).
  */
-export async function checkLinks(root: string, files?: string[]): Promise<LinkProblem[]> {
+export async function checkLinks(
+  root: string,
+  files?: string[],
+  { within = "the repository" }: { within?: string } = {},
+): Promise<LinkProblem[]> {
   const base = resolve(root);
   const anchorCache = new Map<string, Set<string>>();
   const anchorsIn = async (path: string) => {
@@ -198,7 +203,7 @@ export async function checkLinks(root: string, files?: string[]): Promise<LinkPr
         : resolve(dirname(source), decodedPath);
       const inside = relative(base, resolved);
       if (inside.startsWith("..") || isAbsolute(inside)) {
-        report("points outside the repository");
+        report(`points outside ${within}`);
         continue;
       }
       const kind = await kindOf(resolved);

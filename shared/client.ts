@@ -12,7 +12,10 @@
  * answer is lost (or a 503) is sent again at once, within the server's grace
  * for the token it replaced (`_shared/contract/refresh-budget.ts`). It drops the session only when a
  * refresh is answered 401 (the session ended, expired or was revoked), never
- * on a network error, a timeout or a 5xx.
+ * on a network error, a timeout or a 5xx; the call that needed the refresh
+ * then throws that 401, the error `onUnauthorized` is given. Without a
+ * session, a call that acts for a signed-in user throws `not_signed_in` and
+ * sends nothing.
  *
  * Deadlines: a call that has no answer within `timeoutMs` (15 s unless the
  * client or the call says otherwise) throws a {@link NotesApiError} with
@@ -74,7 +77,8 @@ export interface NotesClientOptions {
   /**
    * Called when the session has ended (a refresh was answered 401: signed out
    * elsewhere, expired, revoked, or its refresh token reused), after the
-   * client has dropped it and before the call throws. `error.code` says why.
+   * client has dropped it and before the call throws this same error.
+   * `error.code` says why (`session_revoked`, `session_expired`, ...).
    */
   onUnauthorized?: (error: NotesApiError) => void;
   /** How long before `expiresAt` the client refreshes ahead of a call; 60 seconds by default. */
@@ -179,6 +183,11 @@ function isTokenRefusal(error: unknown): error is NotesApiError {
     (tokenErrorCodes as readonly string[]).includes(error.code);
 }
 
+/** What a call that acts for a signed-in user throws when the client holds no session; nothing is sent. */
+function notSignedIn(): NotesApiError {
+  return new NotesApiError({ status: 401, code: "not_signed_in", message: "Not signed in" });
+}
+
 /**
  * A failure after which a create may or may not have happened and there is
  * time to retry: no answer (but not a deadline passed), or the database
@@ -271,6 +280,11 @@ export class NotesClient {
   readonly #tabs: TabCoordinator | undefined;
   /** The refresh under way in this client, which concurrent calls wait for. */
   #refreshing: Promise<Session> | undefined;
+  /**
+   * The last session a refresh answered 401 ended here, and that answer: a
+   * call of that session whose own 401 comes later throws it too.
+   */
+  #lastEnded: { refreshToken: string; error: NotesApiError } | undefined;
 
   constructor(options: NotesClientOptions) {
     this.#base = options.url.replace(/\/+$/, "");
@@ -600,9 +614,7 @@ export class NotesClient {
 
   async #refresh(): Promise<Session> {
     const current = this.session;
-    if (!current) {
-      throw new NotesApiError({ status: 401, code: "not_signed_in", message: "Not signed in" });
-    }
+    if (!current) throw notSignedIn();
     const body = { refreshToken: current.refreshToken };
     const refresh = async () => {
       for (let attempt = 1;; attempt++) {
@@ -647,7 +659,9 @@ export class NotesClient {
 
   /** The session ended on the server (a refresh answered 401): drops it and tells the app. */
   #ended(ending: Session, error: NotesApiError): void {
-    if (this.#forget(ending)) this.#onUnauthorized?.(error);
+    if (!this.#forget(ending)) return;
+    this.#lastEnded = { refreshToken: ending.refreshToken, error };
+    this.#onUnauthorized?.(error);
   }
 
   #heardFromTab(message: TabMessage): void {
@@ -669,32 +683,32 @@ export class NotesClient {
     if (spec.envelope === "auth" && (!spec.bearer || (spec.bearer === "optional" && !this.session))) {
       return (await this.#send(name, input, undefined)).data;
     }
+    // Every other operation acts for a signed-in user: without a session there is nothing worth sending.
     let session = this.session;
-    if (
-      session &&
-      Date.parse(session.expiresAt) - Date.now() < this.#refreshMarginMs
-    ) {
-      // Ahead of expiry; if the refresh fails for now (offline, 5xx, too slow), the current token may still do.
-      session = await deadline.race(this.#sharedRefresh()).catch(() => this.session);
+    if (!session) throw notSignedIn();
+    if (Date.parse(session.expiresAt) - Date.now() < this.#refreshMarginMs) {
+      // Ahead of expiry; if the refresh fails for now (offline, 5xx, too slow), the current token may still do. A
+      // refresh answered 401 has ended the session: the call throws that answer, as onUnauthorized was given it.
+      session = await deadline.race(this.#sharedRefresh()).catch((refreshError: unknown) => {
+        const now = this.session;
+        if (now) return now;
+        throw refreshError instanceof NotesApiError && refreshError.status === 401 ? refreshError : notSignedIn();
+      });
     }
     try {
-      return (await this.#send(name, input, session?.accessToken)).data;
+      return (await this.#send(name, input, session.accessToken)).data;
     } catch (error) {
-      const now = this.session;
       // Only a refused token calls for a refresh; a wrong password re-entered (invalid_credentials) does not.
-      if (!isTokenRefusal(error) || !session || !now) throw error;
+      if (!isTokenRefusal(error)) throw error;
+      const now = this.session;
+      if (!now) {
+        // Dropped meanwhile: by a refresh answered 401 (another call's), whose answer this call throws too, or by
+        // a sign-out.
+        throw this.#lastEnded?.refreshToken === session.refreshToken ? this.#lastEnded.error : error;
+      }
       // Refreshed meanwhile (another call, another tab): retry with that; else refresh once. A refresh answered
-      // 401 has ended the session, and the call fails with its own 401.
-      const renewed = now.refreshToken !== session.refreshToken
-        ? now
-        : await deadline.race(this.#sharedRefresh()).catch(
-          (refreshError) => {
-            throw refreshError instanceof NotesApiError &&
-                refreshError.status === 401
-              ? error
-              : refreshError;
-          },
-        );
+      // 401 has ended the session, and the call throws that answer, the error onUnauthorized was given.
+      const renewed = now.refreshToken !== session.refreshToken ? now : await deadline.race(this.#sharedRefresh());
       return (await this.#send(name, input, renewed.accessToken)).data;
     }
   }

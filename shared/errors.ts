@@ -25,8 +25,9 @@ import type {
  * The codes the client gives failures that no error envelope explains: no
  * answer (`network_error`), no answer within `timeoutMs` (`timeout`), the
  * caller's own `signal` aborted (`aborted`), an answer outside the contract
- * (`unexpected_response`, e.g. a proxy's error page), or a session refresh
- * asked of a client that is not signed in (`not_signed_in`).
+ * (`unexpected_response`, e.g. a proxy's error page), or a call that acts
+ * for a signed-in user made with no session, so nothing was sent
+ * (`not_signed_in`, status 401).
  */
 export const clientErrorCodes = [
   "network_error",
@@ -59,9 +60,11 @@ export class NotesApiError extends Error {
   readonly status: number;
   /**
    * Why, for an app to decide on rather than the message: one of the API's
-   * codes, each with a fixed status (on a notes 401, `token_expired` or
-   * `token_revoked` mean log in again; `note_conflict` carries `note`), or
-   * one of {@link clientErrorCodes} (`timeout`: no answer within `timeoutMs`).
+   * codes, each with a fixed status (`note_conflict` carries `note`; a call
+   * whose session ended throws the refused refresh's code, `session_revoked`,
+   * `session_expired`, ..., the error `onUnauthorized` was given), or one of
+   * {@link clientErrorCodes} (`timeout`: no answer within `timeoutMs`;
+   * `not_signed_in`: no session, nothing sent).
    */
   readonly code: NotesApiErrorCode;
   /** The error envelope as received; undefined when the answer carried none (e.g. a proxy's page). */

@@ -12,6 +12,8 @@ import {
   memorySessionStorage,
   NotesApiError,
   type NotesClient,
+  type OperationName,
+  type operations,
   type Session,
 } from "../shared/index.ts";
 import { anonKey, readMailedCode, readResetCode, uniqueEmail } from "./support/api.ts";
@@ -96,6 +98,56 @@ function losingFirstRefresh(loseAnswer: () => Promise<never>) {
   return { fetch: losingFetch, presented };
 }
 
+/** The operations that act for a signed-in user: every notes one, and each auth one that takes the access token. */
+type SignedInOperation = {
+  [K in OperationName]: (typeof operations)[K] extends { envelope: "notes" } | { bearer: true } ? K : never;
+}[OperationName];
+
+/**
+ * One call of every method that needs a session: each such operation's (the
+ * type keeps the list whole), and the methods built on them.
+ */
+function callsNeedingASession(client: NotesClient): Record<string, () => Promise<unknown>> {
+  const id = crypto.randomUUID();
+  // Signing out with no session has nothing to end: it answers without a request (tested on its own).
+  const byOperation: Record<Exclude<SignedInOperation, "signOut">, () => Promise<unknown>> = {
+    listSessions: () => client.listSessions(),
+    revokeSession: () => client.revokeSession(id),
+    changePassword: () => client.changePassword({ currentPassword: password, newPassword: "another password" }),
+    deleteAccount: () => client.deleteAccount({ password }),
+    getUser: () => client.getUser(),
+    listSecurityEvents: () => client.securityEvents(),
+    listUsers: () => client.admin.listUsers(),
+    setUserStatus: () => client.admin.setStatus(id, "SUSPENDED"),
+    listAccountEvents: () => client.admin.events(id),
+    createNote: () => client.createNote({ title: "never sent" }),
+    getNote: () => client.getNote(id),
+    listNotes: () => client.listNotes(),
+    listChanges: () => client.listChanges(),
+    saveNote: () => client.saveNote({ id, title: "never sent" }),
+    deleteNote: () => client.deleteNote(id),
+  };
+  return {
+    ...byOperation,
+    search: () => client.search("groceries"),
+    notePages: () => client.notePages().next(),
+    syncNotes: () => client.syncNotes().next(),
+    refreshSession: () => client.refreshSession(),
+  };
+}
+
+/** How each call ended: `status code` of its NotesApiError, or what else it did. */
+async function outcomes(calls: Record<string, () => Promise<unknown>>): Promise<Record<string, string>> {
+  const ended: Record<string, string> = {};
+  for (const [name, call] of Object.entries(calls)) {
+    ended[name] = await call().then(
+      () => "answered",
+      (error: unknown) => error instanceof NotesApiError ? `${error.status} ${error.code}` : String(error),
+    );
+  }
+  return ended;
+}
+
 /** The rejection of `promise`, which must be a NotesApiError. */
 async function apiError(promise: Promise<unknown>): Promise<NotesApiError> {
   const error = await promise.then(() => undefined, (reason: unknown) => reason);
@@ -149,10 +201,27 @@ describe("createNotesClient", () => {
     await bare.signOut();
     expect(bare.session).toBeUndefined();
     const signedOut = await apiError(bare.listNotes());
-    expect(signedOut).toMatchObject({ status: 401, code: "token_missing" });
-    // Signing out ended the session on the server, for the other client too.
-    expect(await apiError(client.listNotes())).toMatchObject({ status: 401, code: "token_revoked" });
+    expect(signedOut).toMatchObject({ status: 401, code: "not_signed_in" });
+    // Signing out ended the session on the server, for the other client too: its refresh is refused.
+    expect(await apiError(client.listNotes())).toMatchObject({ status: 401, code: "session_revoked" });
     expect(client.session).toBeUndefined();
+  });
+
+  it("throws not_signed_in for every call that needs a session when there is none, sending nothing", async () => {
+    const { email } = await signedUp("signed-out");
+    const traffic = countingFetch();
+    const never = createNotesClient({ url, anonKey, fetch: traffic.fetch });
+    const client = createNotesClient({ url, anonKey, fetch: traffic.fetch });
+    await client.login({ email, password });
+    await client.signOut();
+    // Signing out again has nothing to end, and answers.
+    await client.signOut();
+    for (const [which, each] of [["never signed in", never], ["signed out", client]] as const) {
+      const ended = await outcomes(callsNeedingASession(each));
+      const expected = Object.fromEntries(Object.keys(ended).map((name) => [name, "401 not_signed_in"]));
+      expect(ended, which).toEqual(expected);
+    }
+    expect(traffic.paths()).toEqual(["/auth/login", "/auth/logout"]);
   });
 
   it("keeps when the session expires, as the API answered it", async () => {
@@ -223,12 +292,79 @@ describe("createNotesClient", () => {
     const elsewhere = createNotesClient({ url, anonKey });
     elsewhere.setSession(session);
     await elsewhere.signOut({ scope: "global" });
-    expect(await apiError(client.listNotes())).toMatchObject({ status: 401, code: "token_expired" });
+    const ended = await apiError(client.listNotes());
+    expect(ended).toMatchObject({ status: 401, code: "session_revoked" });
     expect(client.session).toBeUndefined();
-    expect(seen.map((error) => error.code)).toEqual(["session_revoked"]);
+    expect(seen).toEqual([ended]);
     // A wrong password at login is not a lost session: no hook.
     await apiError(client.login({ email: uniqueEmail("nobody"), password }));
     expect(seen).toHaveLength(1);
+  });
+
+  it.each([
+    ["is answered 401 token_revoked", 3_600_000, ["/notes-fetch", "/auth/refresh"]],
+    ["is about to expire", 10_000, ["/auth/refresh"]],
+  ])(
+    "throws the error onUnauthorized is given when a sign-out elsewhere ended the session and the token %s",
+    async (_, expiresInMs, sent) => {
+      const { client: elsewhere } = await signedUp("ended-elsewhere");
+      const session = elsewhere.session ?? fail("no session");
+      await elsewhere.signOut({ scope: "global" });
+      const seen: NotesApiError[] = [];
+      const traffic = countingFetch();
+      const client = createNotesClient({
+        url,
+        anonKey,
+        fetch: traffic.fetch,
+        onUnauthorized: (error) => seen.push(error),
+      });
+      client.setSession({ ...session, expiresAt: new Date(Date.now() + expiresInMs).toISOString() });
+      const error = await apiError(client.listNotes());
+      expect(error).toMatchObject({ status: 401, code: "session_revoked" });
+      expect(seen).toHaveLength(1);
+      expect(seen[0]).toBe(error);
+      expect(traffic.paths()).toEqual(sent);
+      expect(client.session).toBeUndefined();
+      // Nothing more is sent: the next call has no session.
+      expect(await apiError(client.getUser())).toMatchObject({ status: 401, code: "not_signed_in" });
+      expect(traffic.paths()).toEqual(sent);
+    },
+  );
+
+  it("throws the refused refresh's error from a call whose 401 came after that refresh ended the session", async () => {
+    const { client: elsewhere } = await signedUp("ended-meanwhile");
+    const session = elsewhere.session ?? fail("no session");
+    await elsewhere.signOut({ scope: "global" });
+    const seen: NotesApiError[] = [];
+    let answered: () => void = () => {};
+    const userAnswered = new Promise<void>((resolve) => (answered = resolve));
+    let deliver: () => void = () => {};
+    const delivered = new Promise<void>((resolve) => (deliver = resolve));
+    const client = createNotesClient({
+      url,
+      anonKey,
+      onUnauthorized: (error) => seen.push(error),
+      // The answer to getUser arrives late: after listNotes has refreshed, been refused and dropped the session.
+      fetch: async (input, init) => {
+        const response = await fetch(input, init);
+        if (String(input).endsWith("/auth/user")) {
+          answered();
+          await delivered;
+        }
+        return response;
+      },
+    });
+    client.setSession(session);
+    const user = apiError(client.getUser());
+    await userAnswered;
+    const list = await apiError(client.listNotes());
+    expect(client.session).toBeUndefined();
+    deliver();
+    const late = await user;
+    expect(seen).toHaveLength(1);
+    expect(list).toBe(seen[0]);
+    expect(late).toBe(seen[0]);
+    expect(late).toMatchObject({ status: 401, code: "session_revoked" });
   });
 
   // A stalled answer is given up on at half the client's timeoutMs when that is under 10 s: 2 s here, not 5.

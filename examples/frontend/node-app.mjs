@@ -33,7 +33,8 @@ try {
 }
 
 await client.signOut(); // ends the session on the server too
-await client.listNotes().catch((error) => console.log(`${error.status} ${error.message}`));
+// With no session, a call that needs one throws NotesApiError 401 not_signed_in and sends nothing.
+await client.listNotes().catch((error) => console.log(`${error.status} ${error.code} ${error.message}`));
 
 const unreachable = createNotesClient({ url: "http://127.0.0.1:9/functions/v1", anonKey });
 await unreachable.login({ email, password: "correct horse battery" }).catch((error) => {

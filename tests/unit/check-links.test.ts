@@ -121,4 +121,11 @@ describe("checkLinks", () => {
       "4: points outside the repository",
     ]);
   });
+
+  it("names the folder it checks, e.g. a packed package, for a link that leaves it", async () => {
+    await writeFile(join(root, "README.md"), "[docs](../docs/api.md)\n");
+    expect(await checkLinks(root, ["README.md"], { within: "the package" })).toEqual([
+      { file: "README.md", line: 1, target: "../docs/api.md", problem: "points outside the package" },
+    ]);
+  });
 });
