@@ -1,12 +1,13 @@
 /**
  * The demo app in headless Chromium, as a person would use it: register, log
  * in, reset the password with the mailed code, create, page through, edit,
- * publish, search, filter and delete notes, see the API's own error messages, resolve a note
+ * publish, search, filter and delete notes, see the API's own error messages (a 400's beside the inputs they
+ * concern), resolve a note
  * saved in two tabs, and a second user who sees none of the first user's notes. Screenshots go to
  * test-results/browser/ (git-ignored).
  */
 import { mkdirSync } from "node:fs";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { anonKey, readMailedCode, readResetCode, uniqueEmail } from "../support/api.ts";
 import { openApiDocument } from "../support/openapi.ts";
@@ -59,6 +60,30 @@ async function errorShown(page: Page): Promise<string | null> {
   return line.textContent();
 }
 
+/**
+ * The problem shown for the input labelled `label` in `form`: the text its
+ * `aria-describedby` names, which must sit right below the input. Waits for
+ * the input to be marked invalid.
+ */
+async function problemBeside(form: Locator, label: string): Promise<string | null> {
+  const input = form.getByLabel(label, { exact: true });
+  await expect.poll(() => input.getAttribute("aria-invalid"), { timeout: 10_000 }).toBe("true");
+  const problem = form.page().locator(`#${await input.getAttribute("aria-describedby")}`);
+  const [at, below] = [await input.boundingBox(), await problem.boundingBox()];
+  if (!at || !below) throw new Error(`the problem of ${label} is not shown`);
+  // Beside the input: starting within a line below it, and overlapping it across.
+  expect(below.y).toBeGreaterThanOrEqual(at.y + at.height - 1);
+  expect(below.y).toBeLessThan(at.y + at.height + 24);
+  expect(below.x).toBeLessThan(at.x + at.width);
+  expect(below.x + below.width).toBeGreaterThan(at.x);
+  return problem.textContent();
+}
+
+/** Whether the input labelled `label` in `form` is marked invalid now. */
+async function markedInvalid(form: Locator, label: string): Promise<boolean> {
+  return (await form.getByLabel(label, { exact: true }).getAttribute("aria-invalid")) === "true";
+}
+
 /** Waits for the info line to read `text`. */
 async function infoShown(page: Page, text: string): Promise<void> {
   await page.locator("#info", { hasText: text }).waitFor();
@@ -86,7 +111,9 @@ describe("the demo app in Chromium", () => {
     await shoot(page, "01-signed-out");
 
     await submit(page, "register-form", { Name: ada.name, Email: ada.email, Password: "short" }, "Register");
-    expect(await errorShown(page)).toBe("password must be at least 8 characters");
+    expect(await problemBeside(page.locator("#register-form"), "Password")).toBe(
+      "password must be at least 8 characters",
+    );
     await shoot(page, "02-api-error-on-register");
 
     await submit(page, "register-form", { Name: ada.name, Email: ada.email, Password: ada.password }, "Register");
@@ -160,7 +187,7 @@ describe("the demo app in Chromium", () => {
     // The code is mailed; the local stack prints the mail to its log, where a developer reads it.
     const code = await readResetCode(ada.email);
     await submit(page, "reset-form", { "Reset code": "000000", "New password": newPassword }, "Set new password");
-    expect(await errorShown(page)).toBe("Invalid or expired code");
+    expect(await problemBeside(page.locator("#reset-form"), "Reset code")).toBe("Invalid or expired code");
     await shoot(page, "04-reset-form-wrong-code");
     await submit(page, "reset-form", { "Reset code": code, "New password": newPassword }, "Set new password");
     await infoShown(page, "Password changed: you are signed in");
@@ -171,6 +198,31 @@ describe("the demo app in Chromium", () => {
     await page.getByText(`Signed in as ${ada.name}`).waitFor();
     await summary(page, "Notes 1–5 of 5");
     await shoot(page, "05-logged-in-with-new-password");
+  });
+
+  it("shows each field's problem beside its input, every one at once", async () => {
+    const { page } = await newUserPage();
+    const form = page.locator("#register-form");
+    await submit(
+      page,
+      "register-form",
+      { Name: "Grace Hopper", Email: "grace@example", Password: "short" },
+      "Register",
+    );
+    expect(await problemBeside(form, "Email")).toBe("email must be a valid email address");
+    expect(await problemBeside(form, "Password")).toBe("password must be at least 8 characters");
+    expect(await markedInvalid(form, "Name")).toBe(false);
+    // Each problem is where it belongs, not in the page's error line.
+    expect(await page.locator("#error").isVisible()).toBe(false);
+    await shoot(page, "02-field-problems-on-register");
+
+    // Mended, the email's problem goes; the password's stays until it is mended too.
+    await submit(page, "register-form", { Email: uniqueEmail("grace") }, "Register");
+    expect(await problemBeside(form, "Password")).toBe("password must be at least 8 characters");
+    await expect.poll(() => markedInvalid(form, "Email")).toBe(false);
+    expect(await form.locator(".field-problem:visible").allTextContents()).toEqual([
+      "password must be at least 8 characters",
+    ]);
   });
 
   it("shows a second user none of the first user's notes", async () => {

@@ -17,8 +17,9 @@ export interface NoteActions {
   /**
    * Saves `changes` only while the note still has version `expectedUpdatedAt`;
    * answers the stored note when it has moved on (nothing was saved), else undefined.
+   * A refusal of the input is shown beside the inputs of `form`, the editor it came from.
    */
-  save(changes: NoteChanges, expectedUpdatedAt: string): Promise<Note | undefined>;
+  save(changes: NoteChanges, expectedUpdatedAt: string, form?: HTMLFormElement): Promise<Note | undefined>;
   remove(): Promise<void>;
   /** Drops the user's unsaved version and shows the stored notes. */
   takeTheirs(): Promise<void>;
@@ -83,15 +84,15 @@ export function noteItem(note: Note, actions: NoteActions): HTMLLIElement {
     );
     form.onsubmit = (event) => {
       event.preventDefault();
-      void saveOrResolve({ title: titleInput.value, content: contentInput.value }, note.updatedAt);
+      void saveOrResolve({ title: titleInput.value, content: contentInput.value }, note.updatedAt, form);
     };
     item.replaceChildren(form);
     titleInput.focus();
   };
 
   /** Saves over `version`; when another tab or device saved first, shows both versions instead. */
-  const saveOrResolve = async (mine: NoteChanges, version: string) => {
-    const theirs = await actions.save(mine, version);
+  const saveOrResolve = async (mine: NoteChanges, version: string, form?: HTMLFormElement) => {
+    const theirs = await actions.save(mine, version, form);
     if (theirs) resolve(mine, theirs);
   };
 
