@@ -1,7 +1,7 @@
 /**
  * The demo app in headless Chromium, as a person would use it: register, log
  * in, reset the password with the mailed code, create, page through, edit,
- * publish, search, filter and delete notes, see the API's own error messages (a 400's beside the inputs they
+ * publish and unpublish, search, filter and delete notes, see the API's own error messages (a 400's beside the inputs they
  * concern), resolve a note
  * saved in two tabs, and a second user who sees none of the first user's notes. Screenshots go to
  * test-results/browser/ (git-ignored).
@@ -145,9 +145,14 @@ describe("the demo app in Chromium", () => {
     await infoShown(page, "Note saved");
     await note(page, "Note 6, edited").getByText("New words").waitFor();
 
-    await page.getByRole("button", { name: "Publish Note 5" }).click();
+    await page.getByRole("button", { name: "Publish Note 5", exact: true }).click();
     await note(page, "Note 5").locator(".status", { hasText: "PUBLISHED" }).waitFor();
-    expect(await note(page, "Note 5").getByRole("button", { name: "Publish Note 5" }).count()).toBe(0);
+    expect(await note(page, "Note 5").getByRole("button", { name: "Publish Note 5", exact: true }).count()).toBe(0);
+    // A published note goes back to draft, and can be published again.
+    await page.getByRole("button", { name: "Unpublish Note 5" }).click();
+    await note(page, "Note 5").locator(".status", { hasText: "DRAFT" }).waitFor();
+    await page.getByRole("button", { name: "Publish Note 5", exact: true }).click();
+    await note(page, "Note 5").locator(".status", { hasText: "PUBLISHED" }).waitFor();
 
     await page.getByRole("button", { name: "Delete Note 4" }).click();
     await summary(page, "Notes 1–5 of 5");

@@ -1,10 +1,10 @@
 /**
  * One note of the list: its title, status and content, and the buttons to
- * edit, publish and delete it. Every save names the version the item shows;
- * when the note was changed elsewhere meanwhile, the item shows both versions
- * and offers "Keep mine" (save again over the stored version) or "Take
- * theirs". Text goes in through textContent only, so a note cannot inject
- * markup.
+ * edit, publish (or unpublish: back to draft) and delete it. Every save
+ * names the version the item shows; when the note was changed elsewhere
+ * meanwhile, the item shows both versions and offers "Keep mine" (save again
+ * over the stored version) or "Take theirs". Text goes in through textContent
+ * only, so a note cannot inject markup.
  *
  * @example
  * ```ts
@@ -50,15 +50,18 @@ export function noteItem(note: Note, actions: NoteActions): HTMLLIElement {
       "div",
       { className: "note-actions" },
       element("button", { type: "button", textContent: "Edit", onclick: edit }),
-      ...(note.status === "DRAFT"
-        ? [
-          element("button", {
-            type: "button",
-            textContent: "Publish",
-            onclick: () => saveOrResolve({ status: "PUBLISHED" }, note.updatedAt),
-          }),
-        ]
-        : []),
+      note.status === "DRAFT"
+        ? element("button", {
+          type: "button",
+          textContent: "Publish",
+          onclick: () => saveOrResolve({ status: "PUBLISHED" }, note.updatedAt),
+        })
+        : element("button", {
+          type: "button",
+          textContent: "Unpublish",
+          title: "Back to draft",
+          onclick: () => saveOrResolve({ status: "DRAFT" }, note.updatedAt),
+        }),
       element("button", { type: "button", textContent: "Delete", onclick: () => actions.remove() }),
     );
     buttons.querySelectorAll("button").forEach((button) =>
