@@ -139,6 +139,12 @@ describe("the demo app in Chromium", () => {
 
     await page.getByRole("button", { name: "Edit Note 6" }).click();
     const editor = page.locator("#notes form.edit-form");
+    // Save and Cancel stand apart, not touching.
+    const [save, cancel] = [
+      await editor.getByRole("button", { name: "Save" }).boundingBox(),
+      await editor.getByRole("button", { name: "Cancel" }).boundingBox(),
+    ];
+    expect((cancel?.x ?? 0) - ((save?.x ?? 0) + (save?.width ?? 0))).toBeGreaterThanOrEqual(6);
     await editor.getByLabel("Title").fill("Note 6, edited");
     await editor.getByLabel("Content").fill("New words");
     await editor.getByRole("button", { name: "Save" }).click();

@@ -82,8 +82,12 @@ export function noteItem(note: Note, actions: NoteActions): HTMLLIElement {
       { className: "edit-form" },
       labelled("Title", titleInput),
       labelled("Content", contentInput),
-      element("button", { type: "submit", textContent: "Save" }),
-      element("button", { type: "button", textContent: "Cancel", onclick: view }),
+      element(
+        "div",
+        { className: "note-actions" },
+        element("button", { type: "submit", textContent: "Save" }),
+        element("button", { type: "button", textContent: "Cancel", onclick: view }),
+      ),
     );
     form.onsubmit = (event) => {
       event.preventDefault();
