@@ -3,7 +3,7 @@
  * in, reset the password with the mailed code, create, page through, edit,
  * publish and unpublish, search, filter and delete notes, see the API's own error messages (a 400's beside the inputs they
  * concern), resolve a note
- * saved in two tabs, and a second user who sees none of the first user's notes. Screenshots go to
+ * saved in two tabs, the account's settings behind one disclosure, and a second user who sees none of the first user's notes. Screenshots go to
  * test-results/browser/ (git-ignored).
  */
 import { mkdirSync } from "node:fs";
@@ -93,6 +93,16 @@ async function summary(page: Page, text: string): Promise<void> {
   await page.locator("#page-summary", { hasText: text }).waitFor();
 }
 
+/** Opens the account's settings (password, sessions, deletion), which the page keeps folded away. */
+async function openAccount(page: Page): Promise<void> {
+  const account = page.locator("#account");
+  // A <details> has the attribute `open` while it shows its content.
+  if ((await account.getAttribute("open")) === null) {
+    await account.getByText("Account: password, sessions, deletion").click();
+  }
+  await page.locator("#change-password-form").waitFor();
+}
+
 function note(page: Page, title: string) {
   return page.locator("#notes li", { has: page.getByRole("heading", { name: title }) });
 }
@@ -120,6 +130,9 @@ describe("the demo app in Chromium", () => {
     await page.getByText(`Signed in as ${ada.name} (${ada.email})`).waitFor();
     await summary(page, "No notes yet");
     expect(await page.getByRole("heading", { name: "Register" }).isVisible()).toBe(false);
+    // The account's settings wait folded away under one line.
+    expect(await page.locator("#change-password-form").isVisible()).toBe(false);
+    await page.getByText("Account: password, sessions, deletion").waitFor();
 
     await submit(page, "create-form", { Title: "", Content: "" }, "Create note");
     expect(await errorShown(page)).toBe("At least one of title or content is required");
@@ -280,6 +293,7 @@ describe("the demo app in Chromium", () => {
       const session = JSON.parse(localStorage.getItem(key) ?? "{}");
       localStorage.setItem(key, JSON.stringify({ ...session, expiresAt: new Date(Date.now() - 1000).toISOString() }));
     });
+    for (const page of [first, second]) await openAccount(page);
     await Promise.all(
       [first, second].map((page) => page.getByRole("button", { name: "Show sessions" }).click()),
     );
@@ -309,6 +323,7 @@ describe("the demo app in Chromium", () => {
     await infoShown(page, "Email verified");
     expect(await page.getByRole("heading", { name: "Verify your email" }).isVisible()).toBe(false);
 
+    await openAccount(page);
     const change = { "Current password": "not my password", "New password": "my second password" };
     await submit(page, "change-password-form", change, "Change password");
     expect(await errorShown(page)).toBe("Password is incorrect");

@@ -42,6 +42,7 @@ const list = byId("notes", HTMLUListElement);
 const summary = byId("page-summary", HTMLParagraphElement);
 const previous = byId("previous-page", HTMLButtonElement);
 const next = byId("next-page", HTMLButtonElement);
+const account = byId("account", HTMLDetailsElement);
 const adminSection = byId("admin", HTMLElement);
 const adminUsers = byId("admin-users", HTMLUListElement);
 const adminEvents = byId("admin-events", HTMLUListElement);
@@ -62,6 +63,7 @@ function showSignedIn(): void {
   if (!session) {
     list.replaceChildren();
     sessionList.replaceChildren();
+    account.open = false;
   }
   if (adminSection.hidden) {
     adminUsers.replaceChildren();
