@@ -1,6 +1,6 @@
 /**
  * The demo app in headless Chromium, as a person would use it: register, log
- * in, reset the password with the mailed code, create, page through, edit,
+ * in, reset the password with the mailed code (the page says where a local stack prints it), create, page through, edit,
  * publish and unpublish, search, filter and delete notes, see the API's own error messages (a 400's beside the inputs they
  * concern), resolve a note
  * saved in two tabs, the account's settings behind one disclosure, and a second user who sees none of the first user's notes. Screenshots go to
@@ -206,6 +206,10 @@ describe("the demo app in Chromium", () => {
     await submit(page, "login-form", { Email: ada.email, Password: "not my password" }, "Log in");
     expect(await errorShown(page)).toBe("Invalid email or password");
 
+    // A local user learns where the code will be: the page's stack is on this machine.
+    await page.locator("#reset-request-form .codes-hint", {
+      hasText: "This is a local stack: it prints the codes it mails (verification, password reset) in the terminal",
+    }).waitFor();
     await submit(page, "reset-request-form", { Email: ada.email }, "Send reset code");
     await infoShown(page, "If an account exists for this email, a reset code has been sent to it");
     // The code is mailed; the local stack prints the mail to its log, where a developer reads it.
@@ -318,6 +322,7 @@ describe("the demo app in Chromium", () => {
     const dan = { Name: "Dan Self", Email: uniqueEmail("dan"), Password: "my first password" };
     await submit(page, "register-form", dan, "Register");
     await page.getByRole("heading", { name: "Verify your email" }).waitFor();
+    await page.locator("#verify-form .codes-hint", { hasText: "This is a local stack" }).waitFor();
     const code = await readMailedCode(dan.Email, { kind: "verification" });
     await submit(page, "verify-form", { "Verification code": code }, "Verify");
     await infoShown(page, "Email verified");

@@ -75,6 +75,13 @@ function showSignedIn(): void {
 // Signed in, refreshed or signed out, here or in another tab: the page follows.
 client.onSessionChange(showSignedIn);
 
+// A local stack prints the codes it mails in its terminal: the forms that ask for one say where.
+const codesHint = import.meta.env.VITE_NOTES_CODES_HINT;
+for (const hint of document.querySelectorAll<HTMLElement>(".codes-hint")) {
+  hint.textContent = `This is a local stack: it prints the codes it mails (verification, password reset) ${codesHint}.`;
+  hint.hidden = !codesHint;
+}
+
 /** Shows the notes of the session the client has just kept. */
 async function signedInWith(message: string): Promise<void> {
   offset = 0;
