@@ -1,10 +1,11 @@
 /**
  * The demo app in headless Chromium, as a person would use it: register, log
- * in, reset the password with the mailed code (the page says where a local stack prints it), create, page through, edit,
- * publish and unpublish, search, filter and delete notes, see the API's own error messages (a 400's beside the inputs they
- * concern), resolve a note
- * saved in two tabs, the account's settings behind one disclosure, and a second user who sees none of the first user's notes. Screenshots go to
- * test-results/browser/ (git-ignored).
+ * in, reset the password with the mailed code (the page says where a local
+ * stack prints it), create, page through, edit, publish and unpublish, search,
+ * filter and delete notes, see the API's own error messages (a 400's beside
+ * the inputs they concern), resolve a note saved in two tabs, the account's
+ * settings behind one disclosure, and a second user who sees none of the first
+ * user's notes. Screenshots go to test-results/browser/ (git-ignored).
  */
 import { mkdirSync } from "node:fs";
 import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
@@ -22,6 +23,8 @@ let browser: Browser;
 let app: Awaited<ReturnType<typeof serveDemoApp>>;
 /** Every URL the browser asked for, to show that nothing left this machine. */
 const requested: string[] = [];
+/** Every answer of the app's own server that was not found. */
+const notFound: string[] = [];
 
 beforeAll(async () => {
   mkdirSync(screenshots, { recursive: true });
@@ -38,6 +41,9 @@ async function newUserPage(): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
   const page = await context.newPage();
   page.on("request", (request) => requested.push(request.url()));
+  page.on("response", (response) => {
+    if (response.status() === 404 && response.url().startsWith(app.url)) notFound.push(response.url());
+  });
   await page.goto(app.url);
   return { context, page };
 }
@@ -413,6 +419,15 @@ describe("the demo app in Chromium", () => {
     // Swagger UI states its doubts about a document in a "Warning" box; this one gives it none.
     expect(await page.getByText("Warning", { exact: true }).count()).toBe(0);
     await shoot(page, "09-api-reference");
+  });
+
+  it("serves its favicon, and nothing the page asked of the app's server was missing", async () => {
+    const { page } = await newUserPage();
+    const icon = await page.locator('link[rel="icon"]').getAttribute("href");
+    const answer = await fetch(new URL(icon ?? "/favicon.ico", app.url));
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get("content-type")).toMatch(/^image\//);
+    expect(notFound).toEqual([]);
   });
 
   it("called the functions across origins and fetched nothing from elsewhere", () => {
