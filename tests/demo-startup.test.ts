@@ -44,7 +44,8 @@ function runDemo(appPort: number, env: Record<string, string>): DemoRun {
     output: () => output,
     exited,
     async stop() {
-      if (child.exitCode === null && child.signalCode === null) process.kill(-(child.pid ?? 0), "SIGTERM");
+      const running = child.pid !== undefined && child.exitCode === null && child.signalCode === null;
+      if (running) process.kill(-child.pid, "SIGTERM");
       await exited;
     },
   };
