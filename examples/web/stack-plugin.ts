@@ -1,8 +1,11 @@
 /**
- * A Vite plugin for `npm run demo`: unless NOTES_URL names running functions,
- * it starts the local stack (`dev/stack.ts`, as `npm start` does, its log
- * shown in the terminal so reset codes can be read there) and hands the app
- * the stack's base URL and apikey.
+ * A Vite plugin for `npm run demo`: it hands the app the base URL and apikey
+ * of the functions to call. With NOTES_URL given it uses those functions.
+ * Otherwise it looks on PORT's port (54321 by default) for a stack that
+ * already runs (`npm start`), checks that it is this service and takes the
+ * apikey, and uses it; with none there it starts one (`dev/stack.ts`, as
+ * `npm start` does, its log shown in the terminal so codes can be read there).
+ * What it cannot do it says in one line, without a stack trace.
  *
  * @example
  * ```ts
@@ -10,18 +13,92 @@
  * ```
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { Plugin } from "vite";
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 
+/** `npm start`'s port when PORT is unset (dev/settings.ts). */
+const defaultPort = 54321;
+/** The apikey `npm start` uses when SUPABASE_ANON_KEY is unset (dev/settings.ts). */
+const devAnonKey = "local-dev-anon-key-not-for-production";
+/** How long a stack that is still starting (it holds requests until it is ready) may take to answer. */
+const answerTimeoutMs = 30_000;
+
+const pointAtAStack =
+  'or NOTES_URL and NOTES_ANON_KEY to the Base URL and apikey it printed (docs/clients.md, "Demo app")';
+
 interface Functions {
   url: string;
   anonKey: string;
+  /** Where the stack is: its terminal shows the codes it mails. */
+  stack: "started" | "running" | "given";
+}
+
+/**
+ * A situation the developer can fix, said in one line: Vite prints an error's
+ * `stack` when the server cannot start, so it holds only the message.
+ */
+class DemoStartError extends Error {
+  constructor(message: string) {
+    super(`npm run demo: ${message}`);
+    this.name = "DemoStartError";
+    this.stack = this.message;
+  }
+}
+
+/** The title of this service's OpenAPI document, which the stack serves at /openapi.json. */
+function serviceTitle(): string {
+  const document = JSON.parse(readFileSync(`${repoRoot}openapi.json`, "utf8")) as { info: { title: string } };
+  return document.info.title;
+}
+
+function connectionRefused(error: unknown): boolean {
+  return (error as { cause?: { code?: string } }).cause?.code === "ECONNREFUSED";
+}
+
+/**
+ * The functions of the stack listening on `port`, or undefined when nothing
+ * listens there. Throws DemoStartError when something else answers there, or
+ * the stack refuses `anonKey`.
+ */
+async function runningStack(port: number, anonKey: string): Promise<Functions | undefined> {
+  const origin = `http://127.0.0.1:${port}`;
+  const notThisService = new DemoStartError(
+    `port ${port} is taken, but not by this service's stack. Set PORT to the port of a running \`npm start\`, ${pointAtAStack}`,
+  );
+  // This service's document at /openapi.json, and its answer to an empty login: more than a copy of the file.
+  let title: unknown;
+  try {
+    const answer = await fetch(`${origin}/openapi.json`, { signal: AbortSignal.timeout(answerTimeoutMs) });
+    const document = answer.ok ? await answer.json() as { info?: { title?: unknown } } : undefined;
+    title = document?.info?.title;
+  } catch (error) {
+    if (connectionRefused(error)) return undefined;
+    throw notThisService;
+  }
+  if (title !== serviceTitle()) throw notThisService;
+  const url = `${origin}/functions/v1`;
+  // Past the apikey check an empty login is refused for its body (400), before anything is looked up.
+  const probe = await fetch(`${url}/auth/login`, {
+    method: "POST",
+    headers: { apikey: anonKey, "Content-Type": "application/json" },
+    body: "{}",
+    signal: AbortSignal.timeout(answerTimeoutMs),
+  });
+  const { code } = await probe.json().catch(() => ({})) as { code?: string };
+  if (code === "invalid_request") return { url, anonKey, stack: "running" };
+  if (code === "invalid_api_key") {
+    throw new DemoStartError(
+      `the stack on port ${port} refuses the apikey "${anonKey}". Set NOTES_ANON_KEY to the apikey it printed (docs/clients.md, "Demo app")`,
+    );
+  }
+  throw notThisService;
 }
 
 /** Starts `dev/stack.ts` and resolves with its base URL and apikey once it is ready. */
-function startStack(): Promise<{ functions: Functions; child: ChildProcess }> {
+function startStack(port: string): Promise<{ functions: Functions; child: ChildProcess }> {
   const child = spawn("deno", ["run", "--allow-all", "dev/stack.ts"], {
     cwd: repoRoot,
     stdio: ["ignore", "pipe", "pipe"],
@@ -33,40 +110,73 @@ function startStack(): Promise<{ functions: Functions; child: ChildProcess }> {
       output += chunk.toString();
       const url = /Ready on (\S+)/.exec(output)?.[1];
       const anonKey = /apikey:\s+(\S+)/.exec(output)?.[1];
-      if (url && anonKey) resolve({ functions: { url, anonKey }, child });
+      if (url && anonKey) resolve({ functions: { url, anonKey, stack: "started" }, child });
     };
     child.stdout?.on("data", (chunk: Buffer) => onData(chunk, process.stdout));
     child.stderr?.on("data", (chunk: Buffer) => onData(chunk, process.stderr));
-    child.on("error", reject);
-    child.on("exit", (code) => reject(new Error(`the stack exited with ${code} before it was ready`)));
+    child.on("error", (error) => reject(new DemoStartError(`cannot run deno to start the stack: ${error.message}`)));
+    // The stack has said why in its own line above.
+    child.on("exit", () =>
+      reject(
+        new DemoStartError(
+          `no stack answers on port ${port} and none could start here. To use one that runs, set PORT to its port, ${pointAtAStack}`,
+        ),
+      ));
   });
 }
 
-/** Provides `import.meta.env.VITE_NOTES_URL` and `VITE_NOTES_ANON_KEY`, starting a stack when none is named. */
+/** Where the page tells a local user to read the codes the stack mails; empty for a deployed project. */
+function codesHint({ url, stack }: Functions): string {
+  if (stack === "started") return "in the terminal where `npm run demo` runs";
+  if (stack === "running") return "in the terminal where the stack runs (`npm start`)";
+  const { hostname } = new URL(url);
+  return ["127.0.0.1", "localhost", "[::1]"].includes(hostname) ? "in the terminal where the stack runs" : "";
+}
+
+/** Where the demo's functions are: NOTES_URL, else a stack on PORT's port, else one started here. */
+async function findFunctions(): Promise<{ functions: Functions; child?: ChildProcess }> {
+  const given = process.env.NOTES_URL;
+  if (given) return { functions: { url: given, anonKey: process.env.NOTES_ANON_KEY ?? "", stack: "given" } };
+  // The port and key `npm start` takes from the same environment.
+  const portText = process.env.PORT || String(defaultPort);
+  const port = Number(portText);
+  const anonKey = process.env.NOTES_ANON_KEY || process.env.SUPABASE_ANON_KEY || devAnonKey;
+  // PORT=0 (any free port) names no running stack, and the stack itself refuses a PORT that is no port.
+  const running = Number.isInteger(port) && port > 0 && port < 65_536 ? await runningStack(port, anonKey) : undefined;
+  return running ? { functions: running } : await startStack(portText);
+}
+
+/**
+ * Provides `import.meta.env.VITE_NOTES_URL`, `VITE_NOTES_ANON_KEY` and
+ * `VITE_NOTES_CODES_HINT`, using a running stack or starting one when none is named.
+ */
 export function notesStack(): Plugin {
   let child: ChildProcess | undefined;
   let functions: Functions | undefined;
   return {
     name: "notes-stack",
     async config(_config, { command }) {
-      const given = process.env.NOTES_URL;
-      if (given) {
-        functions = { url: given, anonKey: process.env.NOTES_ANON_KEY ?? "" };
-      } else if (command === "serve") {
-        ({ functions, child } = await startStack());
-      } else {
-        throw new Error("Set NOTES_URL and NOTES_ANON_KEY to build the demo for a deployed project");
+      if (command !== "serve" && !process.env.NOTES_URL) {
+        throw new DemoStartError("set NOTES_URL and NOTES_ANON_KEY to build the demo for a deployed project");
       }
+      ({ functions, child } = await findFunctions());
+      // A stack started here ends with this process, however it ends (a Vite that cannot listen exits at once).
+      if (child) process.once("exit", () => child?.kill("SIGTERM"));
       return {
         define: {
           "import.meta.env.VITE_NOTES_URL": JSON.stringify(functions.url),
           "import.meta.env.VITE_NOTES_ANON_KEY": JSON.stringify(functions.anonKey),
+          "import.meta.env.VITE_NOTES_CODES_HINT": JSON.stringify(codesHint(functions)),
         },
       };
     },
     configureServer(server) {
       server.httpServer?.once("listening", () => {
-        if (functions) server.config.logger.info(`  API reference: ${new URL(functions.url).origin}/docs`);
+        if (!functions) return;
+        const { info } = server.config.logger;
+        const how = { started: "started here", running: "already running", given: "NOTES_URL" }[functions.stack];
+        info(`  Notes stack:   ${functions.url} (${how})`);
+        info(`  API reference: ${new URL(functions.url).origin}/docs`);
       });
       server.httpServer?.once("close", () => child?.kill("SIGTERM"));
     },

@@ -1,7 +1,8 @@
 /**
  * `npm run demo`: serves the demo app on its own port (Vite picks 5173 or the
- * next free one) and starts the local stack beside it, unless NOTES_URL and
- * NOTES_ANON_KEY name functions that already run.
+ * next free one) against the functions NOTES_URL and NOTES_ANON_KEY name, else
+ * the stack already running on PORT's port (54321 by default), else a stack it
+ * starts beside it (stack-plugin.ts).
  */
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vite";

@@ -12,7 +12,8 @@ import { createServer as createNetServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import { createServer } from "vite";
 
-function freePort(): Promise<number> {
+/** A port free on 127.0.0.1 at the moment of asking. */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = createNetServer();
     probe.once("error", reject);

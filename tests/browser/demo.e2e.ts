@@ -1,12 +1,14 @@
 /**
  * The demo app in headless Chromium, as a person would use it: register, log
- * in, reset the password with the mailed code, create, page through, edit,
- * publish, search, filter and delete notes, see the API's own error messages, resolve a note
- * saved in two tabs, and a second user who sees none of the first user's notes. Screenshots go to
- * test-results/browser/ (git-ignored).
+ * in, reset the password with the mailed code (the page says where a local
+ * stack prints it), create, page through, edit, publish and unpublish, search,
+ * filter and delete notes, see the API's own error messages (a 400's beside
+ * the inputs they concern), resolve a note saved in two tabs, the account's
+ * settings behind one disclosure, and a second user who sees none of the first
+ * user's notes. Screenshots go to test-results/browser/ (git-ignored).
  */
 import { mkdirSync } from "node:fs";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { anonKey, readMailedCode, readResetCode, uniqueEmail } from "../support/api.ts";
 import { openApiDocument } from "../support/openapi.ts";
@@ -21,6 +23,8 @@ let browser: Browser;
 let app: Awaited<ReturnType<typeof serveDemoApp>>;
 /** Every URL the browser asked for, to show that nothing left this machine. */
 const requested: string[] = [];
+/** Every answer of the app's own server that was not found. */
+const notFound: string[] = [];
 
 beforeAll(async () => {
   mkdirSync(screenshots, { recursive: true });
@@ -37,6 +41,9 @@ async function newUserPage(): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
   const page = await context.newPage();
   page.on("request", (request) => requested.push(request.url()));
+  page.on("response", (response) => {
+    if (response.status() === 404 && response.url().startsWith(app.url)) notFound.push(response.url());
+  });
   await page.goto(app.url);
   return { context, page };
 }
@@ -59,6 +66,30 @@ async function errorShown(page: Page): Promise<string | null> {
   return line.textContent();
 }
 
+/**
+ * The problem shown for the input labelled `label` in `form`: the text its
+ * `aria-describedby` names, which must sit right below the input. Waits for
+ * the input to be marked invalid.
+ */
+async function problemBeside(form: Locator, label: string): Promise<string | null> {
+  const input = form.getByLabel(label, { exact: true });
+  await expect.poll(() => input.getAttribute("aria-invalid"), { timeout: 10_000 }).toBe("true");
+  const problem = form.page().locator(`#${await input.getAttribute("aria-describedby")}`);
+  const [at, below] = [await input.boundingBox(), await problem.boundingBox()];
+  if (!at || !below) throw new Error(`the problem of ${label} is not shown`);
+  // Beside the input: starting within a line below it, and overlapping it across.
+  expect(below.y).toBeGreaterThanOrEqual(at.y + at.height - 1);
+  expect(below.y).toBeLessThan(at.y + at.height + 24);
+  expect(below.x).toBeLessThan(at.x + at.width);
+  expect(below.x + below.width).toBeGreaterThan(at.x);
+  return problem.textContent();
+}
+
+/** Whether the input labelled `label` in `form` is marked invalid now. */
+async function markedInvalid(form: Locator, label: string): Promise<boolean> {
+  return (await form.getByLabel(label, { exact: true }).getAttribute("aria-invalid")) === "true";
+}
+
 /** Waits for the info line to read `text`. */
 async function infoShown(page: Page, text: string): Promise<void> {
   await page.locator("#info", { hasText: text }).waitFor();
@@ -66,6 +97,16 @@ async function infoShown(page: Page, text: string): Promise<void> {
 
 async function summary(page: Page, text: string): Promise<void> {
   await page.locator("#page-summary", { hasText: text }).waitFor();
+}
+
+/** Opens the account's settings (password, sessions, deletion), which the page keeps folded away. */
+async function openAccount(page: Page): Promise<void> {
+  const account = page.locator("#account");
+  // A <details> has the attribute `open` while it shows its content.
+  if ((await account.getAttribute("open")) === null) {
+    await account.getByText("Account: password, sessions, deletion").click();
+  }
+  await page.locator("#change-password-form").waitFor();
 }
 
 function note(page: Page, title: string) {
@@ -86,13 +127,18 @@ describe("the demo app in Chromium", () => {
     await shoot(page, "01-signed-out");
 
     await submit(page, "register-form", { Name: ada.name, Email: ada.email, Password: "short" }, "Register");
-    expect(await errorShown(page)).toBe("password must be at least 8 characters");
+    expect(await problemBeside(page.locator("#register-form"), "Password")).toBe(
+      "password must be at least 8 characters",
+    );
     await shoot(page, "02-api-error-on-register");
 
     await submit(page, "register-form", { Name: ada.name, Email: ada.email, Password: ada.password }, "Register");
     await page.getByText(`Signed in as ${ada.name} (${ada.email})`).waitFor();
     await summary(page, "No notes yet");
     expect(await page.getByRole("heading", { name: "Register" }).isVisible()).toBe(false);
+    // The account's settings wait folded away under one line.
+    expect(await page.locator("#change-password-form").isVisible()).toBe(false);
+    await page.getByText("Account: password, sessions, deletion").waitFor();
 
     await submit(page, "create-form", { Title: "", Content: "" }, "Create note");
     expect(await errorShown(page)).toBe("At least one of title or content is required");
@@ -112,15 +158,26 @@ describe("the demo app in Chromium", () => {
 
     await page.getByRole("button", { name: "Edit Note 6" }).click();
     const editor = page.locator("#notes form.edit-form");
+    // Save and Cancel stand apart, not touching.
+    const [save, cancel] = [
+      await editor.getByRole("button", { name: "Save" }).boundingBox(),
+      await editor.getByRole("button", { name: "Cancel" }).boundingBox(),
+    ];
+    expect((cancel?.x ?? 0) - ((save?.x ?? 0) + (save?.width ?? 0))).toBeGreaterThanOrEqual(6);
     await editor.getByLabel("Title").fill("Note 6, edited");
     await editor.getByLabel("Content").fill("New words");
     await editor.getByRole("button", { name: "Save" }).click();
     await infoShown(page, "Note saved");
     await note(page, "Note 6, edited").getByText("New words").waitFor();
 
-    await page.getByRole("button", { name: "Publish Note 5" }).click();
+    await page.getByRole("button", { name: "Publish Note 5", exact: true }).click();
     await note(page, "Note 5").locator(".status", { hasText: "PUBLISHED" }).waitFor();
-    expect(await note(page, "Note 5").getByRole("button", { name: "Publish Note 5" }).count()).toBe(0);
+    expect(await note(page, "Note 5").getByRole("button", { name: "Publish Note 5", exact: true }).count()).toBe(0);
+    // A published note goes back to draft, and can be published again.
+    await page.getByRole("button", { name: "Unpublish Note 5" }).click();
+    await note(page, "Note 5").locator(".status", { hasText: "DRAFT" }).waitFor();
+    await page.getByRole("button", { name: "Publish Note 5", exact: true }).click();
+    await note(page, "Note 5").locator(".status", { hasText: "PUBLISHED" }).waitFor();
 
     await page.getByRole("button", { name: "Delete Note 4" }).click();
     await summary(page, "Notes 1–5 of 5");
@@ -155,12 +212,16 @@ describe("the demo app in Chromium", () => {
     await submit(page, "login-form", { Email: ada.email, Password: "not my password" }, "Log in");
     expect(await errorShown(page)).toBe("Invalid email or password");
 
+    // A local user learns where the code will be: the page's stack is on this machine.
+    await page.locator("#reset-request-form .codes-hint", {
+      hasText: "This is a local stack: it prints the codes it mails (verification, password reset) in the terminal",
+    }).waitFor();
     await submit(page, "reset-request-form", { Email: ada.email }, "Send reset code");
     await infoShown(page, "If an account exists for this email, a reset code has been sent to it");
     // The code is mailed; the local stack prints the mail to its log, where a developer reads it.
     const code = await readResetCode(ada.email);
     await submit(page, "reset-form", { "Reset code": "000000", "New password": newPassword }, "Set new password");
-    expect(await errorShown(page)).toBe("Invalid or expired code");
+    expect(await problemBeside(page.locator("#reset-form"), "Reset code")).toBe("Invalid or expired code");
     await shoot(page, "04-reset-form-wrong-code");
     await submit(page, "reset-form", { "Reset code": code, "New password": newPassword }, "Set new password");
     await infoShown(page, "Password changed: you are signed in");
@@ -171,6 +232,31 @@ describe("the demo app in Chromium", () => {
     await page.getByText(`Signed in as ${ada.name}`).waitFor();
     await summary(page, "Notes 1–5 of 5");
     await shoot(page, "05-logged-in-with-new-password");
+  });
+
+  it("shows each field's problem beside its input, every one at once", async () => {
+    const { page } = await newUserPage();
+    const form = page.locator("#register-form");
+    await submit(
+      page,
+      "register-form",
+      { Name: "Grace Hopper", Email: "grace@example", Password: "short" },
+      "Register",
+    );
+    expect(await problemBeside(form, "Email")).toBe("email must be a valid email address");
+    expect(await problemBeside(form, "Password")).toBe("password must be at least 8 characters");
+    expect(await markedInvalid(form, "Name")).toBe(false);
+    // Each problem is where it belongs, not in the page's error line.
+    expect(await page.locator("#error").isVisible()).toBe(false);
+    await shoot(page, "02-field-problems-on-register");
+
+    // Mended, the email's problem goes; the password's stays until it is mended too.
+    await submit(page, "register-form", { Email: uniqueEmail("grace") }, "Register");
+    expect(await problemBeside(form, "Password")).toBe("password must be at least 8 characters");
+    await expect.poll(() => markedInvalid(form, "Email")).toBe(false);
+    expect(await form.locator(".field-problem:visible").allTextContents()).toEqual([
+      "password must be at least 8 characters",
+    ]);
   });
 
   it("shows a second user none of the first user's notes", async () => {
@@ -217,6 +303,7 @@ describe("the demo app in Chromium", () => {
       const session = JSON.parse(localStorage.getItem(key) ?? "{}");
       localStorage.setItem(key, JSON.stringify({ ...session, expiresAt: new Date(Date.now() - 1000).toISOString() }));
     });
+    for (const page of [first, second]) await openAccount(page);
     await Promise.all(
       [first, second].map((page) => page.getByRole("button", { name: "Show sessions" }).click()),
     );
@@ -241,11 +328,13 @@ describe("the demo app in Chromium", () => {
     const dan = { Name: "Dan Self", Email: uniqueEmail("dan"), Password: "my first password" };
     await submit(page, "register-form", dan, "Register");
     await page.getByRole("heading", { name: "Verify your email" }).waitFor();
+    await page.locator("#verify-form .codes-hint", { hasText: "This is a local stack" }).waitFor();
     const code = await readMailedCode(dan.Email, { kind: "verification" });
     await submit(page, "verify-form", { "Verification code": code }, "Verify");
     await infoShown(page, "Email verified");
     expect(await page.getByRole("heading", { name: "Verify your email" }).isVisible()).toBe(false);
 
+    await openAccount(page);
     const change = { "Current password": "not my password", "New password": "my second password" };
     await submit(page, "change-password-form", change, "Change password");
     expect(await errorShown(page)).toBe("Password is incorrect");
@@ -330,6 +419,15 @@ describe("the demo app in Chromium", () => {
     // Swagger UI states its doubts about a document in a "Warning" box; this one gives it none.
     expect(await page.getByText("Warning", { exact: true }).count()).toBe(0);
     await shoot(page, "09-api-reference");
+  });
+
+  it("serves its favicon, and nothing the page asked of the app's server was missing", async () => {
+    const { page } = await newUserPage();
+    const icon = await page.locator('link[rel="icon"]').getAttribute("href");
+    const answer = await fetch(new URL(icon ?? "/favicon.ico", app.url));
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get("content-type")).toMatch(/^image\//);
+    expect(notFound).toEqual([]);
   });
 
   it("called the functions across origins and fetched nothing from elsewhere", () => {

@@ -5,4 +5,6 @@ interface ImportMetaEnv {
   readonly VITE_NOTES_URL: string;
   /** The project's public key, set by vite.config.ts. */
   readonly VITE_NOTES_ANON_KEY: string;
+  /** Where a local stack prints the codes it mails ("in the terminal where …"); empty for a deployed project. */
+  readonly VITE_NOTES_CODES_HINT: string;
 }

@@ -42,6 +42,7 @@ const list = byId("notes", HTMLUListElement);
 const summary = byId("page-summary", HTMLParagraphElement);
 const previous = byId("previous-page", HTMLButtonElement);
 const next = byId("next-page", HTMLButtonElement);
+const account = byId("account", HTMLDetailsElement);
 const adminSection = byId("admin", HTMLElement);
 const adminUsers = byId("admin-users", HTMLUListElement);
 const adminEvents = byId("admin-events", HTMLUListElement);
@@ -62,6 +63,7 @@ function showSignedIn(): void {
   if (!session) {
     list.replaceChildren();
     sessionList.replaceChildren();
+    account.open = false;
   }
   if (adminSection.hidden) {
     adminUsers.replaceChildren();
@@ -72,6 +74,13 @@ function showSignedIn(): void {
 
 // Signed in, refreshed or signed out, here or in another tab: the page follows.
 client.onSessionChange(showSignedIn);
+
+// A local stack prints the codes it mails in its terminal: the forms that ask for one say where.
+const codesHint = import.meta.env.VITE_NOTES_CODES_HINT;
+for (const hint of document.querySelectorAll<HTMLElement>(".codes-hint")) {
+  hint.textContent = `This is a local stack: it prints the codes it mails (verification, password reset) ${codesHint}.`;
+  hint.hidden = !codesHint;
+}
 
 /** Shows the notes of the session the client has just kept. */
 async function signedInWith(message: string): Promise<void> {
@@ -84,9 +93,15 @@ async function signedInWith(message: string): Promise<void> {
 /**
  * Saves `changes` to `note` over version `expectedUpdatedAt`. Answers the
  * stored note when another tab or device saved it first (nothing is saved
- * then), undefined otherwise; any other failure is shown on the error line.
+ * then), undefined otherwise; any other failure is shown beside the inputs of
+ * `form` (the note's editor) or on the error line.
  */
-async function saveVersioned(note: Note, changes: NoteChanges, expectedUpdatedAt: string): Promise<Note | undefined> {
+async function saveVersioned(
+  note: Note,
+  changes: NoteChanges,
+  expectedUpdatedAt: string,
+  form?: HTMLFormElement,
+): Promise<Note | undefined> {
   let theirs: Note | undefined;
   await reportErrors(async () => {
     try {
@@ -98,13 +113,13 @@ async function saveVersioned(note: Note, changes: NoteChanges, expectedUpdatedAt
     }
     await showNotes();
     showInfo("Note saved");
-  });
+  }, form);
   return theirs;
 }
 
 function listItem(note: Note): HTMLLIElement {
   return noteItem(note, {
-    save: (changes, expectedUpdatedAt) => saveVersioned(note, changes, expectedUpdatedAt),
+    save: (changes, expectedUpdatedAt, form) => saveVersioned(note, changes, expectedUpdatedAt, form),
     takeTheirs: () =>
       reportErrors(async () => {
         await showNotes();
@@ -136,31 +151,31 @@ async function showNotes(): Promise<void> {
   next.disabled = !hasMore;
 }
 
-onSubmit("register-form", ({ name, email, password }) =>
+onSubmit("register-form", ({ name, email, password }, form) =>
   reportErrors(async () => {
     const registered = await client.register({ name, email, password });
     await signedInWith(`Welcome, ${registered.payload.name}: your account is ready`);
-  }));
+  }, form));
 
-onSubmit("login-form", ({ email, password }) =>
+onSubmit("login-form", ({ email, password }, form) =>
   reportErrors(async () => {
     await client.login({ email, password });
     await signedInWith("Logged in");
-  }));
+  }, form));
 
-onSubmit("reset-request-form", ({ email }) =>
+onSubmit("reset-request-form", ({ email }, form) =>
   reportErrors(async () => {
     showInfo(await client.requestPasswordReset({ email }));
     // The code arrives for this email, so the next form starts with it filled in.
     const resetEmail = byId("reset-form", HTMLFormElement).elements.namedItem("email");
     if (resetEmail instanceof HTMLInputElement) resetEmail.value = email;
-  }));
+  }, form));
 
-onSubmit("reset-form", ({ email, code, password }) =>
+onSubmit("reset-form", ({ email, code, password }, form) =>
   reportErrors(async () => {
     await client.createPassword({ email, code, password });
     await signedInWith("Password changed: you are signed in");
-  }));
+  }, form));
 
 onSubmit("create-form", ({ title, content, status }, form) =>
   reportErrors(async () => {
@@ -169,9 +184,9 @@ onSubmit("create-form", ({ title, content, status }, form) =>
     offset = 0;
     await showNotes();
     showInfo("Note created");
-  }));
+  }, form));
 
-onSubmit("filter-form", ({ q, status }) =>
+onSubmit("filter-form", ({ q, status }, form) =>
   reportErrors(async () => {
     filters = {
       q: q.trim() || undefined,
@@ -179,7 +194,7 @@ onSubmit("filter-form", ({ q, status }) =>
     };
     offset = 0;
     await showNotes();
-  }));
+  }, form));
 
 previous.addEventListener("click", () =>
   reportErrors(async () => {
@@ -214,7 +229,7 @@ onSubmit("verify-form", ({ code }, form) =>
     await client.verifyEmail({ email, code });
     form.reset();
     showInfo("Email verified");
-  }));
+  }, form));
 
 byId("resend-verification", HTMLButtonElement).addEventListener("click", () =>
   reportErrors(async () => {
@@ -226,14 +241,14 @@ onSubmit("change-password-form", ({ currentPassword, newPassword }, form) =>
     await client.changePassword({ currentPassword, newPassword });
     form.reset();
     showInfo("Password changed: your other devices are signed out");
-  }));
+  }, form));
 
 onSubmit("delete-account-form", ({ password }, form) =>
   reportErrors(async () => {
     await client.deleteAccount({ password });
     form.reset();
     showInfo("Your account and its notes are deleted");
-  }));
+  }, form));
 
 async function showAccounts(): Promise<void> {
   const { users } = await client.admin.listUsers({ query: adminQuery || undefined, limit: 20 });
@@ -257,11 +272,11 @@ async function showAccounts(): Promise<void> {
   );
 }
 
-onSubmit("admin-search-form", ({ query }) =>
+onSubmit("admin-search-form", ({ query }, form) =>
   reportErrors(async () => {
     adminQuery = query;
     await showAccounts();
-  }));
+  }, form));
 
 byId("show-sessions", HTMLButtonElement).addEventListener("click", () => reportErrors(showSessions));
 

@@ -1,10 +1,10 @@
 /**
  * One note of the list: its title, status and content, and the buttons to
- * edit, publish and delete it. Every save names the version the item shows;
- * when the note was changed elsewhere meanwhile, the item shows both versions
- * and offers "Keep mine" (save again over the stored version) or "Take
- * theirs". Text goes in through textContent only, so a note cannot inject
- * markup.
+ * edit, publish (or unpublish: back to draft) and delete it. Every save
+ * names the version the item shows; when the note was changed elsewhere
+ * meanwhile, the item shows both versions and offers "Keep mine" (save again
+ * over the stored version) or "Take theirs". Text goes in through textContent
+ * only, so a note cannot inject markup.
  *
  * @example
  * ```ts
@@ -17,8 +17,9 @@ export interface NoteActions {
   /**
    * Saves `changes` only while the note still has version `expectedUpdatedAt`;
    * answers the stored note when it has moved on (nothing was saved), else undefined.
+   * A refusal of the input is shown beside the inputs of `form`, the editor it came from.
    */
-  save(changes: NoteChanges, expectedUpdatedAt: string): Promise<Note | undefined>;
+  save(changes: NoteChanges, expectedUpdatedAt: string, form?: HTMLFormElement): Promise<Note | undefined>;
   remove(): Promise<void>;
   /** Drops the user's unsaved version and shows the stored notes. */
   takeTheirs(): Promise<void>;
@@ -49,15 +50,18 @@ export function noteItem(note: Note, actions: NoteActions): HTMLLIElement {
       "div",
       { className: "note-actions" },
       element("button", { type: "button", textContent: "Edit", onclick: edit }),
-      ...(note.status === "DRAFT"
-        ? [
-          element("button", {
-            type: "button",
-            textContent: "Publish",
-            onclick: () => saveOrResolve({ status: "PUBLISHED" }, note.updatedAt),
-          }),
-        ]
-        : []),
+      note.status === "DRAFT"
+        ? element("button", {
+          type: "button",
+          textContent: "Publish",
+          onclick: () => saveOrResolve({ status: "PUBLISHED" }, note.updatedAt),
+        })
+        : element("button", {
+          type: "button",
+          textContent: "Unpublish",
+          title: "Back to draft",
+          onclick: () => saveOrResolve({ status: "DRAFT" }, note.updatedAt),
+        }),
       element("button", { type: "button", textContent: "Delete", onclick: () => actions.remove() }),
     );
     buttons.querySelectorAll("button").forEach((button) =>
@@ -78,20 +82,24 @@ export function noteItem(note: Note, actions: NoteActions): HTMLLIElement {
       { className: "edit-form" },
       labelled("Title", titleInput),
       labelled("Content", contentInput),
-      element("button", { type: "submit", textContent: "Save" }),
-      element("button", { type: "button", textContent: "Cancel", onclick: view }),
+      element(
+        "div",
+        { className: "note-actions" },
+        element("button", { type: "submit", textContent: "Save" }),
+        element("button", { type: "button", textContent: "Cancel", onclick: view }),
+      ),
     );
     form.onsubmit = (event) => {
       event.preventDefault();
-      void saveOrResolve({ title: titleInput.value, content: contentInput.value }, note.updatedAt);
+      void saveOrResolve({ title: titleInput.value, content: contentInput.value }, note.updatedAt, form);
     };
     item.replaceChildren(form);
     titleInput.focus();
   };
 
   /** Saves over `version`; when another tab or device saved first, shows both versions instead. */
-  const saveOrResolve = async (mine: NoteChanges, version: string) => {
-    const theirs = await actions.save(mine, version);
+  const saveOrResolve = async (mine: NoteChanges, version: string, form?: HTMLFormElement) => {
+    const theirs = await actions.save(mine, version, form);
     if (theirs) resolve(mine, theirs);
   };
 
