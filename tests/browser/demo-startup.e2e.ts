@@ -12,10 +12,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunningStack, startStack, testAnonKey } from "../dev/harness/stack.ts";
-import { freePort } from "./browser/demo-app.ts";
+import { type RunningStack, startStack, testAnonKey } from "../../dev/harness/stack.ts";
+import { freePort } from "./demo-app.ts";
 
-const repoRoot = new URL("../", import.meta.url).pathname;
+const repoRoot = new URL("../../", import.meta.url).pathname;
 
 interface DemoRun {
   /** All it printed so far, stdout and stderr. */
