@@ -20,7 +20,7 @@ import {
 import { uniqueEmail } from "./support/api.ts";
 import { expectAuthError, expectSession } from "./support/auth.ts";
 import { runAdminCommand, signUp, signUpAdmin, testPassword } from "./support/admin.ts";
-import { schemaScripts } from "./support/database.ts";
+import { createMigratedPglite } from "./support/database.ts";
 import { expectNotesError } from "./support/notes.ts";
 import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";
 
@@ -87,8 +87,7 @@ describe("npm run admin", () => {
   it("changes the embedded database when DATABASE_URL is unset, and refuses one a stack holds open", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "admin-pglite-"));
     try {
-      const db = await PGlite.create({ dataDir, extensions: pgliteExtensions });
-      for (const script of schemaScripts()) await db.exec(script);
+      const db = await createMigratedPglite(dataDir);
       await db.query("insert into app.users (name, email, password_hash) values ('Local', 'local@example.com', 'x')");
       await db.close();
 

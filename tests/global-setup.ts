@@ -1,13 +1,22 @@
 /**
- * One stack for the whole run: on a fresh embedded PGlite by default, or on a
+ * One stack for the whole run: on a fresh embedded PGlite by default (started
+ * from the migrated cluster every suite database of the run starts from), or on a
  * fresh PostgreSQL database with TEST_DATABASE=postgres (or on a database
  * given in TEST_DATABASE_URL, e.g. one prepared by `npm run db:push`). With
  * TEST_POOLER=pgbouncer the stack reaches that database through PgBouncer in
  * transaction mode; the tests' own SQL still connects directly.
  */
 import type { TestProject } from "vitest/node";
+import { startEmbeddedDatabase, type SuiteDatabase } from "../dev/harness/embedded-database.ts";
+import { migratedClusterFile } from "../dev/harness/migrated-cluster.ts";
 import { type RunningPooler, startPgBouncer } from "../dev/harness/pgbouncer.ts";
-import { createScratchDatabase, type RunningStack, sharedStackLimits, startStack } from "../dev/harness/stack.ts";
+import {
+  createScratchDatabase,
+  type RunningStack,
+  runUsesPostgres,
+  sharedStackLimits,
+  startStack,
+} from "../dev/harness/stack.ts";
 import { devAnonKey } from "../dev/settings.ts";
 
 declare module "vitest" {
@@ -15,6 +24,8 @@ declare module "vitest" {
     baseUrl: string;
     logFile: string;
     databaseUrl: string | undefined;
+    /** On an embedded run, the migrated PGlite cluster every suite database starts from. */
+    migratedCluster: string | undefined;
   }
 }
 
@@ -27,18 +38,28 @@ export default async function setup(project: TestProject) {
     throw new Error("TEST_POOLER=pgbouncer needs PostgreSQL: set TEST_DATABASE=postgres or TEST_DATABASE_URL");
   }
   let pooler: RunningPooler | undefined;
+  let embedded: SuiteDatabase | undefined;
   let stack: RunningStack | undefined;
+  const migratedCluster = runUsesPostgres() ? undefined : await migratedClusterFile();
   const teardown = async () => {
     await stack?.stop();
     await pooler?.stop();
+    await embedded?.drop();
     await scratch?.drop();
   };
   try {
     pooler = process.env.TEST_POOLER === "pgbouncer" && databaseUrl ? await startPgBouncer(databaseUrl) : undefined;
+    embedded = migratedCluster ? await startEmbeddedDatabase(migratedCluster) : undefined;
     stack = await startStack({
-      databaseUrl: pooler?.url ?? databaseUrl,
-      // The README's walk-through runs as written against this stack, with the development apikey it names.
-      env: { ...sharedStackLimits, SUPABASE_PUBLISHABLE_KEYS: JSON.stringify({ readme: devAnonKey }) },
+      databaseUrl: pooler?.url ?? databaseUrl ?? embedded?.url,
+      env: {
+        ...sharedStackLimits,
+        // The cheapest bcrypt: no suite on this stack is about hashing, and hundreds of sign-ups and logins pay it.
+        // The production cost is what the load suites (npm run test:load) and the bench measure.
+        BCRYPT_COST: "4",
+        // The README's walk-through runs as written against this stack, with the development apikey it names.
+        SUPABASE_PUBLISHABLE_KEYS: JSON.stringify({ readme: devAnonKey }),
+      },
     });
   } catch (error) {
     // Vitest runs no teardown for a setup that threw: what did start (PgBouncer's temp folder, the database) goes now.
@@ -48,5 +69,6 @@ export default async function setup(project: TestProject) {
   project.provide("baseUrl", stack.baseUrl);
   project.provide("logFile", stack.logFile);
   project.provide("databaseUrl", databaseUrl);
+  project.provide("migratedCluster", migratedCluster);
   return teardown;
 }

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { integerSettings } from "../supabase/functions/_shared/config/mod.ts";
 import { call, readResetCode, stackLog, uniqueEmail, waitForLog } from "./support/api.ts";
 import { expectAuthError, expectSession } from "./support/auth.ts";
+import { startScratchStack } from "./support/scratch-stack.ts";
 import { type RunningStack, StackExited, startStack } from "../dev/harness/stack.ts";
 import { lockFileName } from "../dev/data-dir-lock.ts";
 
@@ -38,7 +39,7 @@ describe("starting the stack", () => {
 
   it("serves sign-ups, logins, refreshes and resets with every setting that reaches SQL at its maximum", async () => {
     const maxima = Object.entries(integerSettings).filter(([, spec]) => (spec.sinks as string[]).includes("sql"));
-    const stack = await startStack({
+    const stack = await startScratchStack("maxima", {
       env: { BCRYPT_COST: "4", ...Object.fromEntries(maxima.map(([name, { max }]) => [name, String(max)])) },
     });
     try {
@@ -61,7 +62,7 @@ describe("starting the stack", () => {
   }, 120_000);
 
   it("warns loudly on default secrets, prints its apikey, and accepts it and the publishable keys", async () => {
-    const stack = await startStack({
+    const stack = await startScratchStack("defaults", {
       env: {
         JWT_SECRET: "",
         SUPABASE_ANON_KEY: "",
@@ -100,7 +101,6 @@ describe("starting the stack", () => {
     } finally {
       await stack.stop();
     }
-    // Starting a stack on a fresh PGlite takes a while on a busy machine.
   }, 120_000);
 
   it("does not warn when the secrets are set", () => {

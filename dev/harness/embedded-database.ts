@@ -10,6 +10,7 @@
  * named statements (postgres.js's `prepare: true`): the session's one unnamed
  * statement is the stack's.
  */
+import { readFile, writeFile } from "node:fs/promises";
 import { PGlite } from "@electric-sql/pglite";
 import { pgliteExtensions } from "../pglite-extensions.ts";
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
@@ -21,9 +22,36 @@ export interface SuiteDatabase {
   drop(): Promise<void>;
 }
 
-/** Starts an empty embedded database on a free loopback port; the stack applies the schema. */
-export async function startEmbeddedDatabase(): Promise<SuiteDatabase> {
+/**
+ * Writes a cluster to `file` for `startEmbeddedDatabase` to start from:
+ * creating a cluster (PGlite's initdb) and applying the schema take seconds,
+ * loading a written cluster under one, and a run starts dozens of suite
+ * databases. `prepare` gets the cluster served on a loopback port first, to
+ * apply the schema to it once (by starting a stack on it, which migrates).
+ */
+export async function writeCluster(file: string, prepare: (url: string) => Promise<void>): Promise<void> {
   const db = await PGlite.create({ extensions: pgliteExtensions });
+  const database = await serve(db);
+  try {
+    await prepare(database.url);
+    const cluster = await db.dumpDataDir("none");
+    await writeFile(file, new Uint8Array(await cluster.arrayBuffer()));
+  } finally {
+    await database.drop();
+  }
+}
+
+/**
+ * Starts an embedded database on a free loopback port: an empty one, to which
+ * the stack applies the schema, or with `clusterFile` (written by
+ * `writeCluster`) the cluster in that file.
+ */
+export async function startEmbeddedDatabase(clusterFile?: string): Promise<SuiteDatabase> {
+  const loadDataDir = clusterFile ? new Blob([await readFile(clusterFile)]) : undefined;
+  return await serve(await PGlite.create({ extensions: pgliteExtensions, loadDataDir }));
+}
+
+async function serve(db: PGlite): Promise<SuiteDatabase> {
   // The stack's pool, the suite's connection, and one that holds locks.
   const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0, maxConnections: 8 });
   await server.start();

@@ -76,11 +76,12 @@ export function runUsesPostgres(): boolean {
 }
 
 /**
- * An empty database for a suite that starts a stack of its own: a scratch
- * PostgreSQL database on a PostgreSQL run, else an embedded PGlite.
+ * A database for a suite that starts a stack of its own: a scratch
+ * PostgreSQL database on a PostgreSQL run, else an embedded PGlite (started
+ * from `cluster`, a file `writeCluster` wrote, when given).
  */
-export async function createSuiteDatabase(prefix: string): Promise<SuiteDatabase> {
-  if (!runUsesPostgres()) return await startEmbeddedDatabase();
+export async function createSuiteDatabase(prefix: string, cluster?: string): Promise<SuiteDatabase> {
+  if (!runUsesPostgres()) return await startEmbeddedDatabase(cluster);
   return { ...(await createScratchDatabase(prefix)), embedded: false };
 }
 

@@ -29,7 +29,7 @@ const bootstrapFile = new URL("../../dev/bootstrap.sql", import.meta.url);
 const migrationsDir = new URL("../../supabase/migrations/", import.meta.url);
 
 /** The SQL the local stack applies to a fresh database: its bootstrap, then the migrations by timestamp. */
-export function schemaScripts(): string[] {
+function schemaScripts(): string[] {
   const migrations = readdirSync(migrationsDir)
     .filter((name) => /^\d+_.+\.sql$/.test(name))
     .sort()
@@ -37,9 +37,21 @@ export function schemaScripts(): string[] {
   return [readFileSync(bootstrapFile, "utf8"), ...migrations];
 }
 
-/** A fresh in-memory PGlite with the migrations' extensions, the bootstrap and every migration applied. */
-export async function createMigratedPglite(): Promise<PGlite> {
-  const db = await PGlite.create({ extensions: pgliteExtensions });
+/**
+ * A PGlite with the migrations' extensions and the schema, in memory or in
+ * `dataDir`: the run's migrated cluster when it has one (an embedded run), else
+ * a new cluster given the local bootstrap and every migration in order.
+ */
+export async function createMigratedPglite(dataDir?: string): Promise<PGlite> {
+  const cluster = inject("migratedCluster");
+  if (cluster) {
+    return await PGlite.create({
+      dataDir,
+      extensions: pgliteExtensions,
+      loadDataDir: new Blob([readFileSync(cluster)]),
+    });
+  }
+  const db = await PGlite.create({ dataDir, extensions: pgliteExtensions });
   for (const script of schemaScripts()) await db.exec(script);
   return db;
 }

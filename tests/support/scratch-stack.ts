@@ -8,6 +8,7 @@
  * suites need no PostgreSQL. It is dropped when the stack stops.
  */
 import postgres from "postgres";
+import { inject } from "vitest";
 import { type ApiRequest, type ApiResponse, call } from "./api.ts";
 import { createSuiteDatabase, type RunningStack, startStack } from "../../dev/harness/stack.ts";
 import { startTcpProxy, type TcpProxy } from "../../dev/harness/tcp-proxy.ts";
@@ -42,7 +43,7 @@ export async function startScratchStack(
   prefix: string,
   options: { env?: Record<string, string>; proxied?: boolean; behindPooler?: boolean; openFilesLimit?: number } = {},
 ): Promise<ScratchStack> {
-  const database = await createSuiteDatabase(prefix);
+  const database = await createSuiteDatabase(prefix, inject("migratedCluster"));
   let proxy: TcpProxy | undefined;
   let pooler: RunningPooler | undefined;
   let stack: RunningStack;
