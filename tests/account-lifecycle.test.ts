@@ -1,7 +1,7 @@
 /**
  * The account lifecycle's edges, each as an attacker would try it: an
- * address registered first by someone else, a flood of refused logins, the
- * timing of a refusal, guessing that would lock a signed-in owner out, and
+ * address registered first by someone else, a flood of refused logins,
+ * guessing that would lock a signed-in owner out, and
  * device tokens that outlive what they vouched for. On a stack of its own
  * that trusts `x-forwarded-for`, so each client can have an address of its own.
  */
@@ -9,7 +9,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshAddress, readMailedCode, readResetCode, uniqueEmail } from "./support/api.ts";
 import { expectAuthError, expectSession } from "./support/auth.ts";
 import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";
-import { shareKnownSlower } from "./support/timing.ts";
 
 let stack: ScratchStack;
 
@@ -142,7 +141,7 @@ describe("refused logins", () => {
     for (let guess = 0; guess < 5; guess++) expectAuthError(await login(email, `guess ${guess}`, { address }), 401);
     const before = await eventCount(email);
     const longAgent = "x".repeat(600);
-    for (let attempt = 0; attempt < 1_000; attempt++) {
+    for (let attempt = 0; attempt < 200; attempt++) {
       const refused = await post("/auth/login", { email, password: "guess" }, { address, userAgent: longAgent });
       expect(refused.status).toBe(429);
     }
@@ -153,51 +152,6 @@ describe("refused logins", () => {
       where u.email = ${email} and e.type = 'login_refused_by_limit'`;
     expect(agents.map((row) => row.length)).toEqual([256]);
   }, 120_000);
-
-  it(
-    "take as long for a known address as for an unknown one: P(known slower) within 0.4-0.6 over 150 pairs",
-    // A timing leak shows in every run (P near 0.8); noise from a busy machine rarely twice, so two retries.
-    { timeout: 120_000, retry: 2 },
-    async () => {
-      const address = freshAddress();
-      const known = uniqueEmail("timed");
-      await register(known);
-      // The address is over its limit of 30 attempts: every login from it is refused, known email or not.
-      for (let attempt = 0; attempt < 30; attempt++) await login(uniqueEmail("filler"), password, { address });
-      const refused = async (email: string) => {
-        expect((await login(email, "guess", { address })).status).toBe(429);
-      };
-      const share = await shareKnownSlower(150, () => refused(known), (pair) => refused(`nobody-${pair}@example.com`));
-      expect(share, `P(known slower) = ${share}`).toBeGreaterThanOrEqual(0.4);
-      expect(share, `P(known slower) = ${share}`).toBeLessThanOrEqual(0.6);
-    },
-  );
-
-  for (const path of ["/auth/verify-email", "/auth/resend-verification"]) {
-    it(
-      `on ${path} take as long for a known address as for an unknown one over 150 pairs`,
-      { timeout: 120_000, retry: 2 },
-      async () => {
-        const address = freshAddress();
-        const known = uniqueEmail("timed-verify");
-        await register(known);
-        const body = (email: string) =>
-          path === "/auth/verify-email" ? { email, code: "123456", password: "a wrong password" } : { email };
-        // 30 calls a window from one address: the next are refused whoever they name.
-        for (let call = 0; call < 30; call++) await post(path, body(uniqueEmail("filler")), { address });
-        const refused = async (email: string) => {
-          expect((await post(path, body(email), { address })).status).toBe(429);
-        };
-        const share = await shareKnownSlower(
-          150,
-          () => refused(known),
-          (pair) => refused(`nobody-${pair}@example.com`),
-        );
-        expect(share, `P(known slower) = ${share}`).toBeGreaterThanOrEqual(0.4);
-        expect(share, `P(known slower) = ${share}`).toBeLessThanOrEqual(0.6);
-      },
-    );
-  }
 });
 
 describe("a signed-in owner under attack", () => {

@@ -7,9 +7,9 @@
  * probe's latencies beside the same flood.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loginFlood } from "../bench/login-flood.ts";
-import { anonKey, registerUser } from "./support/api.ts";
-import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";
+import { loginFlood } from "../../bench/login-flood.ts";
+import { anonKey, registerUser } from "../support/api.ts";
+import { type ScratchStack, startScratchStack } from "../support/scratch-stack.ts";
 
 let stack: ScratchStack;
 

@@ -7,7 +7,7 @@
  * 300 MB of what it used idle, every such connection must be closed within
  * 45 s, and another user must be served meanwhile.
  *
- * About a minute long, so not part of `npm test`: `npm run test:stress`
+ * About a minute long, so not part of `npm test`: `npm run test:load`
  * (`.ci/run` runs it after the suites). Needs Debian's `slowhttptest`.
  */
 import { spawn } from "node:child_process";
