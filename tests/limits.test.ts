@@ -471,12 +471,12 @@ describe("what the limits keep", () => {
     };
     const rows = async () =>
       (await short.sql<{ count: number }[]>`select count(*)::int as count from app.rate_limits`)[0].count;
-    // 600 unknown emails, each two rows of its own (its failures from the address, and the account's) while
+    // 300 unknown emails, each two rows of its own (its failures from the address, and the account's) while
     // their one-second windows last. Each new count removes up to two expired rows, so the table never holds
-    // much more than one window's worth (kept forever, there would be 1,200 and more).
-    await sweep(300);
+    // much more than one window's worth (kept forever, there would be 600 and more).
+    await sweep(150);
     await new Promise((resolve) => setTimeout(resolve, 1_500));
-    await sweep(300);
-    expect(await rows()).toBeLessThanOrEqual(602);
+    await sweep(150);
+    expect(await rows()).toBeLessThanOrEqual(302);
   });
 });

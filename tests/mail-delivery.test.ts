@@ -120,13 +120,15 @@ describe("reset mails through the provider", () => {
     } finally {
       provider.recover();
     }
+    // As if the 15 s of backoff had passed: the next drain retries it.
+    await stack.sql`
+      update app.mail_outbox set next_attempt_at = now() where recipient = ${user.email} and sent_at is null`;
     const [delivered] = await until(
       () => {
         const found = mailsTo(provider.accepted, user.email);
         return found.length > 0 ? found : undefined;
       },
       "the retried mail",
-      30_000,
     );
     expect(delivered.idempotencyKey).toBe(mailsTo(provider.refused, user.email)[0].idempotencyKey);
     expectSession(
@@ -137,7 +139,7 @@ describe("reset mails through the provider", () => {
       200,
     );
     expect(readFileSync(stack.logFile, "utf8")).toMatch(/"event":"mail delivery failed; will retry"/);
-  }, 45_000);
+  });
 
   it("sends each mail once while several drainers run at the same time", async () => {
     provider.delayMs = 200;
