@@ -111,7 +111,8 @@ describe("npm run admin", () => {
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
-  });
+    // A cluster on disk and two Deno processes: beside two other suites on a PostgreSQL run, more than the default.
+  }, 90_000);
 });
 
 describe("who may call the admin API", () => {

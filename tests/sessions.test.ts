@@ -32,7 +32,7 @@ beforeAll(async () => {
     startScratchStack("sessions", { env: { BCRYPT_COST: "4" } }),
     // Timeouts of seconds, to watch sessions end as they would after days.
     startScratchStack("sessions_short", {
-      env: { BCRYPT_COST: "4", SESSION_IDLE_TIMEOUT_SECONDS: "2", SESSION_MAX_LIFETIME_SECONDS: "3" },
+      env: { BCRYPT_COST: "4", SESSION_IDLE_TIMEOUT_SECONDS: "4", SESSION_MAX_LIFETIME_SECONDS: "6" },
     }),
   ]);
 });
@@ -313,22 +313,24 @@ describe("setting a password with a code", () => {
 describe("timeouts", () => {
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+  // Margins of a second or more either side of each timeout: three suites run at once, and a request can take that.
   it("ends a session that is not refreshed within the idle timeout", async () => {
     const user = await signUp(short);
     expect((await listNotes(user.accessToken, short)).status).toBe(200);
-    await sleep(2_300);
+    await sleep(5_000);
     expectTokenRevoked(await listNotes(user.accessToken, short));
     expectRefused(await refresh(user.refreshToken, short), "session_expired");
   });
 
   it("ends a session at its maximum lifetime however often it is refreshed", async () => {
     const user = await signUp(short);
-    await sleep(1_200);
+    await sleep(2_000);
     const first = expectSession(await refresh(user.refreshToken, short), 200);
-    await sleep(1_200);
+    await sleep(2_000);
     const second = expectSession(await refresh(first.refreshToken, short), 200);
-    // Each refresh was within the 2-second idle timeout, but the session is now past its 3 seconds.
-    await sleep(800);
+    // Each refresh was within the 4-second idle timeout, and the last one's would run to about 8 seconds, but the
+    // session is now past its 6.
+    await sleep(3_000);
     expectTokenRevoked(await listNotes(second.accessToken, short));
     expectRefused(await refresh(second.refreshToken, short), "session_expired");
   });
