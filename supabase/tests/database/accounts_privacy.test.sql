@@ -39,12 +39,13 @@ select is(
     order by 1
   ),
   array['caller_change_position', 'caller_is_active', 'caller_note_count', 'caller_note_count',
-        'caller_note_create_key', 'caller_note_matches', 'caller_verified_as_required', 'claim_note_create_key',
+        'caller_note_create_key', 'caller_note_matches', 'caller_reaches_notes', 'caller_verified_as_required',
+        'claim_note_create_key',
         'create_note_once', 'delete_note_version', 'require_active_caller', 'require_notes_caller',
         'require_notes_writer', 'save_note_version'],
   'authenticated can execute only the checks its policies, listing, search and changes feed use (the writers'' ' ||
   'one locking its account first), its own create keys and its versioned writes: no rate limit, reset, mail, ' ||
-  'numbering or pruning function'
+  'numbering, pruning or second-factor function'
 );
 
 set local role authenticated;

@@ -21,8 +21,8 @@ select table_privs_are('app', 'settings', 'authenticated', array[]::text[],
 select is_empty(
   $$select policyname from pg_policies
     where schemaname = 'public' and tablename in ('notes', 'note_tombstones')
-      and coalesce(qual, with_check) not like '%app.caller_verified_as_required()%'$$,
-  'every notes and tombstone policy asks whether the caller is verified as required'
+      and coalesce(qual, with_check) not like '%app.caller_reaches_notes()%'$$,
+  'every notes and tombstone policy asks whether the caller reaches notes (verified as required, second factor made)'
 );
 
 update app.settings set require_email_verification = true;
