@@ -42,6 +42,8 @@ async function signedInUser(databaseUrl: string): Promise<string> {
         user: { id: account.id, email: account.email, role: "STANDARD_USER" },
         tokenVersion: account.token_version,
         sessionId: account.session_id,
+        // A session of an account with no second factor, as every bench account is.
+        level: { aal: "aal1", startedAt: new Date() },
       },
       new TextEncoder().encode(testJwtSecret),
     );

@@ -54,6 +54,8 @@ export async function loadFixtures(
         user: { id: account.id, email: account.email, role: account.role },
         tokenVersion: account.token_version,
         sessionId: account.session_id,
+        // A session of an account with no second factor, as every bench account is.
+        level: { aal: "aal1", startedAt: new Date() },
       },
       input.jwtSecret,
     );

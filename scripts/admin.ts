@@ -2,7 +2,9 @@
  * `npm run admin -- grant <email>` and `npm run admin -- revoke <email>`:
  * gives an account the role ADMIN, or takes it back. Granting the role is an
  * operator's act, done with access to the database: no API call can make
- * anyone an admin. Runs against DATABASE_URL, or the local stack's embedded
+ * anyone an admin. `npm run admin -- remove-mfa <email>` removes an account's
+ * lost second factor and its recovery codes and ends its sessions (the user
+ * is mailed, and it is on the account's security log). Runs against DATABASE_URL, or the local stack's embedded
  * PGlite (PGLITE_DATA_DIR, `.data/pglite` by default) when it is unset, unless
  * a stack holds it (then it refuses, naming the stack's pid). The
  * change is recorded in the security log (role_granted or role_revoked, with
@@ -55,6 +57,15 @@ export async function setRole(run: RunSql, email: string, role: string): Promise
   return row.changed ? "changed" : "unchanged";
 }
 
+/** Removes the second factor of the account with `email`; answers whether it had one. */
+export async function removeSecondFactor(run: RunSql, email: string): Promise<"removed" | "none"> {
+  const [row] = await run(
+    `select app.remove_second_factor(id) as removed from app.users where email = lower(btrim(${literal(email)}))`,
+  );
+  if (!row) throw new AdminCommandError(`No account has the email address ${email.trim().toLowerCase()}`);
+  return row.removed ? "removed" : "none";
+}
+
 /** The database to change: DATABASE_URL, else the embedded PGlite, refused while a stack holds it open. */
 async function openDatabase(): Promise<{ run: RunSql; where: string; close(): Promise<void> }> {
   const settings = readStackSettings();
@@ -91,18 +102,30 @@ async function openDatabase(): Promise<{ run: RunSql; where: string; close(): Pr
 
 async function main(): Promise<number> {
   const [action, email, ...extra] = Deno.args;
-  if (!(action === "grant" || action === "revoke") || !email || extra.length > 0) {
-    console.error("usage: npm run admin -- grant <email>\n       npm run admin -- revoke <email>");
+  if (!(action === "grant" || action === "revoke" || action === "remove-mfa") || !email || extra.length > 0) {
+    console.error(
+      "usage: npm run admin -- grant <email>\n       npm run admin -- revoke <email>\n" +
+        "       npm run admin -- remove-mfa <email>",
+    );
     return 2;
   }
-  const role = roles[action as Action];
   try {
     const database = await openDatabase();
     try {
-      const outcome = await setRole(database.run, email, role);
+      const address = email.trim().toLowerCase();
+      if (action === "remove-mfa") {
+        const removed = await removeSecondFactor(database.run, email);
+        console.log(
+          removed === "removed"
+            ? `${address} has no second factor now; its sessions ended (${database.where})`
+            : `${address} had no second factor (${database.where})`,
+        );
+        return 0;
+      }
+      const outcome = await setRole(database.run, email, roles[action as Action]);
       const verb = action === "grant" ? "is now an admin" : "is no longer an admin";
       const already = action === "grant" ? "was already an admin" : "was not an admin";
-      console.log(`${email.trim().toLowerCase()} ${outcome === "changed" ? verb : already} (${database.where})`);
+      console.log(`${address} ${outcome === "changed" ? verb : already} (${database.where})`);
       return 0;
     } finally {
       await database.close();

@@ -260,6 +260,31 @@ function probes(
       authorized: true,
       status: 200,
     },
+    { name: "auth-mfa", path: "/auth-mfa", method: "GET", authorized: true, status: 200 },
+    {
+      name: "auth-mfa-enroll",
+      path: "/auth-mfa-enroll",
+      method: "POST",
+      body: { password },
+      authorized: true,
+      status: 201,
+    },
+    // Not the pending factor's id: the statement that reads it finds none.
+    {
+      name: "auth-mfa-activate",
+      path: "/auth-mfa-activate",
+      method: "POST",
+      body: { factorId: "00000000-0000-4000-8000-000000000000", code: "000000" },
+      authorized: true,
+      status: 404,
+    },
+    // The account has no active factor, so its token names none: these answer 404 before any statement.
+    ...[
+      { name: "auth-mfa-verify", body: { code: "000000" } },
+      { name: "auth-mfa-recover", body: { recoveryCode: "aaaaa-bbbbb-ccccc-ddddd" } },
+      { name: "auth-mfa-unenroll", body: { factorId: "00000000-0000-4000-8000-000000000000", code: "000000" } },
+      { name: "auth-mfa-recovery-codes", body: { code: "000000" } },
+    ].map(({ name, body }) => ({ name, path: `/${name}`, method: "POST", body, authorized: true, status: 404 })),
     // The deploy's user is no admin: the role check in Postgres answers 403.
     {
       name: "admin-users",

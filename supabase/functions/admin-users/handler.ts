@@ -13,6 +13,7 @@ import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
 import { BadRequestError, NotFoundError } from "../_shared/http/errors.ts";
 import { listUsers, setUserStatus } from "../_shared/queries/admin-users.ts";
+import { removeSecondFactor } from "../_shared/queries/second-factors.ts";
 import { listSecurityEvents } from "../_shared/queries/security-events.ts";
 import { readJsonBody, readQuery } from "../_shared/http/request.ts";
 import { routeBySubpath } from "../_shared/http/router.ts";
@@ -25,7 +26,8 @@ function adminContextOf(req: Request, info: ConnectionInfo | undefined): AdminCo
 /**
  * `GET /admin-users?query=&status=&limit=&offset=`: accounts, newest first.
  * `POST /admin-users` `{id, status}`: suspends or reactivates one, never an
- * admin's own and never suspends an admin (400). Both answer 403
+ * admin's own and never suspends an admin (400); `{id, removeMfa: true}`
+ * removes its lost second factor and ends its sessions. Both answer 403
  * `admin_required` unless the caller's account is an ADMIN now.
  */
 const users = defineEndpoint({
@@ -49,7 +51,15 @@ const users = defineEndpoint({
       };
       return authSuccess(200, "Users fetched successfully", data);
     }
-    const { id, status } = await readJsonBody(req, setUserStatusBody, getConfig().limits.bodyTimeoutMs);
+    const { id, status, removeMfa } = await readJsonBody(req, setUserStatusBody, getConfig().limits.bodyTimeoutMs);
+    if (removeMfa) {
+      const removal = await withAdminCaller(caller, adminContextOf(req, info), removeSecondFactor(id));
+      if (removal.kind === "unknown-user") throw new NotFoundError("user_not_found", "User not found");
+      if (removal.kind === "no-factor") throw new NotFoundError("factor_not_found", "The user has no second factor");
+      const data: CurrentUser = { payload: removal.user };
+      return authSuccess(200, "Second factor removed", data);
+    }
+    if (!status) throw new BadRequestError("send either status or removeMfa");
     const change = await withAdminCaller(caller, adminContextOf(req, info), setUserStatus({ id, status }));
     if (change.kind === "own-account") {
       const message = "An admin cannot change its own status";

@@ -2,7 +2,7 @@ import { requireCaller } from "../_shared/auth/caller.ts";
 import { clientAddress } from "../_shared/http/client-address.ts";
 import { getConfig } from "../_shared/config/mod.ts";
 import { changePasswordBody } from "../_shared/contract/accounts.ts";
-import { withLiveCaller } from "../_shared/db/caller-transactions.ts";
+import { withFullCaller } from "../_shared/db/caller-transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
 import { changePassword } from "../_shared/queries/accounts.ts";
@@ -33,10 +33,11 @@ export const handler = defineEndpoint({
       }),
       newHash: await hashPassword(newPassword, bcryptCost),
     }));
-    const outcome = await withLiveCaller(
+    const outcome = await withFullCaller(
       caller,
       changePassword({
         userId: caller.sub,
+        callerSessionId: caller.session_id,
         expectedHash,
         newHash,
         address,

@@ -2,7 +2,7 @@ import { requireCaller } from "../_shared/auth/caller.ts";
 import { clientAddress } from "../_shared/http/client-address.ts";
 import { getConfig } from "../_shared/config/mod.ts";
 import { deleteAccountBody, type DeletedAccount } from "../_shared/contract/accounts.ts";
-import { withLiveCaller } from "../_shared/db/caller-transactions.ts";
+import { withFullCaller } from "../_shared/db/caller-transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
 import { deleteAccount } from "../_shared/queries/accounts.ts";
@@ -30,7 +30,7 @@ export const handler = defineEndpoint({
     const client = { address, userAgent: req.headers.get("user-agent") ?? undefined, via: "delete_account" as const };
     const expectedHash = await withPasswordAdmission(() => checkReenteredPassword(caller, password, client));
     // False when the password changed since it was checked: the one given is no longer it.
-    const deleted = await withLiveCaller(caller, deleteAccount({ userId: caller.sub, expectedHash }));
+    const deleted = await withFullCaller(caller, deleteAccount({ userId: caller.sub, expectedHash }));
     if (!deleted) throw wrongPassword();
     const data: DeletedAccount = { id: caller.sub };
     return authSuccess(200, "Account deleted", data);

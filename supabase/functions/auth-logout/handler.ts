@@ -1,7 +1,7 @@
 import { requireCaller } from "../_shared/auth/caller.ts";
 import { getConfig } from "../_shared/config/mod.ts";
 import { type LoggedOut, logoutBody } from "../_shared/contract/accounts.ts";
-import { withLiveCaller } from "../_shared/db/caller-transactions.ts";
+import { withFullCaller, withLiveCaller } from "../_shared/db/caller-transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
 import { endSessions } from "../_shared/queries/sessions.ts";
@@ -19,7 +19,9 @@ export const handler = defineEndpoint({
   handle: async (req) => {
     const caller = await requireCaller(req);
     const { scope } = await readOptionalJsonBody(req, logoutBody, getConfig().limits.bodyTimeoutMs);
-    const data: LoggedOut = { scope, sessionsEnded: await withLiveCaller(caller, endSessions(caller, scope)) };
+    // Its own session a caller may always end; ending the account's others needs the second step made.
+    const guarded = scope === "local" ? withLiveCaller : withFullCaller;
+    const data: LoggedOut = { scope, sessionsEnded: await guarded(caller, endSessions(caller, scope)) };
     return authSuccess(200, "Signed out", data);
   },
 });

@@ -11,6 +11,13 @@ import { handler as register } from "../auth-register/handler.ts";
 import { handler as requestPasswordReset } from "../auth-request-password-reset/handler.ts";
 import { handler as resendVerification } from "../auth-resend-verification/handler.ts";
 import { handler as verifyEmail } from "../auth-verify-email/handler.ts";
+import { handler as mfa } from "../auth-mfa/handler.ts";
+import { handler as mfaActivate } from "../auth-mfa-activate/handler.ts";
+import { handler as mfaEnroll } from "../auth-mfa-enroll/handler.ts";
+import { handler as mfaRecover } from "../auth-mfa-recover/handler.ts";
+import { handler as mfaRecoveryCodes } from "../auth-mfa-recovery-codes/handler.ts";
+import { handler as mfaUnenroll } from "../auth-mfa-unenroll/handler.ts";
+import { handler as mfaVerify } from "../auth-mfa-verify/handler.ts";
 import { routeBySubpath } from "../_shared/http/router.ts";
 
 /** `/auth/<action>`: the interface's paths, served by the same handlers as the single-purpose functions. */
@@ -28,4 +35,11 @@ export const handler = routeBySubpath("auth", {
   "/change-password": changePassword,
   "/delete-account": deleteAccount,
   "/events": events,
+  "/mfa": mfa,
+  "/mfa/enroll": mfaEnroll,
+  "/mfa/activate": mfaActivate,
+  "/mfa/verify": mfaVerify,
+  "/mfa/recover": mfaRecover,
+  "/mfa/unenroll": mfaUnenroll,
+  "/mfa/recovery-codes": mfaRecoveryCodes,
 });

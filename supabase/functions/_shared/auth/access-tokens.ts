@@ -11,9 +11,17 @@
  * ```
  */
 import { errors, jwtVerify, SignJWT } from "jose";
+import { z } from "zod";
 import { limits } from "../contract/common.ts";
 import type { User } from "../contract/accounts.ts";
 import { InvalidTokenError } from "../http/errors.ts";
+import type { SecondFactorMethod, SessionLevel } from "../queries/sessions.ts";
+
+const secondFactorClaim = z.object({ id: z.uuid(), sealed: z.string().max(200), key_id: z.string().max(32) })
+  .nullable();
+const amrClaim = z.array(
+  z.object({ method: z.enum(["password", "totp", "recovery_code"]), timestamp: z.number().int() }),
+).max(2);
 
 const algorithm = "HS256";
 const audience = "authenticated";
@@ -39,6 +47,19 @@ export interface AccessClaims {
    * sign-out or a timeout ends it on its next use.
    */
   session_id: string;
+  /**
+   * The session's level (Supabase's claim): `aal1` after a password, `aal2`
+   * after the second factor too. Postgres reads the level from the session
+   * itself; the claim tells the app, and a token without it counts as `aal1`.
+   */
+  aal: SessionLevel["aal"];
+  /** How and when the session was authenticated, as Supabase's `amr` claim lists it. */
+  amr: { method: "password" | SecondFactorMethod; timestamp: number }[];
+  /**
+   * The account's active second factor: its id and its secret, sealed (`sealed-secrets.ts`), so that checking a
+   * code needs no read of the factor. Absent while the account has none.
+   */
+  second_factor?: { id: string; sealed: string; key_id: string };
   iat: number;
   exp: number;
 }
@@ -49,12 +70,12 @@ export interface SignedToken {
   expiresAt: Date;
 }
 
-/** Signs a token for the user's session that expires `limits.accessTokenSeconds` after issue. */
+/** Signs a token for the user's session, at its level, that expires `limits.accessTokenSeconds` after issue. */
 export async function signAccessToken(
-  account: { user: Pick<User, "id" | "email" | "role">; tokenVersion: number; sessionId: string },
+  account: { user: Pick<User, "id" | "email" | "role">; tokenVersion: number; sessionId: string; level: SessionLevel },
   secret: Uint8Array,
 ): Promise<SignedToken> {
-  const { user, tokenVersion, sessionId } = account;
+  const { user, tokenVersion, sessionId, level } = account;
   const issuedAt = Math.floor(Date.now() / 1000);
   const expiresAt = issuedAt + limits.accessTokenSeconds;
   const jwt = await new SignJWT({
@@ -63,6 +84,7 @@ export async function signAccessToken(
     app_role: user.role,
     token_version: tokenVersion,
     session_id: sessionId,
+    ...levelClaims(level),
   })
     .setProtectedHeader({ alg: algorithm, typ: "JWT" })
     .setSubject(user.id)
@@ -71,6 +93,21 @@ export async function signAccessToken(
     .setExpirationTime(expiresAt)
     .sign(secret);
   return { jwt, expiresAt: new Date(expiresAt * 1000) };
+}
+
+/** The `aal`, `amr` and `second_factor` claims of a session at `level`. */
+function levelClaims(level: SessionLevel): Pick<AccessClaims, "aal" | "amr" | "second_factor"> {
+  const seconds = (at: Date) => Math.floor(at.getTime() / 1000);
+  return {
+    aal: level.aal,
+    amr: [
+      { method: "password", timestamp: seconds(level.startedAt) },
+      ...(level.secondFactor ? [{ method: level.secondFactor.method, timestamp: seconds(level.secondFactor.at) }] : []),
+    ],
+    ...(level.factor
+      ? { second_factor: { id: level.factor.id, sealed: level.factor.sealed, key_id: level.factor.keyId } }
+      : {}),
+  };
 }
 
 /** A UUID in its canonical text form, as Postgres prints one: the source of a pattern, to build others with. */
@@ -116,12 +153,14 @@ async function verifyWithJose(jwt: string, secret: Uint8Array): Promise<AccessCl
       requiredClaims: ["sub", "exp", "iat", "role", "session_id"],
     });
     const { sub, email, app_role: appRole, token_version: tokenVersion = 0, session_id: sessionId, iat, exp } = payload;
+    const secondFactor = secondFactorClaim.safeParse(payload.second_factor ?? null);
     if (
       payload.role !== "authenticated" || !sub || !uuidPattern.test(sub) || !iat || !exp ||
       typeof sessionId !== "string" || !uuidPattern.test(sessionId) ||
       // Issued in the future (beyond clock skew): not a token this service signed now.
       iat > Date.now() / 1000 + maxClockSkewSeconds ||
-      typeof tokenVersion !== "number" || !Number.isSafeInteger(tokenVersion) || tokenVersion < 0
+      typeof tokenVersion !== "number" || !Number.isSafeInteger(tokenVersion) || tokenVersion < 0 ||
+      !secondFactor.success
     ) {
       throw new InvalidTokenError("token_invalid");
     }
@@ -133,6 +172,9 @@ async function verifyWithJose(jwt: string, secret: Uint8Array): Promise<AccessCl
       app_role: appRole === "ADMIN" ? "ADMIN" : "STANDARD_USER",
       token_version: tokenVersion,
       session_id: sessionId,
+      aal: payload.aal === "aal2" ? "aal2" : "aal1",
+      amr: amrClaim.safeParse(payload.amr).data ?? [],
+      ...(secondFactor.data ? { second_factor: secondFactor.data } : {}),
       iat,
       exp,
     };

@@ -11,7 +11,12 @@
  */
 
 /** What each derived key is for; the label is part of the derivation. */
-export type KeyPurpose = "refresh token" | "email verification code" | "password reset code" | "device token";
+export type KeyPurpose =
+  | "refresh token"
+  | "email verification code"
+  | "password reset code"
+  | "device token"
+  | "recovery code";
 
 const encoder = new TextEncoder();
 
@@ -38,3 +43,10 @@ async function derive(jwtSecret: Uint8Array, purpose: KeyPurpose): Promise<Crypt
 }
 
 const hmac = { name: "HMAC", hash: "SHA-256" } as const;
+
+/** Hex HMAC-SHA256 of `input` under the key of `purpose`: how codes are stored and compared. */
+export async function hexMac(jwtSecret: Uint8Array, purpose: KeyPurpose, input: string): Promise<string> {
+  const key = await derivedKey(jwtSecret, purpose);
+  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode(input)));
+  return Array.from(mac, (byte) => byte.toString(16).padStart(2, "0")).join("");
+}

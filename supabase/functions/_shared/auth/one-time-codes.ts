@@ -14,7 +14,7 @@
  * ```
  */
 import { limits } from "../contract/common.ts";
-import { derivedKey, type KeyPurpose } from "./derived-keys.ts";
+import { hexMac } from "./derived-keys.ts";
 
 export const resetCodePolicy = { ttlMinutes: 15, attempts: 5 } as const;
 export const verificationCodePolicy = { ttlHours: 24, attempts: 5 } as const;
@@ -46,21 +46,12 @@ export function verificationCodeMail(code: string) {
   };
 }
 
-const encoder = new TextEncoder();
-
-/** Hex HMAC-SHA256 of `input` under the key of `purpose`. */
-async function codeMac(jwtSecret: Uint8Array, purpose: KeyPurpose, input: string): Promise<string> {
-  const key = await derivedKey(jwtSecret, purpose);
-  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode(input)));
-  return Array.from(mac, (byte) => byte.toString(16).padStart(2, "0")).join("");
-}
-
 /** How a verification code for `email` is stored and compared: the HMAC of the address and the code. */
 export function verificationCodeHash(jwtSecret: Uint8Array, email: string, code: string): Promise<string> {
-  return codeMac(jwtSecret, "email verification code", `${email}\n${code}`);
+  return hexMac(jwtSecret, "email verification code", `${email}\n${code}`);
 }
 
 /** How a reset code is stored and compared: the HMAC of the code alone (the drainer makes codes before it knows whose). */
 export function resetCodeHash(jwtSecret: Uint8Array, code: string): Promise<string> {
-  return codeMac(jwtSecret, "password reset code", code);
+  return hexMac(jwtSecret, "password reset code", code);
 }

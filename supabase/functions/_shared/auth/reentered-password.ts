@@ -1,6 +1,7 @@
 /**
- * A password re-entered by a signed-in user to change it or delete the
- * account: counted against the session's own small limit
+ * A password re-entered by a signed-in user to change it, delete the account
+ * or add a second factor (behind the full caller check: a session that has not
+ * made its second step cannot try): counted against the session's own small limit
  * (`REENTRY_MAX_PER_SESSION`), committed before the hash is checked, so a
  * stolen access token gets a handful of guesses, while the account's cap of
  * failed logins, which anyone can fill by guessing, never refuses the
@@ -14,7 +15,7 @@
 import { tooManyAttempts } from "./login-refusals.ts";
 import type { Caller } from "./caller.ts";
 import { getConfig } from "../config/mod.ts";
-import { withLiveCaller } from "../db/caller-transactions.ts";
+import { withFullCaller } from "../db/caller-transactions.ts";
 import { TooManyRequestsError, UnauthorizedError } from "../http/errors.ts";
 import { verifyPassword } from "./passwords.ts";
 import { passwordReentry, recordLoginFailure } from "../queries/accounts.ts";
@@ -28,18 +29,22 @@ import { passwordReentry, recordLoginFailure } from "../queries/accounts.ts";
 export async function checkReenteredPassword(
   caller: Caller,
   password: string,
-  client: { address: string | undefined; userAgent: string | undefined; via: "change_password" | "delete_account" },
+  client: {
+    address: string | undefined;
+    userAgent: string | undefined;
+    via: "change_password" | "delete_account" | "second_factor_enroll";
+  },
 ): Promise<string> {
   const { bcryptCost, limits } = getConfig();
   const { address, userAgent, via } = client;
-  const attempt = await withLiveCaller(
+  const attempt = await withFullCaller(
     caller,
     passwordReentry({ email: caller.email, sessionId: caller.session_id, limits }),
   );
   if (attempt.retryAfter > 0) throw new TooManyRequestsError(tooManyAttempts, attempt.retryAfter);
   if (!attempt.passwordHash || !await verifyPassword(password, attempt.passwordHash, bcryptCost)) {
     // On the account's security log as a failed login, made through this request.
-    await withLiveCaller(caller, recordLoginFailure({ email: caller.email, address, userAgent, details: { via } }));
+    await withFullCaller(caller, recordLoginFailure({ email: caller.email, address, userAgent, details: { via } }));
     throw wrongPassword();
   }
   return attempt.passwordHash;

@@ -1,8 +1,8 @@
 /**
  * The `data` that login, register, create-password and refresh answer with:
  * the user, a fresh access token in the `"Bearer <jwt>"` form of
- * interface.md, when that token expires, and the session's current refresh
- * token.
+ * interface.md, when that token expires, the session's current refresh
+ * token, and whether the second step of the sign-in is still to come.
  */
 import type { SessionSettings } from "../config/mod.ts";
 import { bearer, type Session } from "../contract/accounts.ts";
@@ -21,7 +21,7 @@ import { userAgentOf } from "../http/client-address.ts";
 export async function sessionFor(account: Account, grant: SessionGrant, jwtSecret: Uint8Array): Promise<Session> {
   const { deviceGeneration } = grant;
   const [{ jwt, expiresAt }, refreshToken, deviceToken] = await Promise.all([
-    signAccessToken({ ...account, sessionId: grant.sessionId }, jwtSecret),
+    signAccessToken({ ...account, sessionId: grant.sessionId, level: grant.level }, jwtSecret),
     issueRefreshToken(grant, jwtSecret),
     deviceGeneration === undefined ? undefined : issueDeviceToken(account.user.id, deviceGeneration, jwtSecret),
   ]);
@@ -30,6 +30,9 @@ export async function sessionFor(account: Account, grant: SessionGrant, jwtSecre
     accessToken: bearer(jwt),
     expiresAt: expiresAt.toISOString(),
     refreshToken,
+    // The account has a factor and this session has not made the second step: only POST /auth/mfa/verify (or
+    // /auth/mfa/recover), GET /auth/user and a sign-out answer it.
+    mfaRequired: grant.level.aal === "aal1" && grant.level.factor !== undefined,
     ...(deviceToken ? { deviceToken } : {}),
   };
 }

@@ -107,6 +107,15 @@ export const session = z.object({
     description: "opaque; send it to POST /auth/refresh for a new accessToken before or after expiresAt. " +
       "Each refresh answers a new one and retires this one.",
   }),
+  /**
+   * True while the account has a second factor and this session has not made the second step
+   * (`POST /auth/mfa/verify`): until then it reaches no note and no account call.
+   */
+  mfaRequired: z.boolean().meta({
+    description: "true while the account has a second factor and this session has not made the second step " +
+      "(POST /auth/mfa/verify or /auth/mfa/recover): until then only those, GET /auth/user and a local sign-out " +
+      "answer it, every other call 403 mfa_required",
+  }),
   /** On every sign-in (not on refresh): this device's token, for the client to keep and send with its next logins. */
   deviceToken: z.string().optional().meta({
     description: "every sign-in answers one (a refresh does not): keep the newest on this device and send it as " +
@@ -235,6 +244,12 @@ export const securityEventTypes = [
   "role_granted",
   "role_revoked",
   "account_deleted",
+  "second_factor_added",
+  "second_factor_removed",
+  "second_factor_failed",
+  "second_factor_locked",
+  "recovery_code_used",
+  "recovery_codes_replaced",
 ] as const;
 export type SecurityEventType = (typeof securityEventTypes)[number];
 

@@ -36,8 +36,20 @@ export const listUsersQuery = z.object({
 });
 export type ListUsersQuery = z.infer<typeof listUsersQuery>;
 
-/** Body of `POST /admin-users`: suspend (`SUSPENDED`) or reactivate (`ACTIVE`) an account. */
-export const setUserStatusBody = z.object({ id: text("id"), status: userStatus });
+/**
+ * Body of `POST /admin-users`: suspend (`SUSPENDED`) or reactivate (`ACTIVE`) an account, or remove its lost
+ * second factor (`removeMfa: true`): one of the two.
+ */
+export const setUserStatusBody = z.object({
+  id: text("id"),
+  status: userStatus.optional(),
+  removeMfa: z.literal(true, { error: "removeMfa must be true" }).optional().meta({
+    description: "true removes the account's second factor and its recovery codes, and ends its sessions",
+  }),
+}).refine((body) => (body.status === undefined) !== (body.removeMfa === undefined), {
+  error: "send either status or removeMfa",
+  path: ["status"],
+});
 export type SetUserStatusBody = z.infer<typeof setUserStatusBody>;
 
 /** The `code` of a 403 from an admin endpoint: the caller's account is not an ADMIN (now). */

@@ -24,6 +24,7 @@ export {
 } from "./error-codes.ts";
 export { limits, noteStatuses, type Pagination, pagination, userRoles, userStatuses } from "./common.ts";
 export * from "./accounts.ts";
+export * from "./second-factor.ts";
 export * from "./notes.ts";
 export * from "./admin.ts";
 export * from "./envelopes.ts";

@@ -2,7 +2,8 @@
  * Transactions on behalf of a signed-in caller: the opening statement takes on
  * the caller's role and claims and checks in Postgres that the caller may act
  * (a live session, an active account, a verified address where required, the
- * admin role for admin work), all in the transaction's one round trip.
+ * second factor where the account has one, the admin role for admin work),
+ * all in the transaction's one round trip.
  *
  * @example
  * ```ts
@@ -26,6 +27,12 @@ const revokedCaller = "PT401";
 const unverifiedCaller = "PT403";
 /** SQLSTATE of `app.require_admin()`: the caller's account does not have the role ADMIN. */
 const notAdmin = "PTADM";
+/** SQLSTATE of the opening statements: the account has a second factor and the caller's session has not made it. */
+const secondFactorRequired = "PTMFA";
+
+/** The message of 403 `mfa_required`: what the caller must do. */
+export const mfaRequiredMessage =
+  "Second factor required: send a code of the authenticator app to POST /auth/mfa/verify";
 /** SQLSTATE of a write that refers to a row that is gone. */
 const foreignKeyViolation = "23503";
 
@@ -64,20 +71,37 @@ export function withCallerTransaction<Row, Result>(
 
 /**
  * Runs `query` as the connection's own role (for the account tables), behind
- * the same check of the caller as `withCallerTransaction`, in one round trip:
- * the statements of auth endpoints that act for a signed-in caller (sign-out,
- * the sessions list, the user record).
+ * the check that the caller is signed in (`app.require_active_caller()`), in
+ * one round trip: the calls a session that has not made its second step may
+ * make too (the user record, a local sign-out, the second step itself).
  */
 export function withLiveCaller<Row, Result>(
   claims: CallerClaims,
   query: Query<Row, Result>,
   ...guards: Statement[]
 ): Promise<Result> {
-  return guardedByCaller(query, {
-    text: `with session as (select set_config('request.jwt.claims', $1, true))
-           select app.require_active_caller() from session`,
+  return guardedByCaller(query, callerCheck("app.require_active_caller", claims), ...guards);
+}
+
+/**
+ * As `withLiveCaller`, behind `app.require_full_caller()`: the caller's
+ * session has also made the second step where the account has a factor (else
+ * 403 `mfa_required`). The account calls: sessions, password, deletion,
+ * security log, the factor's management.
+ */
+export function withFullCaller<Row, Result>(
+  claims: CallerClaims,
+  query: Query<Row, Result>,
+  ...guards: Statement[]
+): Promise<Result> {
+  return guardedByCaller(query, callerCheck("app.require_full_caller", claims), ...guards);
+}
+
+function callerCheck(check: "app.require_active_caller" | "app.require_full_caller", claims: CallerClaims): Statement {
+  return {
+    text: `with session as (select set_config('request.jwt.claims', $1, true)) select ${check}() from session`,
     values: [JSON.stringify(claims)],
-  }, ...guards);
+  };
 }
 
 /** Where an admin's request comes from, recorded with the security events its statement causes. */
@@ -123,6 +147,7 @@ async function guardedByCaller<Row, Result>(
       throw new ForbiddenError("email_not_verified", "Email address not verified");
     }
     if (pgErrorCode(error) === notAdmin) throw new ForbiddenError("admin_required", "Admin role required");
+    if (pgErrorCode(error) === secondFactorRequired) throw new ForbiddenError("mfa_required", mfaRequiredMessage);
     throw error;
   }
 }

@@ -212,10 +212,13 @@ export type PasswordChange =
  * which ends every session of the account; then starts the caller's new one
  * and clears the email's failed logins from `address`, as a login would (the
  * re-entered password counted against the session, never the account's cap).
+ * The new session has the level of the caller's (`callerSessionId`): a caller
+ * who made the second step keeps it.
  */
 export function changePassword(
   input: {
     userId: string;
+    callerSessionId: string;
     expectedHash: string;
     newHash: string;
     address: string | undefined;
@@ -226,14 +229,21 @@ export function changePassword(
     text: `with changed as (
              select * from app.change_password($1, $2, $3)
            ), started as (
-             select s.* from changed cross join lateral ${startSessionCall("changed.id", 5)} s
+             select s.* from changed cross join lateral ${startSessionCall("changed.id", 5, "$9::uuid")} s
              where changed.outcome = 'changed'
            ), cleared as (
              delete from app.rate_limits r using changed
              where changed.outcome = 'changed' and r.bucket = 'login-failure' and r.key = changed.email || ' ' || $4
            )
            select changed.*, started.* from changed left join started on true`,
-    values: [input.userId, input.expectedHash, input.newHash, input.address ?? null, ...sessionValues(input.session)],
+    values: [
+      input.userId,
+      input.expectedHash,
+      input.newHash,
+      input.address ?? null,
+      ...sessionValues(input.session),
+      input.callerSessionId,
+    ],
     read: ([row]) =>
       row.outcome === "changed"
         ? { kind: "changed", account: toAccount(row as AccountRow), session: grantOf(row as SessionColumns) }

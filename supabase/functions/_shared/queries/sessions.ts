@@ -15,10 +15,25 @@ import type { CallerClaims } from "../db/caller-transactions.ts";
 import type { Query } from "../db/transactions.ts";
 import { type Account, accountColumns, type AccountRow, toAccount } from "./account-rows.ts";
 
+/** How the second step of a sign-in was made: a code of the authenticator, or a recovery code. */
+export type SecondFactorMethod = "totp" | "recovery_code";
+
+/** A session's level, as its access tokens state it (`app.session_level`). */
+export interface SessionLevel {
+  /** `aal2` once the second step was made; a session's level never changes. */
+  aal: "aal1" | "aal2";
+  /** When the session started (the password was proved). */
+  startedAt: Date;
+  secondFactor?: { method: SecondFactorMethod; at: Date };
+  /** The account's active factor, sealed, for the token: a code is checked against it with no read. */
+  factor?: { id: string; sealed: string; keyId: string };
+}
+
 /** A live session as the statement that started or refreshed it returns it. */
 export interface SessionGrant {
   sessionId: string;
   generation: number;
+  level: SessionLevel;
   /** Set when the statement signed the user in: the device token the answer carries is of this generation. */
   deviceGeneration?: number;
 }
@@ -36,15 +51,26 @@ export interface SessionColumns {
   session_generation: number;
   /** Only from `app.start_session`: the account's device generation, for the sign-in's device token. */
   device_generation?: number;
+  session_aal: SessionLevel["aal"];
+  session_started_at: Date;
+  second_factor: SecondFactorMethod | null;
+  second_factor_at: Date | null;
+  factor_id: string | null;
+  factor_sealed: string | null;
+  factor_key_id: string | null;
 }
 
 /**
  * `app.start_session(...)` for the user id `ownerExpression`, its other four
- * arguments at `$firstParameter` onwards; pair it with `sessionValues`.
+ * arguments at `$firstParameter` onwards; pair it with `sessionValues`. With
+ * `inheritFrom` (an SQL expression naming a live session of the account) the
+ * new session takes that session's level: a caller who proved the password
+ * again keeps the second step it made.
  */
-export function startSessionCall(ownerExpression: string, firstParameter: number): string {
+export function startSessionCall(ownerExpression: string, firstParameter: number, inheritFrom?: string): string {
   const [idle, max, userAgent, address] = [0, 1, 2, 3].map((offset) => `$${firstParameter + offset}`);
-  return `app.start_session(${ownerExpression}, ${idle}, ${max}, ${userAgent}, ${address})`;
+  const inherited = inheritFrom ? `, null, ${inheritFrom}` : "";
+  return `app.start_session(${ownerExpression}, ${idle}, ${max}, ${userAgent}, ${address}${inherited})`;
 }
 
 /** The values of `startSessionCall`'s parameters, in order. */
@@ -54,7 +80,21 @@ export function sessionValues(session: NewSession): unknown[] {
 }
 
 export function grantOf(row: SessionColumns): SessionGrant {
-  return { sessionId: row.session_id, generation: row.session_generation, deviceGeneration: row.device_generation };
+  return {
+    sessionId: row.session_id,
+    generation: row.session_generation,
+    deviceGeneration: row.device_generation,
+    level: {
+      aal: row.session_aal,
+      startedAt: row.session_started_at,
+      ...(row.second_factor && row.second_factor_at
+        ? { secondFactor: { method: row.second_factor, at: row.second_factor_at } }
+        : {}),
+      ...(row.factor_id && row.factor_sealed && row.factor_key_id
+        ? { factor: { id: row.factor_id, sealed: row.factor_sealed, keyId: row.factor_key_id } }
+        : {}),
+    },
+  };
 }
 
 /** What a refresh found: a new grant for the account, or why not (each a 401 `code`). */
