@@ -12,6 +12,8 @@
 import type { z } from "zod";
 import {
   accountEventsQuery,
+  activateBody,
+  activation,
   changeList,
   changePasswordBody,
   createNoteBody,
@@ -23,7 +25,10 @@ import {
   deleteNoteQuery,
   endedSession,
   endSessionQuery,
+  enrollBody,
+  enrollment,
   type EnvelopeKind,
+  factorList,
   getNoteQuery,
   idempotencyKey,
   idempotencyKeyHeader,
@@ -38,6 +43,10 @@ import {
   note,
   noteList,
   passwordResetRequested,
+  recoverBody,
+  recovery,
+  recoveryCodes,
+  recoveryCodesBody,
   refreshBody,
   registerBody,
   requestPasswordResetBody,
@@ -48,8 +57,11 @@ import {
   session,
   sessionList,
   setUserStatusBody,
+  unenrollBody,
+  unenrolled,
   verificationRequested,
   verifyEmailBody,
+  verifyFactorBody,
 } from "../supabase/functions/_shared/contract/mod.ts";
 
 export interface OperationSpec {
@@ -83,6 +95,13 @@ export interface OperationSpec {
 const always = [405, 500, 503] as const;
 // Statuses of any JSON body: invalid, not arrived within the deadline, too large, not JSON.
 const bodyErrors = [400, 408, 413, 415] as const;
+
+// A session that has not made the second step gets 403 mfa_required from every notes and account call but a few.
+const secondStepNeeded = " A session of an account with an active second factor that has not made the second step " +
+  "(POST /auth/mfa/verify or /auth/mfa/recover) gets 403 mfa_required.";
+const codeRules = "A code is the authenticator's 6 digits for the current 30-second step (one step either side is " +
+  "accepted, so ±30 s of clock drift) and is accepted once: a step already used is refused. 5 wrong codes lock the " +
+  "factor for 15 minutes for every caller and every session (429 with Retry-After), the right code included. ";
 
 const adminOnly = "Only for a caller whose account is an ADMIN when the request arrives (the role is read from " +
   "the database on every request; a token issued before a revocation is refused with 403 admin_required). ";
@@ -164,10 +183,11 @@ export const operations = {
     summary: "Sign out",
     description: "Ends the caller's session (scope local, the default; the body may be omitted), every other " +
       "session of the account (others) or all of them (global). Their access and refresh tokens are refused " +
-      "from their next use.",
+      "from their next use. A session that has not made the second step of an account with an active " +
+      "second factor may end only itself (scope local); others and global get 403 mfa_required.",
     body: logoutBody,
     success: { status: 200, data: loggedOut },
-    errors: [...bodyErrors, 401, ...always],
+    errors: [...bodyErrors, 401, 403, ...always],
   },
   listSessions: {
     method: "GET",
@@ -176,9 +196,10 @@ export const operations = {
     envelope: "auth",
     bearer: true,
     summary: "List the account's sessions",
-    description: "The account's live sessions, the most recently refreshed first; the caller's own is current.",
+    description: "The account's live sessions, the most recently refreshed first; the caller's own is current." +
+      secondStepNeeded,
     success: { status: 200, data: sessionList },
-    errors: [400, 401, ...always],
+    errors: [400, 401, 403, ...always],
   },
   revokeSession: {
     method: "DELETE",
@@ -188,10 +209,10 @@ export const operations = {
     bearer: true,
     summary: "End one session",
     description: "Ends one live session of the caller's account; its tokens are refused from their next use. " +
-      "Another user's session, an ended one, or an id that is no session is a 404.",
+      "Another user's session, an ended one, or an id that is no session is a 404." + secondStepNeeded,
     query: endSessionQuery,
     success: { status: 200, data: endedSession },
-    errors: [400, 401, 404, ...always],
+    errors: [400, 401, 403, 404, ...always],
   },
   verifyEmail: {
     method: "POST",
@@ -231,10 +252,11 @@ export const operations = {
     summary: "Change the password",
     description: "Sets a new password for the signed-in user who knows the current one, and answers a fresh " +
       "session, as login. Every other session and token of the account is refused from its next request. A wrong " +
-      "current password is 401 invalid_credentials and counts toward the login limits (429 past them).",
+      "current password is 401 invalid_credentials and counts toward the login limits (429 past them)." +
+      secondStepNeeded,
     body: changePasswordBody,
     success: { status: 200, data: session },
-    errors: [...bodyErrors, 401, 429, ...always],
+    errors: [...bodyErrors, 401, 403, 429, ...always],
   },
   deleteAccount: {
     method: "POST",
@@ -245,10 +267,10 @@ export const operations = {
     summary: "Delete the account",
     description: "Erases the signed-in user's account, its notes, sessions, codes and queued mails in one " +
       "transaction; the password is re-entered. A wrong password is 401 invalid_credentials, counts toward the " +
-      "login limits (429 past them) and deletes nothing. The address can then register again.",
+      "login limits (429 past them) and deletes nothing. The address can then register again." + secondStepNeeded,
     body: deleteAccountBody,
     success: { status: 200, data: deletedAccount },
-    errors: [...bodyErrors, 401, 429, ...always],
+    errors: [...bodyErrors, 401, 403, 429, ...always],
   },
   getUser: {
     method: "GET",
@@ -271,10 +293,114 @@ export const operations = {
     description: "The caller's own security events (sign-ups, sign-ins and failed ones, password changes, " +
       "sessions started and ended, suspensions, ...), newest first, a page at a time: pass the last id seen " +
       "as before. An event an admin caused names the admin as actorId, without its address or user agent. " +
-      "Kept 90 days by default.",
+      "Kept 90 days by default." + secondStepNeeded,
     query: securityEventsQuery,
     success: { status: 200, data: securityEventList },
-    errors: [400, 401, ...always],
+    errors: [400, 401, 403, ...always],
+  },
+  mfaEnroll: {
+    method: "POST",
+    functionName: "auth-mfa-enroll",
+    interfacePath: "/auth/mfa/enroll",
+    envelope: "auth",
+    bearer: true,
+    summary: "Start enrolling a second factor",
+    description: "Starts an authenticator-app factor (TOTP) for the signed-in user, with the password re-entered " +
+      "(a wrong one is 401 invalid_credentials and counts toward the login limits, 429 past them). Answers the " +
+      "pending factor's id, an otpauth URL to show as a QR code and the same secret in base32 to type by hand; " +
+      "they are answered this once. The factor does nothing until its first code activates it; a new enrolment " +
+      "replaces a pending one, and an account with an active factor gets 409 factor_exists (remove it first)." +
+      secondStepNeeded,
+    body: enrollBody,
+    success: { status: 201, data: enrollment },
+    errors: [...bodyErrors, 401, 403, 409, 429, ...always],
+  },
+  mfaActivate: {
+    method: "POST",
+    functionName: "auth-mfa-activate",
+    interfacePath: "/auth/mfa/activate",
+    envelope: "auth",
+    bearer: true,
+    summary: "Activate the second factor with its first code",
+    description: "Activates the pending factor with a code of the authenticator app and answers a new session that " +
+      "has made the second step, as login answers, with 10 recovery codes: each works once instead of a code, " +
+      "and they are shown this once. A wrong code is 400 invalid_code; a factor that is not the caller's pending " +
+      "one is 404 factor_not_found. " + codeRules + "From then on every sign-in of the account needs the second step.",
+    body: activateBody,
+    success: { status: 200, data: activation },
+    errors: [...bodyErrors, 401, 403, 404, 429, ...always],
+  },
+  mfaVerify: {
+    method: "POST",
+    functionName: "auth-mfa-verify",
+    interfacePath: "/auth/mfa/verify",
+    envelope: "auth",
+    bearer: true,
+    summary: "Make the second step of a sign-in with a code",
+    description: "Takes a session whose mfaRequired is true and a code of the " +
+      "authenticator app, and answers a new session that has made the second step, as login answers; the " +
+      "first session ends and the new one takes its place. A wrong code is 400 invalid_code; an account without an " +
+      "active factor is 404 factor_not_found. " + codeRules.trimEnd(),
+    body: verifyFactorBody,
+    success: { status: 200, data: session },
+    errors: [...bodyErrors, 401, 404, 429, ...always],
+  },
+  mfaRecover: {
+    method: "POST",
+    functionName: "auth-mfa-recover",
+    interfacePath: "/auth/mfa/recover",
+    envelope: "auth",
+    bearer: true,
+    summary: "Make the second step of a sign-in with a recovery code",
+    description: "As verify, with one of the recovery codes instead of a code, for a user without the authenticator " +
+      "app. Each recovery code works once; the answer says how many remain (recoveryCodesLeft). A wrong or used " +
+      "recovery code is 400 invalid_code and counts toward the same lock as wrong codes (5 lock the factor 15 " +
+      "minutes, 429 with Retry-After); an account without an active factor is 404 factor_not_found.",
+    body: recoverBody,
+    success: { status: 200, data: recovery },
+    errors: [...bodyErrors, 401, 404, 429, ...always],
+  },
+  mfaList: {
+    method: "GET",
+    functionName: "auth-mfa",
+    interfacePath: "/auth/mfa",
+    envelope: "auth",
+    bearer: true,
+    summary: "The account's second factors",
+    description: "The caller's factors (at most one active, or one pending enrolment), each with when it was made " +
+      "and last used, and how many unused recovery codes remain." + secondStepNeeded,
+    success: { status: 200, data: factorList },
+    errors: [400, 401, 403, ...always],
+  },
+  mfaUnenroll: {
+    method: "POST",
+    functionName: "auth-mfa-unenroll",
+    interfacePath: "/auth/mfa/unenroll",
+    envelope: "auth",
+    bearer: true,
+    summary: "Remove the second factor",
+    description: "Removes the account's factor and its recovery codes. It needs a session that has made the second " +
+      "step (else 403 mfa_required) and, in the body, a current code or one recovery code (exactly one of the " +
+      "two), so a stolen token alone cannot. Every other session of the account ends. A wrong code is 400 " +
+      "invalid_code; a factorId that is not the account's factor is 404 factor_not_found. " + codeRules.trimEnd(),
+    body: unenrollBody,
+    success: { status: 200, data: unenrolled },
+    errors: [...bodyErrors, 401, 403, 404, 429, ...always],
+  },
+  mfaRecoveryCodes: {
+    method: "POST",
+    functionName: "auth-mfa-recovery-codes",
+    interfacePath: "/auth/mfa/recovery-codes",
+    envelope: "auth",
+    bearer: true,
+    summary: "Replace the recovery codes",
+    description: "Answers 10 new recovery codes, shown this once; the old ones stop working. It needs a session " +
+      "that has made the second step (else 403 mfa_required) and a current code or one recovery code (exactly " +
+      "one of the two). Every other session of the account ends. A wrong code is 400 invalid_code; an account " +
+      "without an active factor is 404 factor_not_found. " + codeRules.trimEnd(),
+    body: recoveryCodesBody,
+    success: { status: 200, data: recoveryCodes },
+    errors: [...bodyErrors, 401, 403, 404, 429, ...always],
   },
   listUsers: {
     method: "GET",
@@ -296,10 +422,12 @@ export const operations = {
     envelope: "auth",
     bearer: true,
     admin: true,
-    summary: "Suspend or reactivate an account (admin)",
-    description: adminOnly + "SUSPENDED ends every session and token of the account from its next request " +
-      "and makes login answer 403; ACTIVE lets it log in again. An admin's own id is a 400, and so is suspending " +
-      "an ADMIN (an operator revokes the role first); an unknown id is a 404.",
+    summary: "Suspend or reactivate an account, or remove its second factor (admin)",
+    description: adminOnly + "With status: SUSPENDED ends every session and token of the account from its next " +
+      "request and makes login answer 403; ACTIVE lets it log in again. An admin's own id is a 400, and so is " +
+      "suspending an ADMIN (an operator revokes the role first); an unknown id is a 404. With removeMfa: true " +
+      "instead, removes the account's second factor and its recovery codes, for a user who lost both (after " +
+      "checking who asks), and ends the account's sessions; an account without one is 404 factor_not_found.",
     body: setUserStatusBody,
     success: { status: 200, data: currentUser },
     errors: [...bodyErrors, 401, 403, 404, ...always],
@@ -327,7 +455,7 @@ export const operations = {
       "one is stored as an empty string. Status defaults to DRAFT. With an Idempotency-Key, a repeat of the same " +
       `create within ${limits.idempotencyKeyHours} hours answers the same 201 with the note the first one made and ` +
       "makes nothing (a concurrent repeat waits for the first); the same key with a different body is a 422 " +
-      "(code idempotency_key_reused). Keys belong to their user.",
+      "(code idempotency_key_reused). Keys belong to their user." + secondStepNeeded,
     body: createNoteBody,
     headers: [{
       name: idempotencyKeyHeader,
@@ -336,7 +464,7 @@ export const operations = {
         "note it means to create (a UUID does); send the same key when retrying that create",
     }],
     success: { status: 201, data: note },
-    errors: [...bodyErrors, 401, 422, ...always],
+    errors: [...bodyErrors, 401, 403, 422, ...always],
   },
   getNote: {
     method: "GET",
@@ -344,10 +472,10 @@ export const operations = {
     envelope: "notes",
     summary: "Read one note",
     description: "One of the caller's notes as it is stored now. Another user's note, no note, or a malformed id " +
-      "is a 404.",
+      "is a 404." + secondStepNeeded,
     query: getNoteQuery,
     success: { status: 200, data: note },
-    errors: [400, 401, 404, ...always],
+    errors: [400, 401, 403, 404, ...always],
   },
   listNotes: {
     method: "GET",
@@ -357,10 +485,11 @@ export const operations = {
     description: "One page of the caller's notes, newest first (createdAt, or updatedAt with order=updatedAt, " +
       "then id, descending), with the total that match. status keeps one status; q keeps notes that contain " +
       "every word of it in the title or content, in any order, ignoring case and diacritics, each word matching " +
-      `the start of a word. An unknown parameter or value, or a q over ${limits.searchMaxChars} characters, is a 400.`,
+      `the start of a word. An unknown parameter or value, or a q over ${limits.searchMaxChars} characters, is a 400.` +
+      secondStepNeeded,
     query: listNotesQuery,
     success: { status: 200, data: noteList },
-    errors: [400, 401, ...always],
+    errors: [400, 401, 403, ...always],
   },
   listChanges: {
     method: "GET",
@@ -372,10 +501,10 @@ export const operations = {
       "current note. Send data.cursor as since for what follows; hasMore says whether more follow right away. " +
       "Nothing written while a client pages is skipped. Deletions are kept NOTES_TOMBSTONE_DAYS (30 by default): " +
       "a cursor that needs an older one is a 410 with code cursor_expired (sync again without since). A cursor " +
-      "that is not one this service gave the caller is a 400.",
+      "that is not one this service gave the caller is a 400." + secondStepNeeded,
     query: listChangesQuery,
     success: { status: 200, data: changeList },
-    errors: [400, 401, 410, ...always],
+    errors: [400, 401, 403, 410, ...always],
   },
   saveNote: {
     method: "POST",
@@ -385,10 +514,10 @@ export const operations = {
     description: "Changes the given fields of one of the caller's notes and answers with the updated note, whose " +
       "updatedAt is strictly later than before. With expectedUpdatedAt (the updatedAt last read), a note changed " +
       "since is left as it is and answered 409 with code note_conflict and the stored note. Another user's note, " +
-      "or no note, is a 404. Repeating a save is safe.",
+      "or no note, is a 404. Repeating a save is safe." + secondStepNeeded,
     body: saveNoteBody,
     success: { status: 200, data: note },
-    errors: [...bodyErrors, 401, 404, 409, ...always],
+    errors: [...bodyErrors, 401, 403, 404, 409, ...always],
   },
   deleteNote: {
     method: "DELETE",
@@ -397,10 +526,10 @@ export const operations = {
     summary: "Delete a note",
     description: "Deletes one of the caller's notes and answers with its id. With expectedUpdatedAt, a note " +
       "changed since is kept and answered 409 with code note_conflict and the stored note. Another user's note, " +
-      "or no note, is a 404 (so is a repeated delete: the note is gone either way).",
+      "or no note, is a 404 (so is a repeated delete: the note is gone either way)." + secondStepNeeded,
     query: deleteNoteQuery,
     success: { status: 200, data: deletedNote },
-    errors: [400, 401, 404, 409, ...always],
+    errors: [400, 401, 403, 404, 409, ...always],
   },
 } as const satisfies Record<string, OperationSpec>;
 

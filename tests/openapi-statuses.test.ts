@@ -11,7 +11,8 @@
  */
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { limits } from "../supabase/functions/_shared/contract/mod.ts";
+import { activation, enrollment, limits } from "../supabase/functions/_shared/contract/mod.ts";
+import { codeAt, totpPolicy } from "../supabase/functions/_shared/auth/totp.ts";
 import { operations, type OperationSpec, pathOf } from "../shared/operations.ts";
 import {
   type ApiRequest,
@@ -123,6 +124,60 @@ async function signedUpCaller(): Promise<Caller> {
   const { accessToken: token, refreshToken } = sessionEnvelope.parse(registered.body).data;
   const created = await documented(operations.createNote, 201, { token, body: { title: "kept" } });
   return { email, token, refreshToken, noteId: noteEnvelope.parse(created.body).data.id };
+}
+
+const period = totpPolicy.periodSeconds * 1000;
+
+/** Waits, if needed, until at least `marginMs` remain of the current time step, so a code made now is still now's. */
+async function awayFromStepEdge(marginMs = 3_000) {
+  const left = period - (Date.now() % period);
+  if (left < marginMs) await new Promise((resolve) => setTimeout(resolve, left + 50));
+}
+
+/** A 6-digit code that the authenticator with `secret` shows at none of the steps accepted now. */
+function wrongCode(secret: string): string {
+  const near = [-1, 0, 1].map((steps) => codeAt(secret, Date.now() + steps * period));
+  return ["000000", "111111", "222222", "333333"].find((code) => !near.includes(code)) as string;
+}
+
+/** Lets the factor accept any step again, as if its last accepted step were long past. */
+async function forgetLastStep(factorId: string) {
+  await stack.sql`update app.second_factors set last_step = null where id = ${factorId}`;
+}
+
+interface EnrolledCaller extends Caller {
+  factorId: string;
+  secret: string;
+  recoveryCodes: string[];
+  /** The access token of a sign-in that has not made the second step. */
+  firstStep: string;
+}
+
+/** A signed-up caller that enrolled and activated a factor: `token` has made the second step, `firstStep` not. */
+async function enrolledCaller(): Promise<EnrolledCaller> {
+  const caller = await signedUpCaller();
+  const enrolled = await documented(operations.mfaEnroll, 201, { token: caller.token, body: { password } });
+  const { factorId, secret } = enrollment.parse((enrolled.body as { data: unknown }).data);
+  await awayFromStepEdge();
+  const activated = await documented(operations.mfaActivate, 200, {
+    token: caller.token,
+    body: { factorId, code: codeAt(secret, Date.now()) },
+  });
+  const { accessToken, refreshToken, recoveryCodes } = activation.parse((activated.body as { data: unknown }).data);
+  await forgetLastStep(factorId);
+  const signedIn = sessionEnvelope.parse(
+    (await documented(operations.login, 200, { body: { email: caller.email, password } })).body,
+  );
+  expect(signedIn.data.mfaRequired).toBe(true);
+  return {
+    ...caller,
+    token: accessToken,
+    refreshToken,
+    factorId,
+    secret,
+    recoveryCodes,
+    firstStep: signedIn.data.accessToken,
+  };
 }
 
 /** Whether `spec` takes a bearer token: every notes operation, and the auth ones that act for a signed-in user. */
@@ -409,6 +464,204 @@ describe("every documented status of every operation", () => {
     await documented(operations.listAccountEvents, 400, { token: admin.token });
   });
 
+  it("answers the second factor's own outcomes", async () => {
+    const plain = await signedUpCaller();
+    const unknownFactor = crypto.randomUUID();
+    await documented(operations.mfaList, 200, { token: plain.token });
+    await documented(operations.mfaVerify, 404, {
+      token: plain.token,
+      body: { code: "123456" },
+      code: "factor_not_found",
+    });
+    await documented(operations.mfaRecover, 404, {
+      token: plain.token,
+      body: { recoveryCode: "aaaaa-bbbbb-ccccc-ddddd" },
+      code: "factor_not_found",
+    });
+    await documented(operations.mfaUnenroll, 404, {
+      token: plain.token,
+      body: { factorId: unknownFactor, code: "123456" },
+      code: "factor_not_found",
+    });
+    await documented(operations.mfaRecoveryCodes, 404, {
+      token: plain.token,
+      body: { code: "123456" },
+      code: "factor_not_found",
+    });
+    await documented(operations.mfaActivate, 404, {
+      token: plain.token,
+      body: { factorId: unknownFactor, code: "123456" },
+      code: "factor_not_found",
+    });
+    await documented(operations.mfaEnroll, 400, { token: plain.token, body: {}, code: "invalid_request" });
+    await documented(operations.mfaEnroll, 401, {
+      token: plain.token,
+      body: { password: "wrong password" },
+      code: "invalid_credentials",
+    });
+    // A session's re-entered passwords are limited (5 a window): the sixth is refused, even the right one.
+    const guesser = await signedUpCaller();
+    for (let guess = 0; guess < 5; guess++) {
+      await documented(operations.mfaEnroll, 401, { token: guesser.token, body: { password: `guess ${guess}` } });
+    }
+    await documented(operations.mfaEnroll, 429, { token: guesser.token, body: { password }, code: "rate_limited" });
+
+    // A pending factor's wrong first codes count toward its lock as any others.
+    const pending = enrollment.parse(
+      ((await documented(operations.mfaEnroll, 201, { token: plain.token, body: { password } })).body as {
+        data: unknown;
+      }).data,
+    );
+    await documented(operations.mfaActivate, 400, {
+      token: plain.token,
+      body: { factorId: pending.factorId, code: "12345" },
+      code: "invalid_request",
+    });
+    for (let guess = 0; guess < 5; guess++) {
+      await documented(operations.mfaActivate, 400, {
+        token: plain.token,
+        body: { factorId: pending.factorId, code: wrongCode(pending.secret) },
+        code: "invalid_code",
+      });
+    }
+    await documented(operations.mfaActivate, 429, {
+      token: plain.token,
+      body: { factorId: pending.factorId, code: codeAt(pending.secret, Date.now()) },
+      code: "rate_limited",
+    });
+
+    const owner = await enrolledCaller();
+    await documented(operations.mfaEnroll, 409, { token: owner.token, body: { password }, code: "factor_exists" });
+    await documented(operations.mfaList, 200, { token: owner.token });
+    await documented(operations.mfaVerify, 400, {
+      token: owner.firstStep,
+      body: { code: wrongCode(owner.secret) },
+      code: "invalid_code",
+    });
+    await awayFromStepEdge();
+    const verified = await documented(operations.mfaVerify, 200, {
+      token: owner.firstStep,
+      body: { code: codeAt(owner.secret, Date.now()) },
+    });
+    expect(sessionEnvelope.parse(verified.body).data.mfaRequired).toBe(false);
+    const second = sessionEnvelope.parse(
+      (await documented(operations.login, 200, { body: { email: owner.email, password } })).body,
+    ).data.accessToken;
+    await documented(operations.mfaRecover, 400, {
+      token: second,
+      body: { recoveryCode: "aaaaa-bbbbb-ccccc-ddddd" },
+      code: "invalid_code",
+    });
+    await documented(operations.mfaRecover, 200, { token: second, body: { recoveryCode: owner.recoveryCodes[0] } });
+    await forgetLastStep(owner.factorId);
+    await documented(operations.mfaRecoveryCodes, 400, {
+      token: owner.token,
+      body: { code: wrongCode(owner.secret) },
+      code: "invalid_code",
+    });
+    await awayFromStepEdge();
+    const replaced = await documented(operations.mfaRecoveryCodes, 200, {
+      token: owner.token,
+      body: { code: codeAt(owner.secret, Date.now()) },
+    });
+    const { recoveryCodes } = (replaced.body as { data: { recoveryCodes: string[] } }).data;
+    await documented(operations.mfaUnenroll, 400, {
+      token: owner.token,
+      body: { factorId: owner.factorId, recoveryCode: owner.recoveryCodes[1] },
+      code: "invalid_code",
+    });
+    await documented(operations.mfaUnenroll, 404, {
+      token: owner.token,
+      body: { factorId: unknownFactor, recoveryCode: recoveryCodes[0] },
+      code: "factor_not_found",
+    });
+    await documented(operations.mfaUnenroll, 200, {
+      token: owner.token,
+      body: { factorId: owner.factorId, recoveryCode: recoveryCodes[0] },
+    });
+
+    // 5 wrong codes lock the factor for every operation that takes one, the right code included.
+    const locked = await enrolledCaller();
+    for (let guess = 0; guess < 5; guess++) {
+      await documented(operations.mfaVerify, 400, {
+        token: locked.firstStep,
+        body: { code: wrongCode(locked.secret) },
+      });
+    }
+    const right = codeAt(locked.secret, Date.now());
+    await documented(operations.mfaVerify, 429, {
+      token: locked.firstStep,
+      body: { code: right },
+      code: "rate_limited",
+    });
+    await documented(operations.mfaRecover, 429, {
+      token: locked.firstStep,
+      body: { recoveryCode: locked.recoveryCodes[0] },
+      code: "rate_limited",
+    });
+    await documented(operations.mfaUnenroll, 429, {
+      token: locked.token,
+      body: { factorId: locked.factorId, code: right },
+      code: "rate_limited",
+    });
+    await documented(operations.mfaRecoveryCodes, 429, {
+      token: locked.token,
+      body: { recoveryCode: locked.recoveryCodes[0] },
+      code: "rate_limited",
+    });
+  });
+
+  it("answers 403 mfa_required where a session that has not made the second step cannot go", async () => {
+    const owner = await enrolledCaller();
+    const token = owner.firstStep;
+    const refused = { token, code: "mfa_required" as const };
+    await documented(operations.getUser, 200, { token });
+    await documented(operations.signOut, 403, { ...refused, body: { scope: "global" } });
+    await documented(operations.listSessions, 403, refused);
+    await documented(operations.revokeSession, 403, { ...refused, query: `?id=${crypto.randomUUID()}` });
+    await documented(operations.changePassword, 403, {
+      ...refused,
+      body: { currentPassword: password, newPassword: "a new long secret" },
+    });
+    await documented(operations.deleteAccount, 403, { ...refused, body: { password } });
+    await documented(operations.listSecurityEvents, 403, refused);
+    await documented(operations.mfaEnroll, 403, { ...refused, body: { password } });
+    await documented(operations.mfaActivate, 403, {
+      ...refused,
+      body: { factorId: owner.factorId, code: codeAt(owner.secret, Date.now()) },
+    });
+    await documented(operations.mfaList, 403, refused);
+    await documented(operations.mfaUnenroll, 403, {
+      ...refused,
+      body: { factorId: owner.factorId, recoveryCode: owner.recoveryCodes[0] },
+    });
+    await documented(operations.mfaRecoveryCodes, 403, { ...refused, body: { recoveryCode: owner.recoveryCodes[0] } });
+    await documented(operations.createNote, 403, { ...refused, body: { title: "not yet" } });
+    await documented(operations.getNote, 403, { ...refused, query: `?id=${owner.noteId}` });
+    await documented(operations.listNotes, 403, refused);
+    await documented(operations.listChanges, 403, refused);
+    await documented(operations.saveNote, 403, { ...refused, body: { id: owner.noteId, title: "not yet" } });
+    await documented(operations.deleteNote, 403, { ...refused, query: `?id=${owner.noteId}` });
+    // The second step made, the same calls answer.
+    await documented(operations.listNotes, 200, { token: owner.token });
+    await documented(operations.signOut, 200, { token, body: { scope: "local" } });
+  });
+
+  it("answers the admin's removal of a lost second factor", async () => {
+    const owner = await enrolledCaller();
+    const admin = await signedUpCaller();
+    await grantAdmin(stack, admin.email);
+    const userId = sessionEnvelope.parse(
+      (await documented(operations.login, 200, { body: { email: owner.email, password } })).body,
+    ).data.payload.id;
+    await documented(operations.setUserStatus, 200, { token: admin.token, body: { id: userId, removeMfa: true } });
+    await documented(operations.setUserStatus, 404, {
+      token: admin.token,
+      body: { id: userId, removeMfa: true },
+      code: "factor_not_found",
+    });
+  });
+
   it("answers account deletion's own outcomes", async () => {
     const { email, token } = await signedUpCaller();
     await documented(operations.deleteAccount, 400, { token, body: {} });
@@ -442,6 +695,14 @@ describe("every documented status of every operation", () => {
 
   it("answers 503 from every operation while the database cannot be reached", { timeout: 60_000 }, async () => {
     const caller = await signedUpCaller();
+    // The second step and the factor's own operations read the factor from the token: an enrolled account's.
+    const owner = await enrolledCaller();
+    const tokens: Record<string, string> = {
+      mfaVerify: owner.firstStep,
+      mfaRecover: owner.firstStep,
+      mfaUnenroll: owner.token,
+      mfaRecoveryCodes: owner.token,
+    };
     const proxy = stack.proxy;
     if (!proxy) throw new Error("the stack was started without its proxy");
     proxy.cut();
@@ -460,6 +721,12 @@ describe("every documented status of every operation", () => {
         setUserStatus: { id: crypto.randomUUID(), status: "SUSPENDED" },
         createNote: { title: "down" },
         saveNote: { id: caller.noteId, title: "down" },
+        mfaEnroll: { password },
+        mfaActivate: { factorId: crypto.randomUUID(), code: "123456" },
+        mfaVerify: { code: "123456" },
+        mfaRecover: { recoveryCode: owner.recoveryCodes[0] },
+        mfaUnenroll: { factorId: owner.factorId, code: "123456" },
+        mfaRecoveryCodes: { code: "123456" },
       };
       const queries: Record<string, string> = {
         deleteNote: `?id=${caller.noteId}`,
@@ -471,6 +738,7 @@ describe("every documented status of every operation", () => {
         Object.entries(operations).map(([name, spec]) =>
           documented(spec, 503, {
             ...credentials(spec, caller),
+            ...(tokens[name] ? { token: tokens[name] } : {}),
             body: bodies[name],
             query: queries[name],
             code: "service_unavailable",

@@ -11,6 +11,8 @@
  */
 import { z } from "zod";
 import {
+  activateBody,
+  activation,
   authErrorEnvelope,
   authSuccessEnvelope,
   changeList,
@@ -22,9 +24,13 @@ import {
   deletedAccount,
   deletedNote,
   endedSession,
+  enrollBody,
+  enrollment,
   type EnvelopeKind,
   errorCodes,
   errorStatuses,
+  factorInfo,
+  factorList,
   limits,
   loggedOut,
   loginBody,
@@ -37,6 +43,10 @@ import {
   notesSuccessEnvelope,
   pagination,
   passwordResetRequested,
+  recoverBody,
+  recovery,
+  recoveryCodes,
+  recoveryCodesBody,
   refreshBody,
   registerBody,
   requestPasswordResetBody,
@@ -47,9 +57,12 @@ import {
   session,
   sessionList,
   setUserStatusBody,
+  unenrollBody,
+  unenrolled,
   user,
   verificationRequested,
   verifyEmailBody,
+  verifyFactorBody,
 } from "../../supabase/functions/_shared/contract/mod.ts";
 import { type OperationName, operations, type OperationSpec, pathOf } from "../../shared/operations.ts";
 import { errorExample, requestExamples, successExamples } from "./examples.ts";
@@ -76,6 +89,12 @@ const bodyNames = new Map<z.ZodType, string>([
   [createNoteBody, "CreateNoteBody"],
   [saveNoteBody, "SaveNoteBody"],
   [setUserStatusBody, "SetUserStatusBody"],
+  [enrollBody, "EnrollBody"],
+  [activateBody, "ActivateBody"],
+  [verifyFactorBody, "VerifyFactorBody"],
+  [recoverBody, "RecoverBody"],
+  [unenrollBody, "UnenrollBody"],
+  [recoveryCodesBody, "RecoveryCodesBody"],
 ]);
 const dataNames = new Map<z.ZodType, string>([
   [session, "Session"],
@@ -92,6 +111,12 @@ const dataNames = new Map<z.ZodType, string>([
   [deletedAccount, "DeletedAccount"],
   [securityEventList, "SecurityEventList"],
   [managedUserList, "ManagedUserList"],
+  [enrollment, "Enrollment"],
+  [activation, "Activation"],
+  [recovery, "Recovery"],
+  [factorList, "FactorList"],
+  [unenrolled, "Unenrolled"],
+  [recoveryCodes, "RecoveryCodes"],
 ]);
 const errorEnvelopeNames: Record<EnvelopeKind, string> = {
   auth: "AuthErrorEnvelope",
@@ -138,6 +163,7 @@ function componentSchemas(): JsonObject {
   answers.add(pagination, { id: "Pagination" });
   answers.add(securityEvent, { id: "SecurityEvent" });
   answers.add(managedUser, { id: "ManagedUser" });
+  answers.add(factorInfo, { id: "FactorInfo" });
   for (const [schema, id] of dataNames) answers.add(schema, { id });
   answers.add(authErrorEnvelope, { id: errorEnvelopeNames.auth });
   answers.add(notesErrorEnvelope, { id: errorEnvelopeNames.notes });
@@ -204,17 +230,21 @@ const reasons: Record<number, string> = {
   400: "Bad Request: a missing or invalid field or parameter, named in the message; `fields` lists every problem",
   401: "Unauthorized: a missing or wrong `apikey`, wrong credentials, or a refused token; for a bearer token " +
     "`WWW-Authenticate` says the same as `code`",
-  403: "Forbidden: the account is suspended, its address is not verified, or (admin operations) it is not an ADMIN",
-  404: "Not Found",
+  403: "Forbidden: the account is suspended, its address is not verified, (admin operations) it is not an ADMIN, " +
+    "or (mfa_required) the session has not made the second step of the account's second factor: send a code to " +
+    "`/auth/mfa/verify` or a recovery code to `/auth/mfa/recover` first",
+  404: "Not Found: no such note, session, user or second factor",
   405: "Method Not Allowed; `Allow` lists the methods served",
-  409: "Conflict: the email is already registered (register), or the note has changed since `expectedUpdatedAt` " +
-    "(with the stored note as `note`; nothing was changed)",
+  409: "Conflict: the email is already registered (register), the account has a second factor already " +
+    "(enrolment), or the note has changed since `expectedUpdatedAt` (with the stored note as `note`; nothing was " +
+    "changed)",
   410: "Gone: the cursor needs deletions that are no longer kept; sync again without `since`",
   422: "Unprocessable Content: the `Idempotency-Key` was already used for a create with a different body",
   413: `Payload Too Large: the body is over ${limits.bodyMaxBytes} bytes`,
   408: "Request Timeout: the body did not arrive in time",
   415: "Unsupported Media Type: the body must be application/json",
-  429: "Too Many Requests: a limit on attempts is reached; retry after `Retry-After` seconds",
+  429: "Too Many Requests: a limit on attempts is reached, or the second factor is locked after wrong codes; " +
+    "retry after `Retry-After` seconds",
   500: "Internal Server Error; the detail is in the server log only",
   503: "Service Unavailable: the database could not be reached in time; retry after `Retry-After` seconds",
 };

@@ -41,8 +41,23 @@ const session = {
   accessToken: "Bearer eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiI3YjBl...sig",
   expiresAt: "2026-01-15T11:30:00.000Z",
   refreshToken: "0d8f6c1e-2b7a-4e59-9c3d-5a1f7e2b8c40.0.kq3Vb9yZxT1mN4pR7sW2uE5hJ8gL0dC6fA3iO9nY1Qk",
+  mfaRequired: false,
 };
 const sessionId = "0d8f6c1e-2b7a-4e59-9c3d-5a1f7e2b8c40";
+const factorId = "9a4c2e71-6b3d-4f08-a5e1-2c7d9b0f3e68";
+const totpSecret = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP";
+const recoveryCodeList = [
+  "ujzde-gxdnc-f32ep-f3dho",
+  "dzdoc-is2jh-tlgmx-gedn7",
+  "3u55x-tplpf-t7v4s-eh2kv",
+  "j72ce-uvw75-efr6e-dt4sy",
+  "wb5wk-h7dns-ipzz7-fk4zr",
+  "i3r2w-yojfl-jooa7-lqsaj",
+  "2xuid-5zzzz-g6zdm-en4kh",
+  "vdgaj-gxben-yjqwx-6hh75",
+  "66tfj-gvq6k-bnxjb-tfqxk",
+  "wovom-pzom7-wbbr6-qmw4w",
+];
 const note = {
   id: noteId,
   title: "Groceries",
@@ -79,6 +94,12 @@ export const requestExamples: Partial<Record<OperationName, unknown>> = {
   createNote: { title: "Groceries", content: "Eggs, flour, milk" },
   saveNote: { id: noteId, status: "PUBLISHED", expectedUpdatedAt: at },
   setUserStatus: { id: userId, status: "SUSPENDED" },
+  mfaEnroll: { password: "correct horse battery" },
+  mfaActivate: { factorId, code: "492039" },
+  mfaVerify: { code: "731502" },
+  mfaRecover: { recoveryCode: recoveryCodeList[0] },
+  mfaUnenroll: { factorId, code: "215884" },
+  mfaRecoveryCodes: { code: "608317" },
 };
 
 const adminId = "3f6d2a10-8c4b-4e7a-b1d9-5e2f0a7c6b31";
@@ -200,6 +221,62 @@ export const successExamples: Record<OperationName, unknown> = {
     message: "Events fetched successfully",
     data: { events: securityEvents },
   },
+  mfaEnroll: {
+    success: true,
+    statusCode: 201,
+    message: "Second factor enrolment started",
+    data: {
+      factorId,
+      otpauthUrl: `otpauth://totp/Notes:ada%40example.com?secret=${totpSecret}&issuer=Notes&algorithm=SHA1&digits=6` +
+        "&period=30",
+      secret: totpSecret,
+    },
+  },
+  mfaActivate: {
+    success: true,
+    statusCode: 200,
+    message: "Second factor activated",
+    data: { ...session, recoveryCodes: recoveryCodeList },
+  },
+  mfaVerify: {
+    success: true,
+    statusCode: 200,
+    message: "Second factor verified",
+    data: session,
+  },
+  mfaRecover: {
+    success: true,
+    statusCode: 200,
+    message: "Recovery code accepted",
+    data: { ...session, recoveryCodesLeft: 9 },
+  },
+  mfaList: {
+    success: true,
+    statusCode: 200,
+    message: "Second factors fetched successfully",
+    data: {
+      factors: [{
+        id: factorId,
+        type: "totp",
+        status: "active",
+        createdAt: at,
+        lastUsedAt: "2026-01-15T10:00:00.000Z",
+      }],
+      recoveryCodesLeft: 10,
+    },
+  },
+  mfaUnenroll: {
+    success: true,
+    statusCode: 200,
+    message: "Second factor removed",
+    data: { factorId },
+  },
+  mfaRecoveryCodes: {
+    success: true,
+    statusCode: 200,
+    message: "Recovery codes replaced",
+    data: { recoveryCodes: recoveryCodeList },
+  },
   listUsers: {
     success: true,
     statusCode: 200,
@@ -301,9 +378,24 @@ const accountSuspended: ErrorExample = { message: "Account is suspended", code: 
 // A 400 of create-password and verify-email: the code mailed is not (or no longer) the one.
 const invalidCode: ErrorExample = { field: "code", message: "Invalid or expired code", code: "invalid_code" };
 
+// A 403 of a session that has not made the second step of an account with an active second factor.
+const mfaRequired: ErrorExample = {
+  message: "Second factor required: send a code of the authenticator app to POST /auth/mfa/verify",
+  code: "mfa_required",
+};
+
+// The answers of the second factor's own operations.
+const factorNotFound: ErrorExample = { message: "The account has no such second factor", code: "factor_not_found" };
+const factorLocked: ErrorExample = {
+  message: "Too many wrong codes: the second factor refuses every code for a while",
+  code: "rate_limited",
+};
+const invalidRecoveryCode: ErrorExample = { ...invalidCode, field: "recoveryCode" };
+
 const commonErrors: Record<number, ErrorExample> = {
   400: { message: "Request body must be valid JSON", code: "invalid_request" },
   401: { message: "Invalid apikey", code: "invalid_api_key" },
+  403: mfaRequired,
   404: { message: "Note not found", code: "note_not_found" },
   405: { message: "Method not allowed", code: "method_not_allowed" },
   408: { message: "Request body took too long to arrive", code: "request_timeout" },
@@ -407,6 +499,23 @@ const specificErrors: Partial<
     },
     401: { message: "Access token revoked", code: "token_revoked" },
   },
+  mfaEnroll: {
+    400: { field: "password", message: "password is required", code: "invalid_request" },
+    401: { message: "Password is incorrect", code: "invalid_credentials" },
+    409: { message: "The account has a second factor already: remove it first", code: "factor_exists" },
+    429: { message: "Too many login attempts; try again later", code: "rate_limited" },
+  },
+  mfaActivate: { 400: invalidCode, 404: factorNotFound, 429: factorLocked },
+  mfaVerify: {
+    400: invalidCode,
+    401: { message: "Access token expired", code: "token_expired" },
+    404: factorNotFound,
+    429: factorLocked,
+  },
+  mfaRecover: { 400: invalidRecoveryCode, 404: factorNotFound, 429: factorLocked },
+  mfaList: { 400: unknownParameter, 401: { message: "Access token revoked", code: "token_revoked" } },
+  mfaUnenroll: { 400: invalidCode, 404: factorNotFound, 429: factorLocked },
+  mfaRecoveryCodes: { 400: invalidCode, 404: factorNotFound, 429: factorLocked },
   listUsers: {
     400: { field: "status", message: "status must be one of ACTIVE, SUSPENDED", code: "invalid_request" },
     401: { message: "Missing access token", code: "token_missing" },
