@@ -34,12 +34,15 @@
  */
 import type { z } from "zod";
 import {
+  type Activation,
   authErrorEnvelope,
   authSuccessEnvelope,
   bearer,
   type ChangeList,
   type DeletedNote,
   type EndedSession,
+  type Enrollment,
+  type FactorList,
   idempotencyKeyHeader,
   type LogoutScope,
   type ManagedUserList,
@@ -48,6 +51,7 @@ import {
   type NoteOrder,
   notesErrorEnvelope,
   notesSuccessEnvelope,
+  type Recovery,
   type SecurityEvent,
   type Session,
   type SessionInfo,
@@ -167,6 +171,59 @@ export interface AdminApi {
   setStatus(id: string, status: User["status"], request?: RequestOptions): Promise<User>;
   /** One page of an account's security events, newest first. */
   events(id: string, options?: SecurityEventsOptions & RequestOptions): Promise<SecurityEvent[]>;
+  /**
+   * Removes the second factor (and recovery codes) of an account whose user lost both, once you have
+   * checked who asks; its sessions end. Throws 404 `factor_not_found` when it has none.
+   */
+  removeSecondFactor(id: string, request?: RequestOptions): Promise<User>;
+}
+
+/**
+ * The signed-in user's second factor, an authenticator app (TOTP):
+ * {@link NotesClient.mfa}. A code is accepted once, within ±30 s; 5 wrong
+ * codes lock the factor for 15 minutes (429 with `retryAfter`), whoever
+ * sends them. A session whose `mfaRequired` is true reaches nothing but
+ * `verify`, `recover`, `getUser` and a local sign-out until it makes the
+ * second step; everything else throws 403 `mfa_required`.
+ */
+export interface MfaApi {
+  /**
+   * Starts enrolling, with the password re-entered: answers the pending factor's id, the `otpauthUrl` to show
+   * as a QR code and the `secret` to type by hand, both this once. Throws 409 `factor_exists` when the account
+   * has an active factor.
+   */
+  enroll(body: BodyOf<"mfaEnroll">, request?: RequestOptions): Promise<Enrollment>;
+  /**
+   * Activates the pending factor with its first code. Keeps the new session it answers (every other session
+   * of the account has ended) and answers it with the 10 `recoveryCodes`: show them once, they are never
+   * shown again. Throws 400 `invalid_code` for a wrong code.
+   */
+  activate(body: BodyOf<"mfaActivate">, request?: RequestOptions): Promise<Activation>;
+  /** The second step of a sign-in whose `mfaRequired` is true: keeps and answers the session it makes. */
+  verify(body: BodyOf<"mfaVerify">, request?: RequestOptions): Promise<Session>;
+  /**
+   * The second step with a recovery code instead (each works once): keeps the session and answers it with
+   * `recoveryCodesLeft`.
+   */
+  recover(body: BodyOf<"mfaRecover">, request?: RequestOptions): Promise<Recovery>;
+  /** The account's factors (one active, or one pending) and how many recovery codes remain. */
+  list(request?: RequestOptions): Promise<FactorList>;
+  /**
+   * Removes the factor, with a current code or a recovery code; needs a session that made the second step.
+   * Every other session of the account ends; this one is kept.
+   */
+  unenroll(
+    body: { factorId: string; code: string } | { factorId: string; recoveryCode: string },
+    request?: RequestOptions,
+  ): Promise<void>;
+  /**
+   * Replaces the recovery codes, with a current code or a recovery code; answers the new ones (show them once).
+   * Every other session of the account ends.
+   */
+  regenerateRecoveryCodes(
+    body: { code: string } | { recoveryCode: string },
+    request?: RequestOptions,
+  ): Promise<string[]>;
 }
 
 interface CallInput {
@@ -403,6 +460,38 @@ export class NotesClient {
         events: SecurityEvent[];
       }).events;
     },
+    removeSecondFactor: async (id, request = {}) =>
+      ((await this.#call("setUserStatus", { body: { id, removeMfa: true }, deadline: this.#deadline(request) })) as {
+        payload: User;
+      }).payload,
+  };
+
+  /** The second factor of the signed-in user. */
+  readonly mfa: MfaApi = {
+    enroll: async (body, request = {}) =>
+      await this.#call("mfaEnroll", { body, deadline: this.#deadline(request) }) as Enrollment,
+    activate: async (body, request = {}) => {
+      const activation = await this.#call("mfaActivate", { body, deadline: this.#deadline(request) }) as Activation;
+      const { recoveryCodes: _shownOnce, ...session } = activation;
+      this.#keep(session);
+      return activation;
+    },
+    verify: async (body, request = {}) =>
+      this.#keep(await this.#call("mfaVerify", { body, deadline: this.#deadline(request) }) as Session),
+    recover: async (body, request = {}) => {
+      const recovery = await this.#call("mfaRecover", { body, deadline: this.#deadline(request) }) as Recovery;
+      const { recoveryCodesLeft: _left, ...session } = recovery;
+      this.#keep(session);
+      return recovery;
+    },
+    list: async (request = {}) => await this.#call("mfaList", { deadline: this.#deadline(request) }) as FactorList,
+    unenroll: async (body, request = {}) => {
+      await this.#call("mfaUnenroll", { body, deadline: this.#deadline(request) });
+    },
+    regenerateRecoveryCodes: async (body, request = {}) =>
+      ((await this.#call("mfaRecoveryCodes", { body, deadline: this.#deadline(request) })) as {
+        recoveryCodes: string[];
+      }).recoveryCodes,
   };
 
   /** Creates an account and keeps its session. */

@@ -16,6 +16,7 @@ export {
   type ListChangesOptions,
   type ListNotesOptions,
   type ListUsersOptions,
+  type MfaApi,
   NotesClient,
   type NotesClientOptions,
   type RequestOptions,

@@ -16,6 +16,7 @@ import {
   type operations,
   type Session,
 } from "../shared/index.ts";
+import { codeAt, totpPolicy } from "../supabase/functions/_shared/auth/totp.ts";
 import { anonKey, readMailedCode, readResetCode, uniqueEmail } from "./support/api.ts";
 import { decodeAccessToken } from "./support/auth.ts";
 import { signToken } from "./support/tokens.ts";
@@ -126,6 +127,13 @@ function callsNeedingASession(client: NotesClient): Record<string, () => Promise
     listChanges: () => client.listChanges(),
     saveNote: () => client.saveNote({ id, title: "never sent" }),
     deleteNote: () => client.deleteNote(id),
+    mfaEnroll: () => client.mfa.enroll({ password }),
+    mfaActivate: () => client.mfa.activate({ factorId: id, code: "123456" }),
+    mfaVerify: () => client.mfa.verify({ code: "123456" }),
+    mfaRecover: () => client.mfa.recover({ recoveryCode: "aaaaa-bbbbb-ccccc-ddddd" }),
+    mfaList: () => client.mfa.list(),
+    mfaUnenroll: () => client.mfa.unenroll({ factorId: id, code: "123456" }),
+    mfaRecoveryCodes: () => client.mfa.regenerateRecoveryCodes({ code: "123456" }),
   };
   return {
     ...byOperation,
@@ -460,6 +468,71 @@ describe("createNotesClient", () => {
     await apiError(client.login({ email, password: "a new password" }));
   });
 
+  it("enrolls a second factor, and makes the second step of later sign-ins with a code or a recovery code", async () => {
+    const { client, email } = await signedUp("second-factor");
+    const enrollment = await client.mfa.enroll({ password });
+    expect(enrollment.otpauthUrl).toContain(`secret=${enrollment.secret}`);
+    expect(await client.mfa.list()).toMatchObject({ factors: [{ id: enrollment.factorId, status: "pending" }] });
+    const period = totpPolicy.periodSeconds * 1000;
+    // A code made now must still be now's when it arrives: not in the last seconds of its step.
+    const left = period - (Date.now() % period);
+    if (left < 5_000) await new Promise((resolve) => setTimeout(resolve, left + 50));
+    const now = Date.now();
+    const near = [-1, 0, 1].map((steps) => codeAt(enrollment.secret, now + steps * period));
+    const wrong = ["000000", "111111", "222222", "333333"].find((code) => !near.includes(code));
+    const refused = await apiError(client.mfa.activate({ factorId: enrollment.factorId, code: wrong ?? "" }));
+    expect(refused).toMatchObject({ status: 400, code: "invalid_code" });
+    expect(client.session?.mfaRequired).toBe(false);
+
+    const activation = await client.mfa.activate({
+      factorId: enrollment.factorId,
+      code: codeAt(enrollment.secret, now),
+    });
+    expect(activation.recoveryCodes).toHaveLength(10);
+    expect(activation.mfaRequired).toBe(false);
+    // The session activation answered replaces the kept one; its recovery codes are not kept with it.
+    const { recoveryCodes, ...activated } = activation;
+    expect(client.session).toEqual({ ...activated, deviceToken: undefined });
+    await client.createNote({ title: "behind a second factor" });
+
+    const signedIn = await client.login({ email, password });
+    expect(signedIn.mfaRequired).toBe(true);
+    expect(client.session?.mfaRequired).toBe(true);
+    expect(await apiError(client.listNotes())).toMatchObject({ status: 403, code: "mfa_required" });
+    // A 403 is not a lost session: the client keeps it for the second step.
+    expect(client.session?.accessToken).toBe(signedIn.accessToken);
+    expect((await client.getUser()).email).toBe(email);
+    // The next time step's code: the one activation used is accepted only once.
+    const verified = await client.mfa.verify({ code: codeAt(enrollment.secret, now + period) });
+    expect(verified.mfaRequired).toBe(false);
+    expect(client.session).toEqual({ ...verified, deviceToken: undefined });
+    expect((await client.listNotes()).notes.map((note) => note.title)).toEqual(["behind a second factor"]);
+
+    const phone = createNotesClient({ url, anonKey });
+    expect((await phone.login({ email, password })).mfaRequired).toBe(true);
+    const recovered = await phone.mfa.recover({ recoveryCode: recoveryCodes[0].toUpperCase() });
+    expect(recovered.recoveryCodesLeft).toBe(9);
+    const { recoveryCodesLeft: _left, ...recoveredSession } = recovered;
+    expect(phone.session).toEqual({ ...recoveredSession, deviceToken: undefined });
+    expect((await phone.listNotes()).pagination.total).toBe(1);
+    expect(await apiError(phone.mfa.recover({ recoveryCode: recoveryCodes[0] }))).toMatchObject({
+      status: 400,
+      code: "invalid_code",
+    });
+
+    expect(await client.mfa.list()).toMatchObject({
+      factors: [{ id: enrollment.factorId, status: "active" }],
+      recoveryCodesLeft: 9,
+    });
+    const fresh = await client.mfa.regenerateRecoveryCodes({ recoveryCode: recoveryCodes[1] });
+    expect(fresh).toHaveLength(10);
+    expect((await client.mfa.list()).recoveryCodesLeft).toBe(10);
+    await client.mfa.unenroll({ factorId: enrollment.factorId, recoveryCode: fresh[0] });
+    expect(await client.mfa.list()).toEqual({ factors: [], recoveryCodesLeft: 0 });
+    expect((await client.login({ email, password })).mfaRequired).toBe(false);
+    await client.listNotes();
+  });
+
   it("keeps the device token across sign-outs and sends it with every later login", async () => {
     const { email } = await signedUp("device");
     const bodies: { deviceToken?: string }[] = [];
@@ -751,6 +824,7 @@ const someSession: Session = {
   accessToken: "Bearer header.claims.signature",
   expiresAt: inAnHour(),
   refreshToken: "session.secret",
+  mfaRequired: false,
 };
 
 describe("an error code this client does not know", () => {
