@@ -104,7 +104,7 @@ async function openAccount(page: Page): Promise<void> {
   const account = page.locator("#account");
   // A <details> has the attribute `open` while it shows its content.
   if ((await account.getAttribute("open")) === null) {
-    await account.getByText("Account: password, sessions, deletion").click();
+    await account.getByText("Account: password, sessions, second factor, deletion").click();
   }
   await page.locator("#change-password-form").waitFor();
 }
@@ -138,7 +138,7 @@ describe("the demo app in Chromium", () => {
     expect(await page.getByRole("heading", { name: "Register" }).isVisible()).toBe(false);
     // The account's settings wait folded away under one line.
     expect(await page.locator("#change-password-form").isVisible()).toBe(false);
-    await page.getByText("Account: password, sessions, deletion").waitFor();
+    await page.getByText("Account: password, sessions, second factor, deletion").waitFor();
 
     await submit(page, "create-form", { Title: "", Content: "" }, "Create note");
     expect(await errorShown(page)).toBe("At least one of title or content is required");

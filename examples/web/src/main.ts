@@ -18,6 +18,7 @@ import { accountItem, eventItem } from "./admin-item.ts";
 import { byId, onSubmit } from "./dom.ts";
 import { reportErrors, showInfo } from "./messages.ts";
 import { noteItem } from "./note-item.ts";
+import { secondFactorPanel } from "./second-factor.ts";
 import { sessionItem } from "./session-item.ts";
 
 const pageSize = 5;
@@ -33,6 +34,9 @@ const client = createNotesClient({
 
 const signedOut = byId("signed-out", HTMLElement);
 const signedIn = byId("signed-in", HTMLElement);
+const secondStep = byId("second-step", HTMLElement);
+const verifyCodeForm = byId("mfa-verify-form", HTMLFormElement);
+const recoverForm = byId("mfa-recover-form", HTMLFormElement);
 const who = byId("who", HTMLParagraphElement);
 const logout = byId("logout", HTMLButtonElement);
 const logoutEverywhere = byId("logout-everywhere", HTMLButtonElement);
@@ -48,22 +52,31 @@ const adminUsers = byId("admin-users", HTMLUListElement);
 const adminEvents = byId("admin-events", HTMLUListElement);
 const adminEventsHeading = byId("admin-events-heading", HTMLHeadingElement);
 let adminQuery = "";
+const secondFactor = secondFactorPanel(client);
 
 function showSignedIn(): void {
   const session = client.session;
+  // A session that has not made the second step reaches nothing but it: the page asks for the code first.
+  const needsSecondStep = session?.mfaRequired === true;
   signedOut.hidden = Boolean(session);
-  signedIn.hidden = !session;
+  signedIn.hidden = !session || needsSecondStep;
+  secondStep.hidden = !needsSecondStep;
   logout.hidden = !session;
-  logoutEverywhere.hidden = !session;
+  logoutEverywhere.hidden = !session || needsSecondStep;
   who.hidden = !session;
   who.textContent = session ? `Signed in as ${session.payload.name} (${session.payload.email})` : "";
   verifyForm.hidden = !session || session.payload.isVerified;
   // Only a hint: the server checks the role on every admin call.
-  adminSection.hidden = session?.payload.role !== "ADMIN";
-  if (!session) {
+  adminSection.hidden = session?.payload.role !== "ADMIN" || needsSecondStep;
+  if (!session || needsSecondStep) {
     list.replaceChildren();
     sessionList.replaceChildren();
     account.open = false;
+    secondFactor.clear();
+  }
+  if (!needsSecondStep) {
+    verifyCodeForm.hidden = false;
+    recoverForm.hidden = true;
   }
   if (adminSection.hidden) {
     adminUsers.replaceChildren();
@@ -82,10 +95,15 @@ for (const hint of document.querySelectorAll<HTMLElement>(".codes-hint")) {
   hint.hidden = !codesHint;
 }
 
-/** Shows the notes of the session the client has just kept. */
+/** Shows the notes of the session the client has just kept, or asks for its second step first. */
 async function signedInWith(message: string): Promise<void> {
   offset = 0;
   showSignedIn();
+  if (client.session?.mfaRequired) {
+    verifyCodeForm.querySelector("input")?.focus();
+    showInfo("Enter the code of your authenticator app");
+    return;
+  }
   await showNotes();
   showInfo(message);
 }
@@ -162,6 +180,35 @@ onSubmit("login-form", ({ email, password }, form) =>
     await client.login({ email, password });
     await signedInWith("Logged in");
   }, form));
+
+onSubmit("mfa-verify-form", ({ code }, form) =>
+  reportErrors(async () => {
+    await client.mfa.verify({ code: code.trim() });
+    form.reset();
+    await signedInWith("Logged in");
+  }, form));
+
+onSubmit("mfa-recover-form", ({ recoveryCode }, form) =>
+  reportErrors(async () => {
+    const { recoveryCodesLeft } = await client.mfa.recover({ recoveryCode: recoveryCode.trim() });
+    form.reset();
+    await signedInWith(
+      `Logged in with a recovery code: ${recoveryCodesLeft} left` +
+        (recoveryCodesLeft < 3 ? ". Remove and set up the second factor again for new ones" : ""),
+    );
+  }, form));
+
+byId("use-recovery-code", HTMLButtonElement).addEventListener("click", () => {
+  verifyCodeForm.hidden = true;
+  recoverForm.hidden = false;
+  recoverForm.querySelector("input")?.focus();
+});
+
+byId("use-app-code", HTMLButtonElement).addEventListener("click", () => {
+  recoverForm.hidden = true;
+  verifyCodeForm.hidden = false;
+  verifyCodeForm.querySelector("input")?.focus();
+});
 
 onSubmit("reset-request-form", ({ email }, form) =>
   reportErrors(async () => {
@@ -280,6 +327,11 @@ onSubmit("admin-search-form", ({ query }, form) =>
 
 byId("show-sessions", HTMLButtonElement).addEventListener("click", () => reportErrors(showSessions));
 
+// The second factor's state is read when the account's settings open.
+account.addEventListener("toggle", () => {
+  if (account.open && client.session && !client.session.mfaRequired) void reportErrors(secondFactor.show);
+});
+
 logout.addEventListener("click", () =>
   reportErrors(async () => {
     await client.signOut();
@@ -293,4 +345,4 @@ logoutEverywhere.addEventListener("click", () =>
   }));
 
 showSignedIn();
-if (client.session) void reportErrors(showNotes);
+if (client.session && !client.session.mfaRequired) void reportErrors(showNotes);
