@@ -14,6 +14,7 @@
  * ```
  */
 import type { TcpProxy } from "../dev/harness/tcp-proxy.ts";
+import { codeAt, totpPolicy } from "../supabase/functions/_shared/auth/totp.ts";
 import { median } from "./load.ts";
 import { searchWord } from "./seed.ts";
 
@@ -270,6 +271,100 @@ async function adminCalls(baseUrl: string, apiKey: string, authorization: { auth
 }
 
 /**
+ * The second factor's calls, for an account that activates one: the second
+ * step of a sign-in, and notes calls of the aal2 session it answers. Each
+ * verify is a fresh sign-in's aal1 session sending the code of the step the
+ * factor accepted last: a replay, refused (400) by the same single statement
+ * that accepts a fresh code (app.pass_second_step) and, unlike a wrong code,
+ * never counted toward the lockout, so it can be repeated.
+ */
+async function secondFactorCalls(baseUrl: string, apiKey: string) {
+  const apikey = { apikey: apiKey };
+  const password = "round trips password";
+  const email = `rt-mfa-${Date.now()}@example.com`;
+  const registered = await send(baseUrl, {
+    path: "/auth/register",
+    method: "POST",
+    headers: apikey,
+    body: { name: "Second Factor", email, password },
+    status: 201,
+  });
+  const registeredAuthorization = { authorization: String(registered.body.data?.accessToken) };
+  const enrolled = await send(baseUrl, {
+    path: "/auth/mfa/enroll",
+    method: "POST",
+    headers: { ...apikey, ...registeredAuthorization },
+    body: { password },
+    status: 201,
+  });
+  const secret = String(enrolled.body.data?.secret);
+  const period = totpPolicy.periodSeconds * 1000;
+  /** A code of a step that has just begun, so it stays within the accepted window for the next 30 s at least. */
+  const freshCode = async () => {
+    await new Promise((resolve) => setTimeout(resolve, period - (Date.now() % period) + 100));
+    return codeAt(secret, Date.now());
+  };
+  const activated = await send(baseUrl, {
+    path: "/auth/mfa/activate",
+    method: "POST",
+    headers: { ...apikey, ...registeredAuthorization },
+    body: { factorId: enrolled.body.data?.factorId, code: await freshCode() },
+    status: 200,
+  });
+  const authorization = { authorization: String(activated.body.data?.accessToken) };
+  const firstStep = async () =>
+    String(
+      (await send(baseUrl, {
+        path: "/auth/login",
+        method: "POST",
+        headers: apikey,
+        body: { email, password },
+        status: 200,
+      }))
+        .body.data?.accessToken,
+    );
+  // The code of the step accepted last, and when; a new step is accepted once it is 20 s old.
+  let accepted = { code: "", at: 0 };
+  const acceptedCode = async () => {
+    if (Date.now() - accepted.at > 20_000) {
+      const code = await freshCode();
+      await send(baseUrl, {
+        path: "/auth/mfa/verify",
+        method: "POST",
+        headers: { ...apikey, authorization: await firstStep() },
+        body: { code },
+        status: 200,
+      });
+      accepted = { code, at: Date.now() };
+    }
+    return accepted.code;
+  };
+  const calls: Record<string, () => Promise<Call> | Call> = {
+    "auth/mfa/verify": async () => ({
+      path: "/auth/mfa/verify",
+      method: "POST",
+      headers: { ...apikey, authorization: await firstStep() },
+      body: { code: await acceptedCode() },
+      status: 400,
+    }),
+    "notes-fetch at aal2": () => ({
+      path: "/notes-fetch?limit=10",
+      method: "GET",
+      headers: authorization,
+      status: 200,
+    }),
+    "notes-create at aal2": () => ({
+      path: "/notes-create",
+      method: "POST",
+      headers: authorization,
+      body: { title: "Round trip at aal2" },
+      status: 201,
+    }),
+  };
+  return calls;
+}
+
+/**
  * Measures every endpoint through `proxy` (which the stack at `baseUrl` uses
  * to reach Postgres) without and with a delay of `rttMs` per round trip.
  * Calls that need a fresh object (a note to delete) make it before the timer starts.
@@ -281,7 +376,11 @@ export async function measureRoundTrips(
 ): Promise<RoundTripRow[]> {
   const { calls: userCalls, authorization, email } = await endpointCalls(baseUrl, options.apiKey);
   await options.grantAdmin(email);
-  const calls = { ...userCalls, ...await adminCalls(baseUrl, options.apiKey, authorization) };
+  const calls = {
+    ...userCalls,
+    ...await adminCalls(baseUrl, options.apiKey, authorization),
+    ...await secondFactorCalls(baseUrl, options.apiKey),
+  };
   const rows: RoundTripRow[] = [];
   for (const [endpoint, build] of Object.entries(calls)) {
     // Prepared up front so that making a note to delete is not timed with the delete.
