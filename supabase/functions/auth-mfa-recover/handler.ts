@@ -1,14 +1,10 @@
 import { requireCaller } from "../_shared/auth/caller.ts";
-import { clientAddress } from "../_shared/http/client-address.ts";
 import { getConfig } from "../_shared/config/mod.ts";
 import { recoverBody, type Recovery } from "../_shared/contract/second-factor.ts";
-import { withLiveCaller } from "../_shared/db/caller-transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
-import { passSecondStep } from "../_shared/queries/second-factors.ts";
-import { proofOf, refusedAttempt } from "../_shared/auth/second-factor-proofs.ts";
 import { readJsonBody } from "../_shared/http/request.ts";
-import { newSessionOf, sessionFor } from "../_shared/auth/session.ts";
+import { passSecondStepOf } from "../_shared/auth/second-step.ts";
 
 /**
  * `POST /auth/mfa/recover`: the second step with one recovery code instead of
@@ -21,24 +17,9 @@ export const handler = defineEndpoint({
   methods: ["POST"],
   handle: async (req, info) => {
     const caller = await requireCaller(req);
-    const { jwtSecret, limits, sessions } = getConfig();
-    const body = await readJsonBody(req, recoverBody, limits.bodyTimeoutMs);
-    const { factorId, proof } = await proofOf(caller, body, jwtSecret);
-    const step = await withLiveCaller(
-      caller,
-      passSecondStep({
-        userId: caller.sub,
-        callerSessionId: caller.session_id,
-        factorId,
-        proof,
-        session: newSessionOf(req, clientAddress(req, info, limits), sessions),
-      }),
-    );
-    if (step.kind !== "accepted") throw refusedAttempt(step, "recoveryCode");
-    const data: Recovery = {
-      ...await sessionFor(step.account, step.session, jwtSecret),
-      recoveryCodesLeft: step.recoveryCodesLeft,
-    };
+    const body = await readJsonBody(req, recoverBody, getConfig().limits.bodyTimeoutMs);
+    const { session, recoveryCodesLeft } = await passSecondStepOf(req, info, caller, body);
+    const data: Recovery = { ...session, recoveryCodesLeft };
     return authSuccess(200, "Recovery code accepted", data);
   },
 });
