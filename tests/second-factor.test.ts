@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { activation, enrollment, factorList, recovery } from "../supabase/functions/_shared/contract/mod.ts";
 import { codeAt, totpPolicy } from "../supabase/functions/_shared/auth/totp.ts";
 import { freshAddress, readResetCode, uniqueEmail } from "./support/api.ts";
-import { expectSession, jwtOf } from "./support/auth.ts";
+import { decodeAccessToken, expectSession } from "./support/auth.ts";
 import { expectErrorCode } from "./support/error-codes.ts";
 import { grantAdmin, runAdminCommand } from "./support/admin.ts";
 import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";
@@ -165,9 +165,9 @@ describe("enrolment", () => {
     expectErrorCode(await get("/notes-fetch", other.accessToken), "token_revoked");
     expectErrorCode(await get("/notes-fetch", first.accessToken), "token_revoked");
     expect((await get("/notes-fetch", data.accessToken)).status).toBe(200);
-    const claims = JSON.parse(atob(jwtOf(data.accessToken).split(".")[1].replace(/-/g, "+").replace(/_/g, "/")));
+    const { claims } = decodeAccessToken(data.accessToken);
     expect(claims.aal).toBe("aal2");
-    expect(claims.amr.map((entry: { method: string }) => entry.method)).toEqual(["password", "totp"]);
+    expect((claims.amr as { method: string }[]).map((entry) => entry.method)).toEqual(["password", "totp"]);
   });
 
   it("refuses a second enrolment while a factor is active", async () => {
@@ -204,7 +204,7 @@ describe("a session that has not made the second step", () => {
     const created = await post("/notes-create", { title: "secret plans" }, owner.accessToken);
     expect(created.status).toBe(201);
     const { accessToken } = await firstStep(owner.email);
-    const claims = JSON.parse(atob(jwtOf(accessToken).split(".")[1].replace(/-/g, "+").replace(/_/g, "/")));
+    const { claims } = decodeAccessToken(accessToken);
     const seen = await stack.sql.begin(async (tx) => {
       await tx`select set_config('role', 'authenticated', true), set_config('request.jwt.claims', ${
         JSON.stringify(claims)
