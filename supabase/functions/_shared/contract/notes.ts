@@ -96,6 +96,13 @@ export const listChangesQuery = z.object({
 });
 export type ListChangesQuery = z.infer<typeof listChangesQuery>;
 
+/** Query of `GET /notes-stream`: where to resume; the `Last-Event-ID` header, when sent, wins. */
+export const streamChangesQuery = z.object({
+  since: text("since").max(200, "since must be a cursor from notes-changes or notes-stream").optional()
+    .meta({ description: "a cursor of notes-changes or an event id of notes-stream; omit it to start at the end" }),
+});
+export type StreamChangesQuery = z.infer<typeof streamChangesQuery>;
+
 /** Query of `DELETE /notes-delete`. */
 export const deleteNoteQuery = z.object({ id: text("id"), expectedUpdatedAt: expectedUpdatedAt.optional() });
 export type DeleteNoteQuery = z.infer<typeof deleteNoteQuery>;
@@ -149,6 +156,19 @@ export const changeList = z.object({
   hasMore: z.boolean().meta({ description: "true when more changes follow this page right away" }),
 });
 export type ChangeList = z.infer<typeof changeList>;
+
+/** `data` of the `ready` event of `GET /notes-stream`: the stream has caught up and is live from `cursor`. */
+export const streamReady = z.object({
+  cursor: z.string().meta({ description: "the feed's position once caught up; also the event's id" }),
+});
+export type StreamReady = z.infer<typeof streamReady>;
+
+/** `data` of the `reset` event of `GET /notes-stream`: the cursor is no longer covered; the stream ends. */
+export const streamReset = z.object({
+  code: z.literal("cursor_expired"),
+  message: z.string(),
+});
+export type StreamReset = z.infer<typeof streamReset>;
 
 /** `data` of `DELETE /notes-delete`. */
 export const deletedNote = z.object({ id: z.string() });
