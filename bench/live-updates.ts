@@ -3,7 +3,7 @@
  * database without the seed: a few minutes instead of the whole benchmark's
  * twenty, for a change to the stream, its notices or its poll.
  *
- * `deno run --allow-all bench/live-updates.ts`. DATABASE_URL names an empty
+ * `npm run bench:live-updates`. DATABASE_URL names an empty
  * database to migrate, or a fresh one on 127.0.0.1:5432 is made and dropped;
  * it must be reached directly (not through a pooler), since one of the
  * stacks listens on it for notices.
