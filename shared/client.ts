@@ -61,7 +61,7 @@ import {
 import { refreshAttemptMs, refreshAttempts } from "../supabase/functions/_shared/contract/refresh-budget.ts";
 import { CallDeadline, defaultTimeoutMs } from "./deadline.ts";
 import { NotesApiError } from "./errors.ts";
-import { type OperationName, operations, type OperationSpec, pathOf } from "./operations.ts";
+import { type JsonOperationName, type OperationName, operations, type OperationSpec, pathOf } from "./operations.ts";
 import { memorySessionStorage, type SessionStorage } from "./session-storage.ts";
 import { TabCoordinator, type TabMessage } from "./tab-coordinator.ts";
 
@@ -766,7 +766,7 @@ export class NotesClient {
    * a 401, then retrying; all within `input.deadline`. Answers the success
    * envelope's `data`.
    */
-  async #call(name: OperationName, input: CallInput): Promise<unknown> {
+  async #call(name: JsonOperationName, input: CallInput): Promise<unknown> {
     const spec: OperationSpec = operations[name];
     const { deadline } = input;
     if (spec.envelope === "auth" && (!spec.bearer || (spec.bearer === "optional" && !this.session))) {
@@ -808,13 +808,13 @@ export class NotesClient {
    * API's error, or the deadline's once it passes.
    */
   async #send(
-    name: OperationName,
+    name: JsonOperationName,
     { body, query = {}, headers: extraHeaders = {}, deadline }: CallInput,
     accessToken: string | undefined,
   ): Promise<{ message: string; data: unknown }> {
     // Nothing more is sent once the time is up, whatever the fetch given does with an aborted signal.
     if (deadline.signal.aborted) throw deadline.error();
-    const spec: OperationSpec = operations[name];
+    const spec = operations[name];
     const url = new URL(`${this.#base}${pathOf(spec)}`);
     for (const [parameter, value] of Object.entries(query)) {
       if (value !== undefined) url.searchParams.set(parameter, String(value));

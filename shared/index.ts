@@ -36,4 +36,12 @@ export {
   type NotesApiErrorCode,
   type NotesApiErrorInit,
 } from "./errors.ts";
-export { type OperationName, operations, type OperationSpec, pathOf } from "./operations.ts";
+export {
+  type JsonOperationName,
+  lastEventIdHeader,
+  type OperationName,
+  operations,
+  type OperationSpec,
+  pathOf,
+  type StreamEvents,
+} from "./operations.ts";
