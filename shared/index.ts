@@ -22,6 +22,8 @@ export {
   type RequestOptions,
   type SecurityEventsOptions,
   type SessionListener,
+  type WatchChangesOptions,
+  type WatchStatus,
 } from "./client.ts";
 export {
   localSessionStorage,
