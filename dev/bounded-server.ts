@@ -135,13 +135,16 @@ async function sendResponse(
   // Taken now: the response lets go of its socket once it has finished.
   const socket = incoming.socket;
   if (closeAfter) outgoing.once("finish", () => socket?.destroy());
-  closeWhenStalled(outgoing, socket, sendStallTimeoutMs);
-  // A body of declared length (a `/docs` file, a large answer handed over a piece at a time) is streamed. The
-  // functions' other answers are small JSON built in memory: written in one piece with its length, which saves
-  // chunked encoding and a stream read.
-  if (response.headers.has("content-length") || !response.body || method === "HEAD") {
+  const stall = closeWhenStalled(outgoing, socket, sendStallTimeoutMs);
+  // A body of declared length (a `/docs` file, a large answer handed over a piece at a time) and an event stream
+  // (a live update stream, which lasts minutes) are streamed. The functions' other answers are small JSON built in
+  // memory: written in one piece with its length, which saves chunked encoding and a stream read.
+  if (response.headers.has("content-length") || isEventStream(response) || !response.body || method === "HEAD") {
     outgoing.writeHead(response.status, headerValues);
-    await writeBody(response.body, method === "HEAD" ? undefined : outgoing);
+    // The client learns at once that its stream is open, before the first event.
+    outgoing.flushHeaders();
+    await writeBody(response.body, method === "HEAD" ? undefined : outgoing, stall);
+    stall.arm();
     outgoing.end();
     return;
   }
@@ -151,41 +154,66 @@ async function sendResponse(
   outgoing.end(bytes);
 }
 
+function isEventStream(response: Response): boolean {
+  return response.headers.get("content-type")?.startsWith("text/event-stream") ?? false;
+}
+
 function carriesBody(method: string): boolean {
   return method !== "GET" && method !== "HEAD";
+}
+
+/** The stall timer of one answer: running while the client has something of it to take. */
+interface StallTimer {
+  /** Starts the timer again from now: the answer made progress, or has more for the client. */
+  arm(): void;
+  /** Stops it: the client has taken everything so far, and the answer waits on its own body. */
+  disarm(): void;
 }
 
 /**
  * Closes the connection once its answer has made no progress for `ms`: no
  * piece taken by the socket (`drain`), nor the last (`finish`). A client that
  * asks and never reads would otherwise hold the answer's memory, and its
- * connection, for good.
+ * connection, for good. An event stream waiting for its next event is not
+ * stalled: `writeBody` disarms the timer while the client has taken everything.
  */
-function closeWhenStalled(outgoing: ServerResponse, socket: Socket, ms: number): void {
+function closeWhenStalled(outgoing: ServerResponse, socket: Socket, ms: number): StallTimer {
   const stalled = () => socket.destroy();
-  let timer = setTimeout(stalled, ms);
-  const progressed = () => {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const arm = () => {
     clearTimeout(timer);
     timer = setTimeout(stalled, ms);
   };
+  const disarm = () => clearTimeout(timer);
   const done = () => {
-    clearTimeout(timer);
-    outgoing.off("drain", progressed);
+    disarm();
+    outgoing.off("drain", arm);
   };
-  outgoing.on("drain", progressed).once("finish", done).once("close", done);
+  arm();
+  outgoing.on("drain", arm).once("finish", done).once("close", done);
+  return { arm, disarm };
 }
 
 /** Writes `body` chunk by chunk, waiting whenever the socket's buffer is full, so a slow reader holds one chunk. */
-async function writeBody(body: ReadableStream<Uint8Array> | null, outgoing: ServerResponse | undefined) {
+async function writeBody(
+  body: ReadableStream<Uint8Array> | null,
+  outgoing: ServerResponse | undefined,
+  stall: StallTimer,
+) {
   if (!body) return;
   if (!outgoing) return await body.cancel();
   const reader = body.getReader();
+  // A client that goes away while the body waits for its next piece (an idle event stream) ends the body now.
+  const cancel = () => reader.cancel().catch(() => {});
+  outgoing.once("close", cancel);
   try {
     for (;;) {
       // Checked before each read: a dropped connection takes no more of the body, which is cancelled instead.
       if (outgoing.destroyed) return await reader.cancel();
+      if (outgoing.writableLength === 0) stall.disarm();
       const { done, value } = await reader.read();
       if (done) return;
+      stall.arm();
       if (!outgoing.write(value)) {
         await new Promise<void>((resume) => {
           const go = () => {
@@ -200,6 +228,7 @@ async function writeBody(body: ReadableStream<Uint8Array> | null, outgoing: Serv
     await reader.cancel(error).catch(() => {});
     throw error;
   } finally {
+    outgoing.off("close", cancel);
     reader.releaseLock();
   }
 }

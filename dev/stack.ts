@@ -9,6 +9,8 @@
 import { batchConsoleOutput } from "./batched-console.ts";
 import { ConfigError, loadConfig } from "../supabase/functions/_shared/config/mod.ts";
 import { closeDb } from "../supabase/functions/_shared/db/transactions.ts";
+import { stopChangeNotices } from "../supabase/functions/_shared/db/change-notices.ts";
+import { endChangeStreams } from "../supabase/functions/_shared/notes/change-stream.ts";
 import { startEmbeddedPostgres } from "./embedded-postgres.ts";
 import { serveBounded } from "./bounded-server.ts";
 import type { Handler } from "../supabase/functions/_shared/http/endpoint.ts";
@@ -116,6 +118,9 @@ async function main() {
   console.log(`Ready on ${base}\n`);
 
   const shutdown = async () => {
+    // Open live update streams end with their reconnect hint rather than mid-event, and the notice connection closes.
+    endChangeStreams();
+    stopChangeNotices();
     await server.close();
     await stopLocalMail();
     await closeDb();

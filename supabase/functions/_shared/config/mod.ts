@@ -31,6 +31,13 @@ export interface Config {
   apiKeys: ReadonlySet<string>;
   /** `DATABASE_URL` wins over `SUPABASE_DB_URL`, so operators can point at the pooler. */
   databaseUrl: string;
+  /**
+   * `DATABASE_LISTEN_URL`: a session-mode or direct connection on which the isolate listens for note changes,
+   * for live updates; unset, streams poll the change counters (a transaction-mode pooler never delivers a notice).
+   */
+  databaseListenUrl: string | undefined;
+  /** How live update streams run; see `StreamSettings`. */
+  streams: StreamSettings;
   /** Connections in this isolate's pool. */
   dbPoolMax: number;
   /** bcrypt cost for new password hashes. */
@@ -93,6 +100,16 @@ export interface SessionSettings {
    * `defaultRefreshGraceSeconds`, which covers the typed client's whole refresh).
    */
   refreshGraceSeconds: number;
+}
+
+/** How `GET /notes-stream` runs. */
+export interface StreamSettings {
+  /** `STREAM_MAX_SECONDS`: the server ends each stream after this long; the client resumes from its last event. */
+  maxSeconds: number;
+  /** `STREAM_KEEPALIVE_SECONDS`: at least this often a stream sends a comment and rechecks its caller's session. */
+  keepAliveSeconds: number;
+  /** `STREAM_POLL_MS`: how often the change counters are polled while no notice connection is listening. */
+  pollMs: number;
 }
 
 export const minJwtSecretBytes = 32;
@@ -172,6 +189,12 @@ export function loadConfig(env: Env): Config {
     jwtSecret: jwtSecretFrom(env),
     apiKeys,
     databaseUrl,
+    databaseListenUrl: env.get("DATABASE_LISTEN_URL") || undefined,
+    streams: {
+      maxSeconds: integerSettingOf(env, "STREAM_MAX_SECONDS"),
+      keepAliveSeconds: integerSettingOf(env, "STREAM_KEEPALIVE_SECONDS"),
+      pollMs: integerSettingOf(env, "STREAM_POLL_MS"),
+    },
     dbPoolMax: integerSettingOf(env, "DB_POOL_MAX"),
     bcryptCost: integerSettingOf(env, "BCRYPT_COST"),
     statementTimeoutMs: integerSettingOf(env, "DB_STATEMENT_TIMEOUT_MS"),

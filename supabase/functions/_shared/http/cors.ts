@@ -2,8 +2,9 @@
  * CORS for browser apps on other origins, with Supabase's canonical header
  * list so the headers supabase-js sends are always allowed, plus two that
  * list lacks: `x-region`, the header that pins a call to one region
- * (supabase-js sends it for `functions.invoke(name, { region })`), and
- * `idempotency-key`, which makes a browser's retried create safe.
+ * (supabase-js sends it for `functions.invoke(name, { region })`),
+ * `idempotency-key`, which makes a browser's retried create safe, and
+ * `last-event-id`, with which a client resumes a live update stream.
  */
 import { corsHeaders } from "@supabase/supabase-js/cors";
 
@@ -24,7 +25,9 @@ export function preflightResponse(methods: readonly string[], headers: Readonly<
     status: 204,
     headers: {
       ...headers,
-      "Access-Control-Allow-Headers": `${corsHeaders["Access-Control-Allow-Headers"]}, x-region, idempotency-key`,
+      "Access-Control-Allow-Headers": `${
+        corsHeaders["Access-Control-Allow-Headers"]
+      }, x-region, idempotency-key, last-event-id`,
       "Access-Control-Allow-Methods": [...methods, "OPTIONS"].join(", "),
       "Access-Control-Max-Age": "86400",
     },

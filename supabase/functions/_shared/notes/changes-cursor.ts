@@ -34,14 +34,15 @@ export function encodeChangesCursor(owner: string, change: number): string {
 
 /**
  * The change number `cursor` stands at, for the caller `owner`; a 400 naming
- * `since` when it is not a cursor this service gave that caller.
+ * `field` (the query's `since`, or the `Last-Event-ID` header of a stream's
+ * reconnect) when it is not a cursor this service gave that caller.
  */
-export function readChangesCursor(cursor: string, owner: string): number {
+export function readChangesCursor(cursor: string, owner: string, field = "since"): number {
   const [given, cursorOwner, change, ...rest] = fromBase64Url(cursor)?.split(".") ?? [];
   const number = /^\d{1,15}$/.test(change ?? "") ? Number(change) : Number.NaN;
   if (given !== version || cursorOwner !== owner || rest.length > 0 || Number.isNaN(number)) {
-    const message = "since must be a cursor that notes-changes gave this account";
-    throw new BadRequestError(message, [{ field: "since", message }], { code: "invalid_cursor" });
+    const message = `${field} must be a cursor that notes-changes or notes-stream gave this account`;
+    throw new BadRequestError(message, [{ field, message }], { code: "invalid_cursor" });
   }
   return number;
 }

@@ -85,6 +85,14 @@ export function listChanges(
   };
 }
 
+/** The number of the caller's latest change: where a stream that starts at the feed's end stands. */
+export function changesEnd(): Query<{ last_change: string }, number> {
+  return {
+    text: "select last_change from app.caller_change_position()",
+    read: ([row]) => Number(row?.last_change ?? 0),
+  };
+}
+
 /**
  * Deletes up to 1,000 tombstones older than `keepDays`, oldest first, and
  * marks each owner's sequence as pruned that far, so a cursor that needed
