@@ -861,6 +861,10 @@ function watching(client: NotesClient, options: Partial<WatchChangesOptions> = {
   return { changes, readies, statuses, done, stop: () => stopper.abort() };
 }
 
+// A change reaches a stream at the latest at the stack's next poll of the change counters (STREAM_POLL_MS, 2 s),
+// when no notice connection tells it sooner.
+const live = { timeout: 10_000 };
+
 describe("watchChanges", () => {
   it("gives each change another client makes, live, in order, with a cursor that resumes after it", async () => {
     const { client, email } = await signedUp("watch-live");
@@ -871,11 +875,11 @@ describe("watchChanges", () => {
     expect(watch.statuses).toEqual(["connecting", "live"]);
 
     const note = await other.createNote({ title: "from the phone" });
-    await expect.poll(() => watch.changes.length).toBe(1);
+    await expect.poll(() => watch.changes.length, live).toBe(1);
     const saved = await other.saveNote({ id: note.id, content: "edited" });
-    await expect.poll(() => watch.changes.length).toBe(2);
+    await expect.poll(() => watch.changes.length, live).toBe(2);
     await other.deleteNote(note.id);
-    await expect.poll(() => watch.changes.length).toBe(3);
+    await expect.poll(() => watch.changes.length, live).toBe(3);
     expect(watch.changes.map(({ change }) => change)).toEqual([note, saved, { id: note.id, deleted: true }]);
     // The last cursor is the feed's end: nothing follows it.
     const after = await client.listChanges({ since: watch.changes[2].cursor });
@@ -901,7 +905,7 @@ describe("watchChanges", () => {
     await expect.poll(() => watch.readies.length).toBe(1);
     const created = [];
     for (const title of ["one", "two", "three"]) created.push((await client.createNote({ title })).id);
-    await expect.poll(() => applied.length, { timeout: 5_000 }).toBe(3);
+    await expect.poll(() => applied.length, live).toBe(3);
     expect(applied).toEqual(created);
     expect(mostAtOnce).toBe(1);
     watch.stop();
@@ -933,7 +937,7 @@ describe("watchChanges", () => {
     expect(traffic.paths()).toEqual(["/notes-stream", "/auth/refresh", "/notes-stream"]);
     expect(client.accessToken).not.toContain(expired);
     const note = await client.createNote({ title: "after the refresh" });
-    await expect.poll(() => watch.changes.map(({ change }) => change)).toEqual([note]);
+    await expect.poll(() => watch.changes.map(({ change }) => change), live).toEqual([note]);
     watch.stop();
     await watch.done;
   });
