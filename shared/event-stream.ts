@@ -33,12 +33,14 @@ export async function* eventStreamFields(
     onEvent: (message) => fields.push({ kind: "event", message }),
     onRetry: (ms) => fields.push({ kind: "retry", ms }),
   });
-  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  const reader = body.getReader();
+  // One decoder for the whole body: a character split between two chunks is decoded once both have come.
+  const decoder = new TextDecoder();
   try {
     for (;;) {
       const { done, value } = await new CallDeadline(silenceMs).race(reader.read());
       if (done) return;
-      parser.feed(value);
+      parser.feed(decoder.decode(value, { stream: true }));
       yield* fields.splice(0);
     }
   } finally {
