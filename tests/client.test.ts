@@ -942,7 +942,51 @@ describe("watchChanges", () => {
     await watch.done;
   });
 
-  it("throws the 400 of a cursor that is not one, and not_signed_in without a session, reconnecting for neither", async () => {
+  it("waits before connecting again: Retry-After, then a doubling wait after failures, the service's retry after an end", async () => {
+    const at: number[] = [];
+    const lastEventIds: (string | string[] | undefined)[] = [];
+    const server = await scriptedServer((request, response, index) => {
+      at.push(performance.now());
+      lastEventIds.push(request.headers["last-event-id"]);
+      if (index === 0) return notesErrorAfter(0, 503, "service_unavailable")(request, response);
+      // No answer at all: the network failed.
+      if (index <= 3) return void request.socket.destroy();
+      response.writeHead(200, { "Content-Type": "text/event-stream" });
+      response.write(`event: ready\nid: cursor-${index}\ndata: {"cursor":"cursor-${index}"}\n\n`);
+      if (index === 4) response.end("retry: 300\n\n");
+    });
+    try {
+      const client = createNotesClient({ url: server.url, anonKey });
+      client.setSession(someSession);
+      const watch = watching(client);
+      await expect.poll(() => watch.readies.length, live).toBe(2);
+      const waits = at.slice(1).map((time, index) => time - at[index]);
+      // Retry-After: 1 second.
+      expect(waits[0]).toBeGreaterThanOrEqual(1_000);
+      // 0.5 s, 1 s, 2 s, each between half and all of it.
+      for (const [index, ceiling] of [[1, 500], [2, 1_000], [3, 2_000]]) {
+        expect(waits[index]).toBeGreaterThanOrEqual(ceiling / 2 - 10);
+        expect(waits[index]).toBeLessThan(ceiling + 250);
+      }
+      // The service's retry after the end it planned, not a wait for a failure.
+      expect(waits[4]).toBeGreaterThanOrEqual(290);
+      expect(waits[4]).toBeLessThan(800);
+      expect(lastEventIds).toEqual([undefined, undefined, undefined, undefined, undefined, "cursor-4"]);
+      expect(watch.statuses).toEqual([
+        "connecting",
+        ...Array(4).fill("reconnecting"),
+        "live",
+        "reconnecting",
+        "live",
+      ]);
+      watch.stop();
+      await watch.done;
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("throws the 400 of a cursor that is not one, without reconnecting", async () => {
     const { client } = await signedUp("watch-refused");
     const watch = watching(client, { since: "not-a-cursor" });
     expect(await apiError(watch.done)).toMatchObject({ status: 400, code: "invalid_cursor" });
