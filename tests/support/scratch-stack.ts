@@ -37,11 +37,20 @@ export interface ScratchStack {
  * `proxied`, the stack reaches the database through a TCP proxy the test controls;
  * with `behindPooler` too, on a TEST_POOLER=pgbouncer run, through PgBouncer in
  * front of that proxy, so the database behind a live pooler is what the test
- * breaks. With `openFilesLimit`, it runs under that descriptor limit.
+ * breaks. With `openFilesLimit`, it runs under that descriptor limit. With
+ * `listen`, on PostgreSQL, live update streams are woken by notices on a
+ * direct connection to the database (`DATABASE_LISTEN_URL`), as in production
+ * behind a transaction-mode pooler; otherwise, and always on PGlite, they poll.
  */
 export async function startScratchStack(
   prefix: string,
-  options: { env?: Record<string, string>; proxied?: boolean; behindPooler?: boolean; openFilesLimit?: number } = {},
+  options: {
+    env?: Record<string, string>;
+    proxied?: boolean;
+    behindPooler?: boolean;
+    openFilesLimit?: number;
+    listen?: boolean;
+  } = {},
 ): Promise<ScratchStack> {
   const database = await createSuiteDatabase(prefix, inject("migratedCluster"));
   let proxy: TcpProxy | undefined;
@@ -53,8 +62,9 @@ export async function startScratchStack(
     const proxiedUrl = proxy?.route(database.url) ?? database.url;
     const pooled = Boolean(options.behindPooler) && process.env.TEST_POOLER === "pgbouncer" && !database.embedded;
     pooler = pooled ? await startPgBouncer(proxiedUrl) : undefined;
+    const listenUrl = options.listen && !database.embedded ? { DATABASE_LISTEN_URL: database.url } : {};
     stack = await startStack({
-      env: options.env,
+      env: { ...listenUrl, ...options.env },
       databaseUrl: pooler?.url ?? proxiedUrl,
       openFilesLimit: options.openFilesLimit,
     });

@@ -66,12 +66,12 @@ export const integerSettings = {
   RESET_REQUEST_ADDRESS_WINDOW_SECONDS: rateWindow(300),
   RESET_MAIL_MIN_INTERVAL_SECONDS: { ...rateWindow(60), min: 0 },
   RESET_MAILS_PER_HOUR: count(5),
+  BODY_TIMEOUT_MS: { fallback: defaultBodyTimeoutMs, min: 100, max: 600_000, sinks: ["timer"] },
   // Below the platform's wall clock (150 s on hosted Supabase's free plan), so the server, not the platform, ends it.
   STREAM_MAX_SECONDS: { fallback: 120, min: 1, max: 3_600, sinks: ["timer"] },
   // At most 15 s: proxies close a connection idle for longer than that, and a session that ends must end its streams.
   STREAM_KEEPALIVE_SECONDS: { fallback: 15, min: 1, max: 15, sinks: ["timer"] },
   STREAM_POLL_MS: { fallback: 2_000, min: 50, max: 60_000, sinks: ["timer"] },
-  BODY_TIMEOUT_MS: { fallback: defaultBodyTimeoutMs, min: 100, max: 600_000, sinks: ["timer"] },
 } as const satisfies Record<string, IntegerSettingSpec>;
 
 export type IntegerSettingName = keyof typeof integerSettings;
