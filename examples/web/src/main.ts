@@ -147,12 +147,13 @@ function readNotesAgain(): void {
  * place (unless it holds the user's unsaved version, whose save will meet the
  * change as a conflict) or removed, and a new note goes on top of the first
  * page. Where only the service knows where a note falls now (a filtered
- * list, another page, a note moving up from the next page), the page is read
- * again.
+ * list, another page, a note moving up from the next page), or while a read
+ * of the page is under way, the page is read again.
  */
 function applyChange(change: NoteChange): void {
   const item = list.querySelector(`li[data-note-id="${CSS.escape(change.id)}"]`);
-  if (filtered()) return readNotesAgain();
+  // A read under way may have been answered before this change: it is read again.
+  if (filtered() || shownRead !== reads) return readNotesAgain();
   if ("deleted" in change) {
     if (!item || offset + list.children.length < total) return readNotesAgain();
     item.remove();
@@ -238,13 +239,20 @@ function listItem(note: Note): HTMLLIElement {
   });
 }
 
+/** Reads of the page started, and the one the page shows: an answer a later read overtook is dropped. */
+let reads = 0;
+let shownRead = 0;
+
 /** Shows the page at `offset`, stepping back when a deletion emptied it. */
 async function showNotes(): Promise<void> {
+  const read = ++reads;
   let page = await client.listNotes({ ...filters, limit: pageSize, offset });
   while (page.notes.length === 0 && offset > 0) {
     offset = Math.max(0, offset - pageSize);
     page = await client.listNotes({ ...filters, limit: pageSize, offset });
   }
+  if (read !== reads) return;
+  shownRead = read;
   total = page.pagination.total;
   list.replaceChildren(...page.notes.map(listItem));
   showSummary();
