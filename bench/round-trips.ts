@@ -42,7 +42,8 @@ export interface FirstPageCost {
   target: number;
 }
 
-interface Call {
+/** One request of the API, relative to the stack's base URL. */
+export interface Call {
   path: string;
   method: string;
   headers: Record<string, string>;
@@ -51,7 +52,11 @@ interface Call {
   status: number;
 }
 
-async function send(baseUrl: string, call: Call): Promise<{ ms: number; body: { data?: Record<string, unknown> } }> {
+/** Sends `call` and reads its JSON answer; throws when the status is not the one expected. */
+export async function send(
+  baseUrl: string,
+  call: Call,
+): Promise<{ ms: number; body: { data?: Record<string, unknown> } }> {
   const started = performance.now();
   const response = await fetch(`${baseUrl}${call.path}`, {
     method: call.method,

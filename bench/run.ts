@@ -15,6 +15,11 @@
  *    the first page of a 10-note user against the 20,000-note user: every
  *    note, one status, and a search for a word 10 notes hold.
  * 5. Cold start of each function.
+ * 6. Live updates, on a stack woken by notices (LISTEN on the bench
+ *    database) and on one woken by the counter poll: from a write's answer
+ *    to its event on another session's stream, and 200 open streams with the
+ *    database connections and memory they hold (`bench/live-updates.ts` runs
+ *    only this step).
  *
  * The listing's query plan is checked by `npm run check:plan` (in CI), and
  * what each function bundles to by `npm run check:deploy`.
@@ -56,6 +61,7 @@ import { measureFirstPages, measureRoundTrips } from "./round-trips.ts";
 import { setRole } from "../scripts/admin.ts";
 import { startTcpProxy } from "../dev/harness/tcp-proxy.ts";
 import { coldStartTable, measureColdStarts } from "./startup.ts";
+import { liveUpdateSettings, measureLiveUpdates, openStreamsTable, writeToEventTable } from "./streams.ts";
 
 const seconds = Number(Deno.env.get("BENCH_SECONDS") || 20);
 const settings = {
@@ -83,6 +89,7 @@ const settings = {
   // More than both targets can delete in their runs, so no id is used twice.
   notesToDelete: 150_000,
   password: "bench-password-1",
+  liveUpdates: liveUpdateSettings,
 };
 
 const log = (line: string) => console.log(line);
@@ -286,6 +293,15 @@ async function onPostgres(databaseUrl: string) {
     log("Cold starts");
     const credentials = { authorization: fixtures.heavyUser.authorization, apiKey: testAnonKey };
     const coldStarts = await measureColdStarts(env, credentials, settings.coldStartRuns);
+
+    log(`Live updates: sequential writes, then ${settings.liveUpdates.streams} open streams`);
+    const liveUpdates = await measureLiveUpdates(databaseUrl, env, { apiKey: testAnonKey, ...settings.liveUpdates });
+    for (const { wake, writeToEvent, openStreams } of liveUpdates) {
+      log(
+        `  ${wake}: write to event p50 ${writeToEvent.p50Ms.toFixed(1)} ms, p95 ${writeToEvent.p95Ms.toFixed(1)} ms; ` +
+          `${openStreams.streams} streams held ${JSON.stringify(openStreams.connectionsAfterWrite)}`,
+      );
+    }
     return {
       comparisons,
       servers,
@@ -295,6 +311,7 @@ async function onPostgres(databaseUrl: string) {
       roundTrips,
       firstPages,
       coldStarts,
+      liveUpdates,
       bcryptCost: config.bcryptCost,
       poolMax: config.dbPoolMax,
     };
@@ -358,7 +375,8 @@ async function main() {
   } finally {
     await scratch?.drop();
   }
-  const { comparisons, servers, variants, loginHashing, flood, roundTrips, firstPages, coldStarts } = postgresRun;
+  const { comparisons, servers, variants, loginHashing, flood, roundTrips, firstPages, coldStarts, liveUpdates } =
+    postgresRun;
   const record = {
     startedAt: startedAt.toISOString(),
     command: "npm run bench",
@@ -378,6 +396,7 @@ async function main() {
     roundTrips,
     firstPages,
     coldStarts,
+    liveUpdates,
   };
   const file = await writeResults(record, startedAt);
 
@@ -430,6 +449,10 @@ async function main() {
   ));
   console.log("\n## Cold start per function (target: < 150 ms)\n");
   console.log(coldStartTable(coldStarts));
+  console.log("\n## From a write's answer to its event on another session's stream\n");
+  console.log(writeToEventTable(liveUpdates));
+  console.log(`\n## ${settings.liveUpdates.streams} streams of one user open at once\n`);
+  console.log(openStreamsTable(liveUpdates));
   console.log(`\nResults: ${file}`);
 
   const failed = [...comparisons, ...servers, ...variants, loginHashing].some((row) =>

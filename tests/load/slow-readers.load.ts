@@ -122,16 +122,27 @@ async function untilLogged(name: string, count: number): Promise<void> {
   }
 }
 
+/** The change feed's cursor before the reader's first note: a stream from it catches up on all 12 MB of them. */
+function cursorBeforeEverything(): string {
+  return Buffer.from(`c1.${reader.id}.0`).toString("base64url");
+}
+
+/** What the slow readers ask for: a page of every note, and a live update stream that starts with all of them. */
+const largeAnswers = [
+  { name: "notes-fetch", path: () => `/notes-fetch?limit=${notesOnPage}` },
+  { name: "notes-stream", path: () => `/notes-stream?since=${cursorBeforeEverything()}` },
+];
+
 describe("clients that never read their answer", () => {
-  it(
-    `${readers} slow readers of a 12 MB page: memory stays bounded, each is closed within ${closedWithinSeconds} s, others are served`,
-    async () => {
+  it.each(largeAnswers)(
+    `${readers} slow readers of 12 MB from $name: memory stays bounded, each is closed within ${closedWithinSeconds} s, others are served`,
+    async ({ name, path }) => {
       const page = await callStack(`/notes-fetch?limit=${notesOnPage}`, { token: reader.accessToken });
       expect(page.status).toBe(200);
       expect(Buffer.byteLength(page.text)).toBeGreaterThan(12_000_000);
       const bystander = await registerUser("bystander", { baseUrl: stack.baseUrl });
       const idle = stackRss();
-      const fetchesLogged = logged("notes-fetch");
+      const fetchesLogged = logged(name);
 
       // slowhttptest sends no header of the caller's own: the token rides in after its Cookie header.
       const cookie = `seen=1\r\nAuthorization: Bearer ${reader.accessToken.replace(/^Bearer /, "")}`;
@@ -139,7 +150,7 @@ describe("clients that never read their answer", () => {
         "-X", // slow read: a receive window of 1 to 512 bytes, 32 bytes read every 5 s
         ...["-c", String(readers), "-r", String(readers), "-w", "1", "-y", "512", "-n", "5", "-z", "32"],
         ...["-l", String(closedWithinSeconds + 5)],
-        ...["-j", cookie, "-u", `${stack.baseUrl}/notes-fetch?limit=${notesOnPage}`],
+        ...["-j", cookie, "-u", `${stack.baseUrl}${path()}`],
       ], { stdio: ["ignore", "pipe", "pipe"] });
       let report = "";
       for (const output of [attack.stdout, attack.stderr]) output?.on("data", (chunk) => (report += chunk));
@@ -163,7 +174,7 @@ describe("clients that never read their answer", () => {
       // Once every slow reader's request has been answered (the burst of 150 queries for 12 MB each is over, and
       // those the database could not take within the deadline were answered 503), another user reads their own
       // small notes every second, while the slow readers hold their connections.
-      await untilLogged("notes-fetch", fetchesLogged + readers);
+      await untilLogged(name, fetchesLogged + readers);
       const statuses: number[] = [];
       const probe = setInterval(async () => {
         const answer = await callStack("/notes-fetch", { token: bystander.accessToken }).catch(() => undefined);
@@ -175,7 +186,9 @@ describe("clients that never read their answer", () => {
 
       const megabytes = (bytes: number) => Math.round(bytes / 1024 / 1024);
       console.info(
-        `slow readers: idle ${megabytes(idle)} MB, peak ${megabytes(peak)} MB; at most ${mostOpen} open, the longest ` +
+        `slow readers of ${name}: idle ${megabytes(idle)} MB, peak ${
+          megabytes(peak)
+        } MB; at most ${mostOpen} open, the longest ` +
           `for ${(longestOpenMs / 1_000).toFixed(1)} s; the other user's answers: ${statuses.join(" ")}`,
       );
       expect(mostOpen, `the slow readers were connected:\n${report}`).toBeGreaterThan(readers / 2);

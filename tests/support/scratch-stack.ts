@@ -62,7 +62,9 @@ export async function startScratchStack(
     const proxiedUrl = proxy?.route(database.url) ?? database.url;
     const pooled = Boolean(options.behindPooler) && process.env.TEST_POOLER === "pgbouncer" && !database.embedded;
     pooler = pooled ? await startPgBouncer(proxiedUrl) : undefined;
-    const listenUrl = options.listen && !database.embedded ? { DATABASE_LISTEN_URL: database.url } : {};
+    const listenUrl: Record<string, string> = options.listen && !database.embedded
+      ? { DATABASE_LISTEN_URL: database.url }
+      : {};
     stack = await startStack({
       env: { ...listenUrl, ...options.env },
       databaseUrl: pooler?.url ?? proxiedUrl,

@@ -30,6 +30,14 @@ const surelySmallChars = Math.floor(largeAnswerBytes / 3);
 
 let heldBytes = 0;
 
+/** What a request refused for want of budget is told. */
+export const answerBudgetFullMessage = "Too many large answers are still being sent; try again shortly";
+
+/** Whether `bytes` more would fit in the budget now: a stream asks before it reads a batch that large. */
+export function answerBudgetHasRoom(bytes: number): boolean {
+  return heldBytes + bytes <= answerBudgetBytes;
+}
+
 /** A response body, and its `Content-Length` when it is a stream (which carries none of its own). */
 export interface AnswerBody {
   body: BodyInit;

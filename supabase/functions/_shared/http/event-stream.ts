@@ -6,27 +6,25 @@
  *
  * @example
  * ```ts
- * controller.enqueue(serverEvent({ event: "change", id: cursor, data: change }));
+ * controller.enqueue(encoder.encode(serverEvent({ event: "change", id: cursor, data: change })));
  * return eventStreamResponse(body, answerHeaders.notes);
  * ```
  */
 
-const encoder = new TextEncoder();
-
 /** An event with a name, an id (what `Last-Event-ID` carries back on reconnect) when given, and JSON data. */
-export function serverEvent(message: { event: string; id?: string; data: unknown }): Uint8Array {
+export function serverEvent(message: { event: string; id?: string; data: unknown }): string {
   const id = message.id === undefined ? "" : `id: ${message.id}\n`;
-  return encoder.encode(`event: ${message.event}\n${id}data: ${JSON.stringify(message.data)}\n\n`);
+  return `event: ${message.event}\n${id}data: ${JSON.stringify(message.data)}\n\n`;
 }
 
 /** A comment: ignored by clients, it keeps proxies from closing a connection that looks idle. */
-export function serverComment(text: string): Uint8Array {
-  return encoder.encode(`: ${text}\n\n`);
+export function serverComment(text: string): string {
+  return `: ${text}\n\n`;
 }
 
 /** How long a client waits before reconnecting once this stream has ended. */
-export function reconnectAfter(ms: number): Uint8Array {
-  return encoder.encode(`retry: ${ms}\n\n`);
+export function reconnectAfter(ms: number): string {
+  return `retry: ${ms}\n\n`;
 }
 
 /** A 200 `text/event-stream` answer of `body`, with an endpoint's own headers; never cached or buffered. */

@@ -24,19 +24,30 @@ import { limits } from "../contract/common.ts";
 import type { StreamReady, StreamReset } from "../contract/notes.ts";
 import { getConfig } from "../config/mod.ts";
 import { watchChanges } from "../db/change-notices.ts";
-import { CursorExpiredError, HttpError } from "../http/errors.ts";
+import { CursorExpiredError, HttpError, ServiceUnavailableError } from "../http/errors.ts";
 import { reconnectAfter, serverComment, serverEvent } from "../http/event-stream.ts";
 import { withDatabaseDeadline } from "../http/request-deadline.ts";
 import { edgeRuntimeWaitUntil } from "../http/after-response.ts";
+import { type AnswerBody, answerBudgetFullMessage, answerBudgetHasRoom, budgetedBody } from "../http/answer-budget.ts";
 import { encodeChangesCursor } from "./changes-cursor.ts";
 import { type ChangesPageRead, readChangesEnd, readChangesPage } from "./changes-page.ts";
 
-/** Changes read per round trip while catching up: the feed's largest page. */
-const batchSize = limits.changesLimitMax;
+/**
+ * Changes read per round trip while catching up: a tenth of the feed's largest page, so a batch of the largest
+ * notes (3 MB at most) is what one stream holds while it waits for its client. With whole pages, 150 streams that
+ * never read held 380 MB past the stack's idle memory (tests/load/slow-readers.load.ts bounds it at 300 MB).
+ */
+const batchSize = limits.changesLimitMax / 10;
+/** The most a batch can take in UTF-8: each character of a note's title and content is 3 bytes at most. */
+const largestBatchBytes = batchSize * 3 * (limits.titleMaxChars + limits.contentMaxChars);
 /** The reconnect delay a planned end asks for: soon, since nothing is lost meanwhile. */
 const plannedEndRetryMs = 1_000;
 /** The reconnect delay after a read failed (the database unreachable): time for it to come back. */
 const failedReadRetryMs = 5_000;
+/** The reconnect delay when the isolate holds too many unsent answers: time for their clients to take them. */
+const busyRetryMs = 5_000;
+
+const encoder = new TextEncoder();
 
 /** Where a stream starts: its first read, made before the answer so that a refusal is an ordinary 4xx. */
 export type StreamStart =
@@ -51,12 +62,22 @@ export type StreamStart =
  */
 export async function startChangeStream(caller: Caller, after: number | undefined): Promise<StreamStart> {
   if (after === undefined) return { kind: "end", reached: await readChangesEnd(caller) };
+  // Refused before the read rather than after it: a batch read only to be refused would cost as much memory.
+  if (!answerBudgetHasRoom(largestBatchBytes)) throw busy();
   try {
     return { kind: "page", page: await readChangesPage(caller, after, batchSize) };
   } catch (error) {
     if (error instanceof CursorExpiredError) return { kind: "reset" };
     throw error;
   }
+}
+
+/** 503 for a stream that cannot start now: the isolate holds as many unsent answers as it may. */
+function busy(): ServiceUnavailableError {
+  return new ServiceUnavailableError({
+    message: answerBudgetFullMessage,
+    retryAfter: busyRetryMs / 1_000,
+  });
 }
 
 /** Streams end early when the isolate is about to stop; each registers how to end itself here. */
@@ -75,17 +96,18 @@ globalThis.addEventListener?.("beforeunload", endChangeStreams);
  * The stream's body: the events after `start`, live until `endsAt`
  * (`performance.now()` time), when the client goes away, or when its
  * caller's session ends. Reads wait for the consumer, so a client that does
- * not read holds one batch at most.
+ * not read holds one batch at most, and that batch draws on the isolate's
+ * answer budget until the client has taken it.
  */
 export function changeStreamBody(caller: Caller, start: StreamStart, endsAt: number): ReadableStream<Uint8Array> {
   const stop = new AbortController();
-  const events = changeEvents(caller, start, endsAt, stop.signal);
+  const pieces = budgetedPieces(changeEvents(caller, start, endsAt, stop.signal));
   const finished = Promise.withResolvers<void>();
   // A stream that is open keeps its worker from being reclaimed as idle; it never outlives the wall clock.
   edgeRuntimeWaitUntil()?.(finished.promise);
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
-      const next = await events.next();
+      const next = await pieces.next();
       // Cancelled while this read was under way: the stream is closed already.
       if (stop.signal.aborted) return;
       if (next.done) {
@@ -97,18 +119,54 @@ export function changeStreamBody(caller: Caller, start: StreamStart, endsAt: num
     },
     async cancel() {
       stop.abort();
-      await events.return(undefined);
+      await pieces.return(undefined);
       finished.resolve();
     },
   }, { highWaterMark: 0 });
 }
 
+/**
+ * The stream's texts as pieces of its body, each held against the isolate's
+ * answer budget (`http/answer-budget.ts`) until the client has taken it, as the
+ * notes' other large answers are: a batch of catch-up can be 12 MB, which
+ * clients that open streams and never read would otherwise each hold. When the
+ * budget has no room, the stream ends with a reconnect hint, and the client
+ * resumes from the last event it took.
+ */
+async function* budgetedPieces(texts: AsyncGenerator<string>): AsyncGenerator<Uint8Array> {
+  for await (const text of texts) {
+    const answer = budgetedBody(text);
+    if (!answer) {
+      yield encoder.encode(reconnectAfter(busyRetryMs));
+      return;
+    }
+    yield* piecesOf(answer.body);
+  }
+}
+
+/** The pieces of a budgeted body; one left unread gives back its share of the budget. */
+async function* piecesOf(body: AnswerBody["body"]): AsyncGenerator<Uint8Array> {
+  if (typeof body === "string") return yield encoder.encode(body);
+  if (body instanceof Uint8Array) return yield body;
+  const reader = (body as ReadableStream<Uint8Array>).getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      yield value;
+    }
+  } finally {
+    await reader.cancel();
+  }
+}
+
+/** The stream's messages as text: each batch of changes (with `ready` once caught up), comments, the last word. */
 async function* changeEvents(
   caller: Caller,
   start: StreamStart,
   endsAt: number,
   cancelled: AbortSignal,
-): AsyncGenerator<Uint8Array> {
+): AsyncGenerator<string> {
   if (start.kind === "reset") {
     yield resetEvent();
     return;
@@ -129,22 +187,26 @@ async function* changeEvents(
     let page = start.kind === "page" ? start.page : undefined;
     let ready = false;
     for (;;) {
-      if (page) {
-        for (const { change, entry } of page.changes) {
-          yield serverEvent({ event: "change", id: encodeChangesCursor(owner, change), data: entry });
-        }
-        position = page.reached;
+      let batch = "";
+      for (const { change, entry } of page?.changes ?? []) {
+        batch += serverEvent({ event: "change", id: encodeChangesCursor(owner, change), data: entry });
       }
-      if (ended.signal.aborted) break;
+      position = page?.reached ?? position;
       if (!ready && !page?.hasMore) {
         ready = true;
         const cursor = encodeChangesCursor(owner, position);
-        yield serverEvent({ event: "ready", id: cursor, data: { cursor } satisfies StreamReady });
+        batch += serverEvent({ event: "ready", id: cursor, data: { cursor } satisfies StreamReady });
       }
+      if (batch) yield batch;
+      if (ended.signal.aborted) break;
       if (!page?.hasMore) {
         const woken = await waker.wait(keepAliveSeconds * 1_000, ended.signal);
         if (ended.signal.aborted) break;
         if (!woken) yield serverComment("keep-alive");
+      }
+      if (!answerBudgetHasRoom(largestBatchBytes)) {
+        yield reconnectAfter(busyRetryMs);
+        return;
       }
       try {
         // A deadline of its own: this read is no part of the request that opened the stream.
@@ -167,7 +229,7 @@ async function* changeEvents(
  * session ended, an account suspended) finds out on reconnecting, from its
  * 401 or 403; anything else (the database unreachable) is worth a retry later.
  */
-function* endAfterFailedRead(error: unknown): Generator<Uint8Array> {
+function* endAfterFailedRead(error: unknown): Generator<string> {
   // The sequence no longer reaches back to the stream's position: the database was restored from a backup.
   if (error instanceof CursorExpiredError) return yield resetEvent();
   if (error instanceof HttpError && error.code !== "service_unavailable") return;
@@ -178,7 +240,7 @@ function* endAfterFailedRead(error: unknown): Generator<Uint8Array> {
 }
 
 /** The event that tells the client its cursor is no longer covered; the stream ends after it. */
-function resetEvent(): Uint8Array {
+function resetEvent(): string {
   const reset: StreamReset = {
     code: "cursor_expired",
     message: "The cursor is older than the deletions kept; sync again from /notes-changes without since",
