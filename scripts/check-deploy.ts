@@ -194,7 +194,35 @@ interface Probe {
   authorized?: boolean;
   /** Also send the mail-dispatch secret as a bearer token. */
   dispatchSecret?: boolean;
+  /** An event stream, which never ends by itself: read until this event comes, then closed. */
+  untilEvent?: string;
   status: number;
+}
+
+/** How long a probe's event stream may take to send the event it waits for. */
+const streamProbeMs = 30_000;
+
+/**
+ * Reads the event stream of `response` until an event named `event` comes,
+ * then closes it; answers what was read, or why it never came.
+ */
+async function readUntilEvent(response: Response, event: string): Promise<{ reached: boolean; text: string }> {
+  const reader = response.body?.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  if (!reader) return { reached: false, text: "no body" };
+  try {
+    while (!new RegExp(`^event: ${event}$`, "m").test(text)) {
+      const { done, value } = await reader.read();
+      if (done) return { reached: false, text };
+      text += decoder.decode(value, { stream: true });
+    }
+    return { reached: true, text };
+  } catch (error) {
+    return { reached: false, text: `${text}${error}` };
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
 }
 
 /**
@@ -341,6 +369,15 @@ function probes(
     },
     { name: "notes-fetch", path: "/notes-fetch?limit=5&q=deployed", method: "GET", authorized: true, status: 200 },
     { name: "notes-changes", path: "/notes-changes?limit=5", method: "GET", authorized: true, status: 200 },
+    // From the feed's end: it reads where that is, and says it is live.
+    {
+      name: "notes-stream",
+      path: "/notes-stream",
+      method: "GET",
+      authorized: true,
+      untilEvent: "ready",
+      status: 200,
+    },
     {
       name: "notes-get",
       get path() {
@@ -456,8 +493,19 @@ async function bootEach(
           ...(probe.dispatchSecret ? { authorization: `Bearer ${dispatchSecret}` } : {}),
         },
         body: probe.body && JSON.stringify(probe.body),
+        signal: probe.untilEvent ? AbortSignal.timeout(streamProbeMs) : undefined,
       });
-      const body = await response.json();
+      const { untilEvent } = probe;
+      const streamed = untilEvent !== undefined && response.ok;
+      if (streamed) {
+        const { reached, text } = await readUntilEvent(response, untilEvent);
+        if (!reached) {
+          problems.push(
+            `${probe.name}: ${probe.path} never sent its ${untilEvent} event: ${text}\n${child.output()}`,
+          );
+        }
+      }
+      const body = streamed ? undefined : await response.json();
       if (response.status !== probe.status) {
         problems.push(
           `${probe.name}: ${probe.method} ${probe.path} answered ${response.status}, expected ${probe.status}: ${

@@ -47,6 +47,8 @@ import {
   type LogoutScope,
   type ManagedUserList,
   type Note,
+  type NoteChange,
+  noteChange,
   type NoteList,
   type NoteOrder,
   notesErrorEnvelope,
@@ -55,13 +57,23 @@ import {
   type SecurityEvent,
   type Session,
   type SessionInfo,
+  streamReady,
+  streamReset,
   tokenErrorCodes,
   type User,
 } from "../supabase/functions/_shared/contract/mod.ts";
 import { refreshAttemptMs, refreshAttempts } from "../supabase/functions/_shared/contract/refresh-budget.ts";
 import { CallDeadline, defaultTimeoutMs } from "./deadline.ts";
 import { NotesApiError } from "./errors.ts";
-import { type OperationName, operations, type OperationSpec, pathOf } from "./operations.ts";
+import { backoffMs, eventStreamFields, pause } from "./event-stream.ts";
+import {
+  type JsonOperationName,
+  lastEventIdHeader,
+  type OperationName,
+  operations,
+  type OperationSpec,
+  pathOf,
+} from "./operations.ts";
 import { memorySessionStorage, type SessionStorage } from "./session-storage.ts";
 import { TabCoordinator, type TabMessage } from "./tab-coordinator.ts";
 
@@ -133,6 +145,47 @@ export interface ListChangesOptions {
   /** 1 to 100 changes per request (100 by default). */
   limit?: number;
 }
+
+/** Where a watch is: opening its first connection, caught up and live, or connecting again after one ended. */
+export type WatchStatus = "connecting" | "live" | "reconnecting";
+
+/** What {@link NotesClient.watchChanges} takes. */
+export interface WatchChangesOptions {
+  /**
+   * Where to start: the `cursor` of `listChanges`/`syncNotes`, or one this watch gave before. Without it the watch
+   * starts at the end of the feed: only changes made from then on.
+   */
+  since?: string;
+  /**
+   * Called with each change, in order, and the cursor just after it (keep it to resume from there). When it
+   * answers a promise, the next change waits for it.
+   */
+  onChange: (change: NoteChange, cursor: string) => void | Promise<void>;
+  /** Called once per connection, when every change missed before it has been given: from then on, live. */
+  onReady?: (cursor: string) => void | Promise<void>;
+  /**
+   * The cursor is older than the deletions the service keeps: the watch has ended. Drop the local copy, sync
+   * again without a cursor (`syncNotes()`), and watch again from its cursor.
+   */
+  onReset?: () => void | Promise<void>;
+  /** Called whenever the watch's status changes. */
+  onStatus?: (status: WatchStatus) => void;
+  /** Ends the watch, and its connection, when it aborts. */
+  signal?: AbortSignal;
+}
+
+/** An event of the changes stream, its data checked against the contract. */
+type ChangeStreamEvent =
+  | { kind: "change"; change: NoteChange; cursor: string }
+  | { kind: "ready"; cursor: string }
+  | { kind: "reset" }
+  | { kind: "retry"; ms: number };
+
+/**
+ * How long a changes stream may be silent before the watch takes it for
+ * lost: three of the service's keep-alives (at least one every 15 s) missed.
+ */
+const streamSilenceMs = 45_000;
 
 /** Options of {@link NotesClient.createNote}. */
 export interface CreateNoteOptions extends RequestOptions {
@@ -253,6 +306,25 @@ function notSignedIn(): NotesApiError {
 function outcomeUnknown(error: unknown): boolean {
   return error instanceof NotesApiError &&
     (error.code === "network_error" || error.status === 503);
+}
+
+/** The error of a request that got no answer, or lost it midway: status 0, code `network_error`. */
+function unreachable(url: URL, cause: unknown): NotesApiError {
+  return new NotesApiError({
+    status: 0,
+    code: "network_error",
+    message: `The notes service could not be reached at ${url.origin}`,
+    cause,
+  });
+}
+
+/**
+ * A failure that time may mend, after which a watch connects again: no answer
+ * (or none in time, or a connection gone silent), or a 5xx.
+ */
+function worthReconnecting(error: unknown): error is NotesApiError {
+  return error instanceof NotesApiError &&
+    (error.code === "network_error" || error.code === "timeout" || error.status >= 500);
 }
 
 async function readJson(response: Response): Promise<unknown> {
@@ -639,6 +711,95 @@ export class NotesClient {
   }
 
   /**
+   * Watches the signed-in user's notes change, live, over `GET /notes-stream`
+   * (server-sent events read through `fetch`, so the token travels in a
+   * header, never in a URL): `onChange` gets each change after `since` in
+   * order, then `onReady` once caught up, then each change as it happens.
+   *
+   * The watch outlives any one connection: whenever the stream ends (the
+   * service ends each after a while, and when the access token expires) or
+   * the network fails, it connects again after the service's `retry`, or
+   * after a growing wait when it failed (0.5 s doubling to 30 s, with
+   * jitter; `Retry-After` on a 503), resuming after the last cursor, so no
+   * change is lost or given twice. A refused token is refreshed as for any
+   * call. It answers when `signal` aborts, or after `onReset` (the cursor
+   * has expired: sync again from the start). It throws, and stops, when the
+   * session has ended (a refresh answered 401: `onUnauthorized` was called),
+   * when there is none (`not_signed_in`), on a 400 (`invalid_cursor`) or 403,
+   * on an answer outside the contract, or with what `onChange` throws.
+   *
+   * @example
+   * ```ts
+   * const stop = new AbortController();
+   * void client.watchChanges({
+   *   since: cursor,
+   *   onChange: (change, next) => {
+   *     "deleted" in change ? copy.delete(change.id) : copy.set(change.id, change);
+   *     cursor = next;
+   *   },
+   *   onReset: () => resyncFromScratch(),
+   *   signal: stop.signal,
+   * });
+   * ```
+   */
+  async watchChanges(options: WatchChangesOptions): Promise<void> {
+    const { signal } = options;
+    let cursor = options.since;
+    // Failed attempts since the stream was last live, and the wait before the next attempt.
+    let failures = 0;
+    let waitMs = 0;
+    for (let attempt = 0; !signal?.aborted; attempt++) {
+      if (waitMs > 0) await pause(waitMs, signal);
+      if (signal?.aborted) return;
+      options.onStatus?.(attempt === 0 ? "connecting" : "reconnecting");
+      // Ends this connection: when the watch is stopped, and once it is done with it, however that happened.
+      const connection = new AbortController();
+      const stop = () => connection.abort();
+      signal?.addEventListener("abort", stop, { once: true });
+      const events = this.#changeStream(options.since, cursor, connection.signal, signal);
+      let retryMs: number | undefined;
+      try {
+        for (;;) {
+          let next: IteratorResult<ChangeStreamEvent, void>;
+          try {
+            next = await events.next();
+          } catch (error) {
+            if (signal?.aborted) return;
+            if (!worthReconnecting(error)) throw error;
+            const retryAfterMs = error.retryAfter === undefined ? undefined : error.retryAfter * 1000;
+            waitMs = retryAfterMs ?? backoffMs(failures++);
+            break;
+          }
+          if (next.done) {
+            // An end the service planned says when to come back; any other is a failure.
+            waitMs = retryMs ?? backoffMs(failures++);
+            break;
+          }
+          const event = next.value;
+          if (event.kind === "retry") {
+            retryMs = event.ms;
+          } else if (event.kind === "change") {
+            await options.onChange(event.change, event.cursor);
+            cursor = event.cursor;
+          } else if (event.kind === "ready") {
+            cursor = event.cursor;
+            failures = 0;
+            options.onStatus?.("live");
+            await options.onReady?.(event.cursor);
+          } else {
+            await options.onReset?.();
+            return;
+          }
+        }
+      } finally {
+        signal?.removeEventListener("abort", stop);
+        connection.abort();
+        await events.return();
+      }
+    }
+  }
+
+  /**
    * Changes the given fields of a note and answers the updated note. With
    * `expectedUpdatedAt`, a note changed since throws a {@link NotesApiError}
    * with status 409, `code` `note_conflict` and the stored note as `note`.
@@ -762,16 +923,22 @@ export class NotesClient {
 
   /**
    * Calls `name` with the session's access token when the operation takes
-   * one, refreshing it first when it is about to expire, and once more after
-   * a 401, then retrying; all within `input.deadline`. Answers the success
-   * envelope's `data`.
+   * one (see {@link #signedIn}); answers the success envelope's `data`.
    */
-  async #call(name: OperationName, input: CallInput): Promise<unknown> {
+  async #call(name: JsonOperationName, input: CallInput): Promise<unknown> {
     const spec: OperationSpec = operations[name];
-    const { deadline } = input;
     if (spec.envelope === "auth" && (!spec.bearer || (spec.bearer === "optional" && !this.session))) {
       return (await this.#send(name, input, undefined)).data;
     }
+    return (await this.#signedIn(input.deadline, (accessToken) => this.#send(name, input, accessToken))).data;
+  }
+
+  /**
+   * Sends `request` with the session's access token, refreshing it first
+   * when it is about to expire, and once more after a 401, then sending it
+   * again; all within `deadline`.
+   */
+  async #signedIn<T>(deadline: CallDeadline, request: (accessToken: string) => Promise<T>): Promise<T> {
     // Every other operation acts for a signed-in user: without a session there is nothing worth sending.
     let session = this.session;
     if (!session) throw notSignedIn();
@@ -785,7 +952,7 @@ export class NotesClient {
       });
     }
     try {
-      return (await this.#send(name, input, session.accessToken)).data;
+      return await request(session.accessToken);
     } catch (error) {
       // Only a refused token calls for a refresh; a wrong password re-entered (invalid_credentials) does not.
       if (!isTokenRefusal(error)) throw error;
@@ -798,7 +965,7 @@ export class NotesClient {
       // Refreshed meanwhile (another call, another tab): retry with that; else refresh once. A refresh answered
       // 401 has ended the session, and the call throws that answer, the error onUnauthorized was given.
       const renewed = now.refreshToken !== session.refreshToken ? now : await deadline.race(this.#sharedRefresh());
-      return (await this.#send(name, input, renewed.accessToken)).data;
+      return await request(renewed.accessToken);
     }
   }
 
@@ -808,13 +975,13 @@ export class NotesClient {
    * API's error, or the deadline's once it passes.
    */
   async #send(
-    name: OperationName,
+    name: JsonOperationName,
     { body, query = {}, headers: extraHeaders = {}, deadline }: CallInput,
     accessToken: string | undefined,
   ): Promise<{ message: string; data: unknown }> {
     // Nothing more is sent once the time is up, whatever the fetch given does with an aborted signal.
     if (deadline.signal.aborted) throw deadline.error();
-    const spec: OperationSpec = operations[name];
+    const spec = operations[name];
     const url = new URL(`${this.#base}${pathOf(spec)}`);
     for (const [parameter, value] of Object.entries(query)) {
       if (value !== undefined) url.searchParams.set(parameter, String(value));
@@ -848,6 +1015,90 @@ export class NotesClient {
   }
 
   /**
+   * One connection of the changes stream, from `since` or after
+   * `lastEventId`: its events, in order, until it ends. Opening it has the
+   * client's `timeoutMs` and refreshes the token as any call does; after
+   * that only `connection` ends it. Throws as `#send` does, and status 0
+   * (`network_error`, or `timeout` once silent too long) when it is lost.
+   */
+  async *#changeStream(
+    since: string | undefined,
+    lastEventId: string | undefined,
+    connection: AbortSignal,
+    signal: AbortSignal | undefined,
+  ): AsyncGenerator<ChangeStreamEvent, void, undefined> {
+    const spec = operations.streamChanges;
+    const url = new URL(`${this.#base}${pathOf(spec)}`);
+    if (since !== undefined) url.searchParams.set("since", since);
+    const deadline = this.#deadline({ signal });
+    const response = await this.#signedIn(deadline, async (accessToken) => {
+      if (deadline.signal.aborted) throw deadline.error();
+      const headers: Record<string, string> = {
+        apikey: this.#anonKey,
+        Authorization: bearer(accessToken),
+        Accept: "text/event-stream",
+      };
+      // What EventSource sends when it reconnects; it wins over the `since` of the URL.
+      if (lastEventId !== undefined) headers[lastEventIdHeader] = lastEventId;
+      let response: Response;
+      try {
+        response = await deadline.race(this.#fetch(url, { headers, signal: connection }));
+      } catch (cause) {
+        if (deadline.signal.aborted) throw deadline.error();
+        throw unreachable(url, cause);
+      }
+      if (!response.ok) throw failure(spec, response, await readJson(response).catch(() => undefined));
+      return response;
+    });
+    const unexpected = (message: string, cause?: unknown) =>
+      new NotesApiError({
+        status: response.status,
+        code: "unexpected_response",
+        message,
+        requestId: response.headers.get("x-request-id") ?? undefined,
+        cause,
+      });
+    if (!response.body || !response.headers.get("content-type")?.startsWith("text/event-stream")) {
+      throw unexpected("The streamChanges response is not an event stream");
+    }
+    try {
+      for await (const field of eventStreamFields(response.body, streamSilenceMs)) {
+        if (field.kind === "retry") {
+          yield field;
+          continue;
+        }
+        const { event, id, data } = field.message;
+        // Events this client does not know (from a newer service) are skipped, as EventSource skips them.
+        if (event !== "change" && event !== "ready" && event !== "reset") continue;
+        let json: unknown;
+        try {
+          json = JSON.parse(data);
+        } catch (cause) {
+          throw unexpected(`The ${event} event's data is not JSON`, cause);
+        }
+        if (event === "reset") {
+          const reset = streamReset.safeParse(json);
+          if (!reset.success) throw unexpected("The reset event does not match the API contract", reset.error);
+          yield { kind: "reset" };
+          return;
+        }
+        if (event === "ready") {
+          const ready = streamReady.safeParse(json);
+          if (!ready.success) throw unexpected("The ready event does not match the API contract", ready.error);
+          yield { kind: "ready", cursor: ready.data.cursor };
+          continue;
+        }
+        const change = noteChange.safeParse(json);
+        if (!change.success || !id) throw unexpected("A change event does not match the API contract", change.error);
+        yield { kind: "change", change: change.data, cursor: id };
+      }
+    } catch (cause) {
+      // The body failed midway: the connection was cut (or went silent, which is already a NotesApiError).
+      throw cause instanceof NotesApiError ? cause : unreachable(url, cause);
+    }
+  }
+
+  /**
    * One request and its whole answer, within `deadline`. Throws status 0:
    * the deadline's code when it passed, else `network_error`.
    */
@@ -864,12 +1115,7 @@ export class NotesClient {
     } catch (cause) {
       if (deadline.signal.aborted) throw deadline.error();
       // No whole answer came: offline, DNS, refused, TLS, a CORS refusal in a browser, or a connection cut mid-answer.
-      throw new NotesApiError({
-        status: 0,
-        code: "network_error",
-        message: `The notes service could not be reached at ${url.origin}`,
-        cause,
-      });
+      throw unreachable(url, cause);
     }
   }
 }

@@ -22,6 +22,8 @@ export {
   type RequestOptions,
   type SecurityEventsOptions,
   type SessionListener,
+  type WatchChangesOptions,
+  type WatchStatus,
 } from "./client.ts";
 export {
   localSessionStorage,
@@ -36,4 +38,12 @@ export {
   type NotesApiErrorCode,
   type NotesApiErrorInit,
 } from "./errors.ts";
-export { type OperationName, operations, type OperationSpec, pathOf } from "./operations.ts";
+export {
+  type JsonOperationName,
+  lastEventIdHeader,
+  type OperationName,
+  operations,
+  type OperationSpec,
+  pathOf,
+  type StreamEvents,
+} from "./operations.ts";

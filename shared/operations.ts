@@ -41,6 +41,7 @@ import {
   logoutBody,
   managedUserList,
   note,
+  noteChange,
   noteList,
   passwordResetRequested,
   recoverBody,
@@ -57,12 +58,21 @@ import {
   session,
   sessionList,
   setUserStatusBody,
+  streamChangesQuery,
+  streamReady,
+  streamReset,
   unenrollBody,
   unenrolled,
   verificationRequested,
   verifyEmailBody,
   verifyFactorBody,
 } from "../supabase/functions/_shared/contract/mod.ts";
+
+/**
+ * The events of a `text/event-stream` answer (WHATWG HTML, server-sent events), by event name: the schema of each
+ * event's `data` (one line of JSON) and what it means.
+ */
+export type StreamEvents = Readonly<Record<string, { data: z.ZodType; description: string }>>;
 
 export interface OperationSpec {
   method: "GET" | "POST" | "DELETE";
@@ -86,10 +96,14 @@ export interface OperationSpec {
   query?: z.ZodObject;
   /** Optional request headers the operation reads, beyond `Authorization`/`apikey` and `Content-Type`. */
   headers?: readonly { name: string; schema: z.ZodType; description: string }[];
-  success: { status: number; data: z.ZodType };
+  /** A JSON answer's success envelope around `data`, or a stream of server-sent `events`. */
+  success: { status: number; data: z.ZodType } | { status: number; events: StreamEvents };
   /** Every error status the operation can answer, each in the operation's error envelope. */
   errors: readonly number[];
 }
+
+/** The request header that names the last event received, to resume a stream after it (as EventSource sends it). */
+export const lastEventIdHeader = "Last-Event-ID";
 
 // Statuses every operation can answer: wrong method, unexpected failure, database unavailable.
 const always = [405, 500, 503] as const;
@@ -506,6 +520,48 @@ export const operations = {
     success: { status: 200, data: changeList },
     errors: [400, 401, 403, 410, ...always],
   },
+  streamChanges: {
+    method: "GET",
+    functionName: "notes-stream",
+    envelope: "notes",
+    summary: "Watch the caller's notes change, live",
+    description: "A stream of server-sent events (text/event-stream): each change of the caller's notes after the " +
+      "cursor as a change event, in order, as notes-changes shows it; then one ready event once caught up, and " +
+      "from then on each change as it happens. Without a cursor it starts at the feed's current end. A cursor is " +
+      "notes-changes' data.cursor or the id of any event of this stream; the Last-Event-ID header, which " +
+      "EventSource sends when it reconnects, wins over since. A cursor that needs deletions no longer kept gets a " +
+      "reset event and the stream ends: sync again with notes-changes without since, and do not reconnect with " +
+      "that cursor. Comment lines keep the connection alive at least every 15 s. The server ends every stream " +
+      "after STREAM_MAX_SECONDS (120 by default), when the access token expires, when the session ends and at " +
+      "shutdown, sending a retry line before a planned end: reconnect with the last event id and nothing is lost " +
+      "(a session that ended is then a 401). Errors before the stream starts are JSON, as for the other notes " +
+      "operations; a cursor that is not one this service gave the caller is a 400 invalid_cursor." + secondStepNeeded,
+    query: streamChangesQuery,
+    headers: [{
+      name: lastEventIdHeader,
+      schema: streamChangesQuery.shape.since.unwrap(),
+      description: "the id of the last event received, to resume after it; wins over since",
+    }],
+    success: {
+      status: 200,
+      events: {
+        change: {
+          data: noteChange,
+          description: "a note as it is now, or the tombstone {id, deleted: true} of a deleted one; the event's id " +
+            "is the cursor just after this change",
+        },
+        ready: {
+          data: streamReady,
+          description: "sent once per connection, when every missed change has been sent; live from then on",
+        },
+        reset: {
+          data: streamReset,
+          description: "the cursor is older than the kept deletions; the stream ends (sync again without since)",
+        },
+      },
+    },
+    errors: [400, 401, 403, ...always],
+  },
   saveNote: {
     method: "POST",
     functionName: "notes-save",
@@ -534,6 +590,11 @@ export const operations = {
 } as const satisfies Record<string, OperationSpec>;
 
 export type OperationName = keyof typeof operations;
+
+/** The operations that answer a JSON envelope: every one but the event streams. */
+export type JsonOperationName = {
+  [K in OperationName]: (typeof operations)[K]["success"] extends { data: z.ZodType } ? K : never;
+}[OperationName];
 
 /** The path, below the functions' base URL, that clients call and the OpenAPI document lists for `spec`. */
 export function pathOf(spec: OperationSpec): string {

@@ -6,26 +6,34 @@
 import { spawn } from "node:child_process";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import {
   createNotesClient,
   memorySessionStorage,
+  type NoteChange,
   NotesApiError,
   type NotesClient,
   type OperationName,
   type operations,
   type Session,
+  type WatchChangesOptions,
+  type WatchStatus,
 } from "../shared/index.ts";
 import { codeAt, totpPolicy } from "../supabase/functions/_shared/auth/totp.ts";
 import { anonKey, readMailedCode, readResetCode, uniqueEmail } from "./support/api.ts";
 import { decodeAccessToken } from "./support/auth.ts";
 import { signToken } from "./support/tokens.ts";
+import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";
+import { sharedStackLimits } from "../dev/harness/stack.ts";
 
 const url = inject("baseUrl");
 const password = "correct horse battery";
 
-async function signedUp(label: string): Promise<{ client: NotesClient; email: string; id: string }> {
-  const client = createNotesClient({ url, anonKey });
+async function signedUp(
+  label: string,
+  base = url,
+): Promise<{ client: NotesClient; email: string; id: string }> {
+  const client = createNotesClient({ url: base, anonKey });
   const email = uniqueEmail(label);
   const session = await client.register({ name: `Client ${label}`, email, password });
   return { client, email, id: session.payload.id };
@@ -67,15 +75,18 @@ async function sessionWithExpiredToken(
   return { session, expired };
 }
 
-/** A fetch that records the path of every request it sends. */
+/** A fetch that records the path of every request it sends, and the requests themselves. */
 function countingFetch() {
   const sent: string[] = [];
+  const requests: RequestInit[] = [];
   return {
     fetch: (input: RequestInfo | URL, init?: RequestInit) => {
       sent.push(new URL(String(input)).pathname.replace(/^.*\/functions\/v1/, ""));
+      requests.push(init ?? {});
       return fetch(input, init);
     },
     paths: () => sent,
+    requests: () => requests,
   };
 }
 
@@ -125,6 +136,7 @@ function callsNeedingASession(client: NotesClient): Record<string, () => Promise
     getNote: () => client.getNote(id),
     listNotes: () => client.listNotes(),
     listChanges: () => client.listChanges(),
+    streamChanges: () => client.watchChanges({ onChange: () => {} }),
     saveNote: () => client.saveNote({ id, title: "never sent" }),
     deleteNote: () => client.deleteNote(id),
     mfaEnroll: () => client.mfa.enroll({ password }),
@@ -826,6 +838,236 @@ const someSession: Session = {
   refreshToken: "session.secret",
   mfaRequired: false,
 };
+
+/**
+ * A watch of `client`'s changes that records what it is given: each change
+ * with its cursor, each ready cursor and status; `stop` aborts it, `done` is
+ * its promise.
+ */
+function watching(client: NotesClient, options: Partial<WatchChangesOptions> = {}) {
+  const changes: { change: NoteChange; cursor: string }[] = [];
+  const readies: string[] = [];
+  const statuses: WatchStatus[] = [];
+  const stopper = new AbortController();
+  const done = client.watchChanges({
+    onChange: (change, cursor) => void changes.push({ change, cursor }),
+    onReady: (cursor) => void readies.push(cursor),
+    onStatus: (status) => void statuses.push(status),
+    signal: stopper.signal,
+    ...options,
+  });
+  // Its end is awaited by each test that expects one; this keeps a rejection from going unhandled meanwhile.
+  done.catch(() => {});
+  return { changes, readies, statuses, done, stop: () => stopper.abort() };
+}
+
+// A change reaches a stream at the latest at the stack's next poll of the change counters (STREAM_POLL_MS, 2 s),
+// when no notice connection tells it sooner.
+const live = { timeout: 10_000 };
+
+describe("watchChanges", () => {
+  it("gives each change another client makes, live, in order, with a cursor that resumes after it", async () => {
+    const { client, email } = await signedUp("watch-live");
+    const other = createNotesClient({ url, anonKey });
+    await other.login({ email, password });
+    const watch = watching(client);
+    await expect.poll(() => watch.readies.length).toBe(1);
+    expect(watch.statuses).toEqual(["connecting", "live"]);
+
+    const note = await other.createNote({ title: "from the phone" });
+    await expect.poll(() => watch.changes.length, live).toBe(1);
+    const saved = await other.saveNote({ id: note.id, content: "edited" });
+    await expect.poll(() => watch.changes.length, live).toBe(2);
+    await other.deleteNote(note.id);
+    await expect.poll(() => watch.changes.length, live).toBe(3);
+    expect(watch.changes.map(({ change }) => change)).toEqual([note, saved, { id: note.id, deleted: true }]);
+    // The last cursor is the feed's end: nothing follows it.
+    const after = await client.listChanges({ since: watch.changes[2].cursor });
+    expect(after.changes).toEqual([]);
+
+    watch.stop();
+    await expect(watch.done).resolves.toBeUndefined();
+  });
+
+  it("awaits onChange before the next change, so a slow consumer applies them in order", async () => {
+    const { client } = await signedUp("watch-slow");
+    const applied: string[] = [];
+    let applying = 0;
+    let mostAtOnce = 0;
+    const watch = watching(client, {
+      onChange: async (change) => {
+        mostAtOnce = Math.max(mostAtOnce, ++applying);
+        await new Promise((resolve) => setTimeout(resolve, 150));
+        applied.push(change.id);
+        applying--;
+      },
+    });
+    await expect.poll(() => watch.readies.length).toBe(1);
+    const created = [];
+    for (const title of ["one", "two", "three"]) created.push((await client.createNote({ title })).id);
+    await expect.poll(() => applied.length, live).toBe(3);
+    expect(applied).toEqual(created);
+    expect(mostAtOnce).toBe(1);
+    watch.stop();
+    await watch.done;
+  });
+
+  it("stops when its signal aborts: the connection is closed and nothing more is sent", async () => {
+    const { client: owner } = await signedUp("watch-abort");
+    const traffic = countingFetch();
+    const client = createNotesClient({ url, anonKey, fetch: traffic.fetch });
+    client.setSession(owner.session);
+    const watch = watching(client);
+    await expect.poll(() => watch.readies.length).toBe(1);
+    watch.stop();
+    await expect(watch.done).resolves.toBeUndefined();
+    expect(traffic.requests()[0].signal?.aborted).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(traffic.paths()).toEqual(["/notes-stream"]);
+    expect(watch.statuses).toEqual(["connecting", "live"]);
+  });
+
+  it("refreshes an expired access token, as any call does, and goes on", async () => {
+    const { session, expired } = await sessionWithExpiredToken("watch-expired");
+    const traffic = countingFetch();
+    const client = createNotesClient({ url, anonKey, fetch: traffic.fetch });
+    client.setSession({ ...session, accessToken: expired, expiresAt: inAnHour() });
+    const watch = watching(client);
+    await expect.poll(() => watch.readies.length).toBe(1);
+    expect(traffic.paths()).toEqual(["/notes-stream", "/auth/refresh", "/notes-stream"]);
+    expect(client.accessToken).not.toContain(expired);
+    const note = await client.createNote({ title: "after the refresh" });
+    await expect.poll(() => watch.changes.map(({ change }) => change), live).toEqual([note]);
+    watch.stop();
+    await watch.done;
+  });
+
+  it("waits before connecting again: Retry-After, then a doubling wait after failures, the service's retry after an end", async () => {
+    const at: number[] = [];
+    const lastEventIds: (string | string[] | undefined)[] = [];
+    const server = await scriptedServer((request, response, index) => {
+      at.push(performance.now());
+      lastEventIds.push(request.headers["last-event-id"]);
+      if (index === 0) return notesErrorAfter(0, 503, "service_unavailable")(request, response);
+      // No answer at all: the network failed.
+      if (index <= 3) return void request.socket.destroy();
+      response.writeHead(200, { "Content-Type": "text/event-stream" });
+      response.write(`event: ready\nid: cursor-${index}\ndata: {"cursor":"cursor-${index}"}\n\n`);
+      if (index === 4) response.end("retry: 300\n\n");
+    });
+    try {
+      const client = createNotesClient({ url: server.url, anonKey });
+      client.setSession(someSession);
+      const watch = watching(client);
+      await expect.poll(() => watch.readies.length, live).toBe(2);
+      const waits = at.slice(1).map((time, index) => time - at[index]);
+      // Retry-After: 1 second.
+      expect(waits[0]).toBeGreaterThanOrEqual(1_000);
+      // 0.5 s, 1 s, 2 s, each between half and all of it.
+      for (const [index, ceiling] of [[1, 500], [2, 1_000], [3, 2_000]]) {
+        expect(waits[index]).toBeGreaterThanOrEqual(ceiling / 2 - 10);
+        expect(waits[index]).toBeLessThan(ceiling + 250);
+      }
+      // The service's retry after the end it planned, not a wait for a failure.
+      expect(waits[4]).toBeGreaterThanOrEqual(290);
+      expect(waits[4]).toBeLessThan(800);
+      expect(lastEventIds).toEqual([undefined, undefined, undefined, undefined, undefined, "cursor-4"]);
+      expect(watch.statuses).toEqual([
+        "connecting",
+        ...Array(4).fill("reconnecting"),
+        "live",
+        "reconnecting",
+        "live",
+      ]);
+      watch.stop();
+      await watch.done;
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("throws the 400 of a cursor that is not one, without reconnecting", async () => {
+    const { client } = await signedUp("watch-refused");
+    const watch = watching(client, { since: "not-a-cursor" });
+    expect(await apiError(watch.done)).toMatchObject({ status: 400, code: "invalid_cursor" });
+    expect(watch.statuses).toEqual(["connecting"]);
+  });
+});
+
+describe("watchChanges across the ends of streams", () => {
+  // Streams that end every 2 seconds, so a test sees several reconnections.
+  let stack: ScratchStack;
+  beforeAll(async () => {
+    stack = await startScratchStack("watch", {
+      env: { ...sharedStackLimits, BCRYPT_COST: "4", STREAM_MAX_SECONDS: "2" },
+    });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it("resumes after each end with the last event's id: every change arrives once, none lost", async () => {
+    const { client: owner, email } = await signedUp("watch-resume", stack.baseUrl);
+    const traffic = countingFetch();
+    const client = createNotesClient({ url: stack.baseUrl, anonKey, fetch: traffic.fetch });
+    client.setSession(owner.session);
+    const watch = watching(client);
+    await expect.poll(() => watch.readies.length).toBe(1);
+    const writer = createNotesClient({ url: stack.baseUrl, anonKey });
+    await writer.login({ email, password });
+    // Writes go on across at least two ends of the stream, and while the watch waits to reconnect.
+    const made: string[] = [];
+    const until = Date.now() + 5_000;
+    while (Date.now() < until) {
+      made.push((await writer.createNote({ title: `note ${made.length}` })).id);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await expect.poll(() => watch.changes.length, { timeout: 10_000 }).toBeGreaterThanOrEqual(made.length);
+    expect(watch.changes.map(({ change }) => change.id)).toEqual(made);
+    const streams = traffic.requests().filter((_, index) => traffic.paths()[index] === "/notes-stream");
+    expect(streams.length).toBeGreaterThanOrEqual(3);
+    // Every reconnection names the last event the watch was given.
+    for (const request of streams.slice(1)) {
+      expect(new Headers(request.headers).get("last-event-id")).toBeTruthy();
+    }
+    expect(watch.statuses.filter((status) => status === "reconnecting").length).toBe(streams.length - 1);
+    watch.stop();
+    await watch.done;
+  });
+
+  it("ends with onReset, and never reconnects, when its cursor is older than the deletions kept", async () => {
+    const { client } = await signedUp("watch-reset", stack.baseUrl);
+    const { cursor } = await client.listChanges();
+    const doomed = await client.createNote({ title: "gone long ago" });
+    await client.deleteNote(doomed.id);
+    await stack.sql`update public.note_tombstones set deleted_at = now() - interval '31 days'`;
+    await expect.poll(() => apiError(client.listChanges({ since: cursor })).then((error) => error.code), {
+      timeout: 10_000,
+    }).toBe("cursor_expired");
+    let resets = 0;
+    const watch = watching(client, { since: cursor, onReset: () => void resets++ });
+    await expect(watch.done).resolves.toBeUndefined();
+    expect(resets).toBe(1);
+    expect(watch.changes).toEqual([]);
+    expect(watch.statuses).toEqual(["connecting"]);
+  });
+
+  it("throws, and stops, once the session has ended: the stream ends, and its refresh is refused", async () => {
+    const { client: owner, email } = await signedUp("watch-signed-out", stack.baseUrl);
+    const ended: NotesApiError[] = [];
+    const client = createNotesClient({ url: stack.baseUrl, anonKey, onUnauthorized: (error) => ended.push(error) });
+    client.setSession(owner.session);
+    const watch = watching(client);
+    await expect.poll(() => watch.readies.length).toBe(1);
+    const elsewhere = createNotesClient({ url: stack.baseUrl, anonKey });
+    await elsewhere.login({ email, password });
+    await elsewhere.signOut({ scope: "global" });
+    const error = await apiError(watch.done);
+    expect(error.status).toBe(401);
+    expect(ended).toEqual([error]);
+    expect(client.session).toBeUndefined();
+  });
+});
 
 describe("an error code this client does not know", () => {
   it("is unexpected_response with the answer's status and the server's words", async () => {

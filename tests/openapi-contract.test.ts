@@ -44,6 +44,22 @@ describe("openapi.json", () => {
     expect(checked).toBeGreaterThan(80);
   });
 
+  it("has an event-stream example whose events are the documented ones, their data matching its schemas", () => {
+    const media: unknown = openApiDocument.paths["/notes-stream"].get.responses["200"].content?.["text/event-stream"];
+    const { example, "x-events": events } = media as {
+      example: string;
+      "x-events": Record<string, { $ref: string }>;
+    };
+    const blocks = example.split("\n\n").filter((block) => block.startsWith("event: "));
+    expect(blocks.map((block) => block.split("\n")[0])).toEqual(["event: change", "event: change", "event: ready"]);
+    for (const block of blocks) {
+      const fields = Object.fromEntries(block.split("\n").map((line) => line.split(/: (.*)/s, 2)));
+      const { valid, errors } = matchesRef(events[fields.event].$ref, JSON.parse(fields.data));
+      expect(valid, `${fields.event}: ${errors}`).toBe(true);
+      expect(fields.id).toBeTruthy();
+    }
+  });
+
   it("is served by the stack at /openapi.json, naming the stack relative to the document as its first server", async () => {
     const response = await fetch(`${origin}/openapi.json`);
     expect(response.status).toBe(200);

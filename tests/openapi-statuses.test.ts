@@ -11,7 +11,7 @@
  */
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { activation, enrollment, limits } from "../supabase/functions/_shared/contract/mod.ts";
+import { activation, bearer, enrollment, limits } from "../supabase/functions/_shared/contract/mod.ts";
 import { codeAt, totpPolicy } from "../supabase/functions/_shared/auth/totp.ts";
 import { operations, type OperationSpec, pathOf } from "../shared/operations.ts";
 import {
@@ -76,6 +76,43 @@ async function documented(
   expectDocumented(request.method ?? spec.method, pathOf(spec), response);
   if (status >= 400) expectErrorCode(response, code);
   return response;
+}
+
+/**
+ * Opens `GET /notes-stream` with `token` (from `since`, when given) and reads
+ * it up to its ready event: the 200 the document lists as an event stream,
+ * whose body does not end by itself, so it cannot be read whole.
+ */
+async function documentedStream(token: string, since?: string): Promise<void> {
+  const spec = operations.streamChanges;
+  const documentedAs = openApiDocument.paths[pathOf(spec)].get.responses["200"].content ?? {};
+  expect(Object.keys(documentedAs)).toEqual(["text/event-stream"]);
+  const reading = new AbortController();
+  const query = since === undefined ? "" : `?since=${encodeURIComponent(since)}`;
+  const response = await fetch(`${stack.baseUrl}${pathOf(spec)}${query}`, {
+    headers: { Authorization: bearer(token), "x-forwarded-for": freshAddress() },
+    signal: reading.signal,
+  });
+  try {
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    expect(response.headers.get("cache-control")).toBe("no-store");
+    const reader = (response.body ?? fail("no body")).pipeThrough(new TextDecoderStream()).getReader();
+    let text = "";
+    while (!/^event: ready$/m.test(text)) {
+      const { done, value } = await reader.read();
+      if (done) fail(`the stream ended before its ready event: ${text}`);
+      text += value;
+    }
+  } finally {
+    reading.abort();
+  }
+  const key = `GET ${pathOf(spec)}`;
+  observed.set(key, (observed.get(key) ?? new Set()).add(200));
+}
+
+function fail(message: string): never {
+  throw new Error(message);
 }
 
 /**
@@ -361,6 +398,8 @@ describe("every documented status of every operation", () => {
     const feed = await documented(operations.listChanges, 200, { token });
     const cursor = changeListEnvelope.parse(feed.body).data.cursor;
     await documented(operations.listChanges, 400, { token, query: "?since=not-a-cursor", code: "invalid_cursor" });
+    await documentedStream(token, cursor);
+    await documented(operations.streamChanges, 400, { token, query: "?since=not-a-cursor", code: "invalid_cursor" });
     await documented(operations.saveNote, 200, { token, body: { id: noteId, status: "PUBLISHED" } });
     await documented(operations.saveNote, 400, { token, body: { id: noteId } });
     await documented(operations.saveNote, 404, { token: other.token, body: { id: noteId, title: "mine now" } });
@@ -640,6 +679,7 @@ describe("every documented status of every operation", () => {
     await documented(operations.getNote, 403, { ...refused, query: `?id=${owner.noteId}` });
     await documented(operations.listNotes, 403, refused);
     await documented(operations.listChanges, 403, refused);
+    await documented(operations.streamChanges, 403, refused);
     await documented(operations.saveNote, 403, { ...refused, body: { id: owner.noteId, title: "not yet" } });
     await documented(operations.deleteNote, 403, { ...refused, query: `?id=${owner.noteId}` });
     // The second step made, the same calls answer.

@@ -38,6 +38,7 @@ import {
   managedUser,
   managedUserList,
   note,
+  noteChange,
   noteList,
   notesErrorEnvelope,
   notesSuccessEnvelope,
@@ -57,6 +58,8 @@ import {
   session,
   sessionList,
   setUserStatusBody,
+  streamReady,
+  streamReset,
   unenrollBody,
   unenrolled,
   user,
@@ -64,7 +67,13 @@ import {
   verifyEmailBody,
   verifyFactorBody,
 } from "../../supabase/functions/_shared/contract/mod.ts";
-import { type OperationName, operations, type OperationSpec, pathOf } from "../../shared/operations.ts";
+import {
+  type OperationName,
+  operations,
+  type OperationSpec,
+  pathOf,
+  type StreamEvents,
+} from "../../shared/operations.ts";
 import { errorExample, requestExamples, successExamples } from "./examples.ts";
 
 type JsonObject = Record<string, unknown>;
@@ -118,6 +127,14 @@ const dataNames = new Map<z.ZodType, string>([
   [unenrolled, "Unenrolled"],
   [recoveryCodes, "RecoveryCodes"],
 ]);
+// Component names of the data of server-sent events.
+const eventDataNames = new Map<z.ZodType, string>([
+  [noteChange, "NoteChange"],
+  [streamReady, "StreamReady"],
+  [streamReset, "StreamReset"],
+]);
+/** The component of a `text/event-stream` body, which JSON Schema can only call a string; its events say the rest. */
+const eventStreamName = "EventStream";
 const errorEnvelopeNames: Record<EnvelopeKind, string> = {
   auth: "AuthErrorEnvelope",
   notes: "NotesErrorEnvelope",
@@ -165,12 +182,14 @@ function componentSchemas(): JsonObject {
   answers.add(managedUser, { id: "ManagedUser" });
   answers.add(factorInfo, { id: "FactorInfo" });
   for (const [schema, id] of dataNames) answers.add(schema, { id });
+  for (const [schema, id] of eventDataNames) answers.add(schema, { id });
   answers.add(authErrorEnvelope, { id: errorEnvelopeNames.auth });
   answers.add(notesErrorEnvelope, { id: errorEnvelopeNames.notes });
   // Operations that answer the same data share one envelope component.
   const envelopeIds = new Set<string>();
   const specs: readonly OperationSpec[] = Object.values(operations);
   for (const { envelope, success } of specs) {
+    if (!("data" in success)) continue;
     const id = successEnvelopeName(envelope, success.data);
     if (envelopeIds.has(id)) continue;
     envelopeIds.add(id);
@@ -179,7 +198,16 @@ function componentSchemas(): JsonObject {
       { id },
     );
   }
-  return { ...components(requests, "input"), ...components(answers, "output") };
+  return {
+    ...components(requests, "input"),
+    ...components(answers, "output"),
+    [eventStreamName]: {
+      type: "string",
+      description: "Server-sent events (WHATWG HTML, section 9.2): blocks of `event:`, `id:` and `data:` lines, " +
+        "each ended by an empty line; `data` is one line of JSON. Lines starting with `:` are comments, `retry:` " +
+        "the milliseconds to wait before reconnecting.",
+    },
+  };
 }
 
 /** The value schema below a query parameter's string parsing, defaults and transforms. */
@@ -309,20 +337,45 @@ function errorResponse(
   };
 }
 
+/**
+ * A `text/event-stream` success: the body's example, and under `x-events`
+ * each event's name and the schema of its `data`, which OpenAPI 3.1 has no
+ * field for.
+ */
+function eventStreamResponse(name: OperationName, spec: OperationSpec, events: StreamEvents): JsonObject {
+  const listed = Object.entries(events).map(([event, { data, description }]) =>
+    `\`${event}\` (data: ${nameOf(eventDataNames, data)}): ${description}`
+  );
+  return {
+    description: `${spec.summary}. Events: ${listed.join("; ")}.`,
+    headers: {
+      "Cache-Control": { description: "`no-store`", schema: { type: "string" } },
+    },
+    content: {
+      "text/event-stream": {
+        schema: schemaRef(eventStreamName),
+        example: successExamples[name],
+        "x-events": Object.fromEntries(
+          Object.entries(events).map(([event, { data }]) => [event, schemaRef(nameOf(eventDataNames, data))]),
+        ),
+      },
+    },
+  };
+}
+
 function operationObject(
   name: OperationName,
   operationId: string,
   extraDescription = "",
 ): JsonObject {
   const spec: OperationSpec = operations[name];
+  const { success } = spec;
   const responses: JsonObject = {
-    [spec.success.status]: {
+    [success.status]: "events" in success ? eventStreamResponse(name, spec, success.events) : {
       description: spec.summary,
       content: {
         "application/json": {
-          schema: schemaRef(
-            successEnvelopeName(spec.envelope, spec.success.data),
-          ),
+          schema: schemaRef(successEnvelopeName(spec.envelope, success.data)),
           example: successExamples[name],
         },
       },

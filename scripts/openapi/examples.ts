@@ -348,6 +348,26 @@ export const successExamples: Record<OperationName, unknown> = {
     success: true,
     data: { id: noteId },
   },
+  // A stream resumed after a cursor: two missed changes, caught up, a keep-alive, then the retry before its end.
+  streamChanges: [
+    "event: change",
+    "id: YzEuN2IwZTNjNTItNWQ4Zi00YTUzLTlhM2UtMGYzYzJhOWQxZTQ0LjQz",
+    `data: ${JSON.stringify(note)}`,
+    "",
+    "event: change",
+    "id: YzEuN2IwZTNjNTItNWQ4Zi00YTUzLTlhM2UtMGYzYzJhOWQxZTQ0LjQ0",
+    'data: {"id":"5e7a9c1b-3d2f-4a6e-8b0c-1d3f5a7c9e2b","deleted":true}',
+    "",
+    "event: ready",
+    "id: YzEuN2IwZTNjNTItNWQ4Zi00YTUzLTlhM2UtMGYzYzJhOWQxZTQ0LjQ0",
+    'data: {"cursor":"YzEuN2IwZTNjNTItNWQ4Zi00YTUzLTlhM2UtMGYzYzJhOWQxZTQ0LjQ0"}',
+    "",
+    ": keep-alive",
+    "",
+    "retry: 1000",
+    "",
+    "",
+  ].join("\n"),
 };
 
 /** An error answer's example: its message, the field a 400 names, its `code`, a 409's stored note. */
@@ -560,6 +580,14 @@ const specificErrors: Partial<
     },
     401: { message: "Access token expired", code: "token_expired" },
     410: { message: "The changes cursor has expired; sync again from the start", code: cursorExpiredCode },
+  },
+  streamChanges: {
+    400: {
+      field: "since",
+      message: "since must be a cursor that notes-changes or notes-stream gave this account",
+      code: "invalid_cursor",
+    },
+    401: { message: "Access token expired", code: "token_expired" },
   },
   saveNote: {
     400: { message: "At least one of title, content or status is required", code: "invalid_request" },

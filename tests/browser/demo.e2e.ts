@@ -3,7 +3,7 @@
  * in, reset the password with the mailed code (the page says where a local
  * stack prints it), create, page through, edit, publish and unpublish, search,
  * filter and delete notes, see the API's own error messages (a 400's beside
- * the inputs they concern), resolve a note saved in two tabs, the account's
+ * the inputs they concern), follow notes live from another tab, resolve a note saved in two tabs, the account's
  * settings behind one disclosure, and a second user who sees none of the first
  * user's notes. Screenshots go to test-results/browser/ (git-ignored).
  */
@@ -351,6 +351,50 @@ describe("the demo app in Chromium", () => {
     expect(await errorShown(page)).toBe("Invalid email or password");
   });
 
+  it("follows another tab's notes live, without a reload, and stops watching on sign-out", async () => {
+    const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+    const streams: string[] = [];
+    context.on("request", (request) => {
+      requested.push(request.url());
+      if (request.method() === "GET" && new URL(request.url()).pathname.endsWith("/notes-stream")) {
+        streams.push(request.url());
+      }
+    });
+    const first = await context.newPage();
+    await first.goto(app.url);
+    const eli = { Name: "Eli Live", Email: uniqueEmail("eli"), Password: "two tabs one list" };
+    await submit(first, "register-form", eli, "Register");
+    await first.locator("#live-status", { hasText: "Live" }).waitFor();
+    const second = await context.newPage();
+    await second.goto(app.url);
+    await second.locator("#live-status", { hasText: "Live" }).waitFor();
+    await summary(second, "No notes yet");
+    // Set in the page: a reload would lose it.
+    await second.evaluate(() => Object.assign(window, { notReloaded: true }));
+
+    await submit(first, "create-form", { Title: "Made in the first tab", Content: "live" }, "Create note");
+    await note(second, "Made in the first tab").getByText("live").waitFor({ timeout: 15_000 });
+    await summary(second, "Notes 1–1 of 1");
+    await first.getByRole("button", { name: "Edit Made in the first tab" }).click();
+    await first.locator("#notes form.edit-form").getByLabel("Content").fill("edited live");
+    await first.locator("#notes form.edit-form").getByRole("button", { name: "Save" }).click();
+    await note(second, "Made in the first tab").getByText("edited live").waitFor({ timeout: 15_000 });
+    await shoot(second, "08-live-from-another-tab");
+    await first.getByRole("button", { name: "Delete Made in the first tab" }).click();
+    await summary(second, "No notes yet");
+    expect(await second.evaluate(() => "notReloaded" in window)).toBe(true);
+
+    await first.getByRole("button", { name: "Log out", exact: true }).click();
+    for (const page of [first, second]) await page.getByRole("heading", { name: "Log in" }).waitFor();
+    expect(await second.locator("#live-status").isVisible()).toBe(false);
+    // Each tab opened its stream once; signed out, neither opens another.
+    const opened = streams.length;
+    expect(opened).toBe(2);
+    await second.waitForTimeout(3_000);
+    expect(streams.length).toBe(opened);
+    await context.close();
+  });
+
   it("shows a conflict when a note was saved in another tab: keep mine, or take theirs", async () => {
     const context = await browser.newContext({
       viewport: { width: 1100, height: 900 },
@@ -373,18 +417,22 @@ describe("the demo app in Chromium", () => {
     await second.goto(app.url);
     await note(second, "Shared").getByText("as created").waitFor();
 
-    /** Edits the note "Shared" on `page`, which still shows the version it loaded, and saves. */
-    const editAndSave = async (page: Page, content: string) => {
-      await page.getByRole("button", { name: "Edit Shared" }).click();
+    /** Opens the editor of the note "Shared" on `page`. */
+    const edit = (page: Page) => page.getByRole("button", { name: "Edit Shared" }).click();
+    /** Saves `content` in the editor `page` has open, over the version it was opened on. */
+    const save = async (page: Page, content: string) => {
       const editor = page.locator("#notes form.edit-form");
       await editor.getByLabel("Content").fill(content);
       await editor.getByRole("button", { name: "Save" }).click();
     };
 
-    await editAndSave(first, "first tab's words");
+    // The second tab opens its editor first: the first tab's save, shown live, leaves that editor as it is.
+    await edit(second);
+    await edit(first);
+    await save(first, "first tab's words");
     await infoShown(first, "Note saved");
-    // The second tab still shows the version both tabs loaded: its save is refused, and nothing is lost.
-    await editAndSave(second, "second tab's words");
+    // The second tab's editor still holds the version both tabs loaded: its save is refused, and nothing is lost.
+    await save(second, "second tab's words");
     const conflict = second.locator("#notes li .conflict");
     await second.locator(".conflict-notice").waitFor();
     expect(await conflict.locator(".version-content").allTextContents())
@@ -393,12 +441,14 @@ describe("the demo app in Chromium", () => {
         "second tab's words",
       ]);
     await shoot(second, "08-conflict-keep-mine-or-take-theirs");
+    // The first tab opens its editor again, on its own version, before the second tab's is saved.
+    await edit(first);
     await second.getByRole("button", { name: "Keep mine" }).click();
     await infoShown(second, "Note saved");
     await note(second, "Shared").getByText("second tab's words").waitFor();
 
-    // Now the first tab is behind: it takes the other tab's version instead.
-    await editAndSave(first, "first tab again");
+    // Now the first tab is behind (its editor was open meanwhile, so the live update left it): it takes theirs.
+    await save(first, "first tab again");
     await first.locator(".conflict-notice").waitFor();
     await first.getByRole("button", { name: "Take theirs" }).click();
     await infoShown(first, "Kept the version saved elsewhere");

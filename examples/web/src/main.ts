@@ -3,29 +3,36 @@
  * different origin than the functions, so every call is a real CORS request.
  * The session lives in localStorage through the client, so it survives
  * reloads and every tab shares it: a refresh or a sign-out in one tab shows
- * in the others.
+ * in the others. While signed in, the list follows the notes live
+ * (`watchChanges`): a note created, edited or deleted in another tab or
+ * device shows without a reload.
  */
 import {
   createNotesClient,
   type ListNotesOptions,
   localSessionStorage,
   type Note,
+  type NoteChange,
   type NoteChanges,
   noteConflictCode,
   NotesApiError,
+  type WatchStatus,
 } from "../../../shared/index.ts";
 import { accountItem, eventItem } from "./admin-item.ts";
 import { byId, onSubmit } from "./dom.ts";
-import { reportErrors, showInfo } from "./messages.ts";
-import { noteItem } from "./note-item.ts";
+import { reportErrors, showError, showInfo } from "./messages.ts";
+import { holdsUnsavedWork, noteItem } from "./note-item.ts";
 import { secondFactorPanel } from "./second-factor.ts";
 import { sessionItem } from "./session-item.ts";
 
 const pageSize = 5;
 
 let offset = 0;
+/** How many notes the list's filters match in all, as last read. */
+let total = 0;
 /** What the list shows: every note, or those of one status, or those holding the searched words. */
 let filters: Pick<ListNotesOptions, "q" | "status"> = {};
+const filtered = () => filters.q !== undefined || filters.status !== undefined;
 const client = createNotesClient({
   url: import.meta.env.VITE_NOTES_URL,
   anonKey: import.meta.env.VITE_NOTES_ANON_KEY,
@@ -46,6 +53,7 @@ const list = byId("notes", HTMLUListElement);
 const summary = byId("page-summary", HTMLParagraphElement);
 const previous = byId("previous-page", HTMLButtonElement);
 const next = byId("next-page", HTMLButtonElement);
+const liveStatus = byId("live-status", HTMLParagraphElement);
 const account = byId("account", HTMLDetailsElement);
 const adminSection = byId("admin", HTMLElement);
 const adminUsers = byId("admin-users", HTMLUListElement);
@@ -83,6 +91,85 @@ function showSignedIn(): void {
     adminEvents.replaceChildren();
     adminEventsHeading.hidden = true;
   }
+  followChanges();
+}
+
+const liveLabels: Record<WatchStatus, string> = {
+  connecting: "Connecting…",
+  live: "Live",
+  reconnecting: "Reconnecting…",
+};
+/** Stops the watch of the notes' changes, while one runs. */
+let watch: AbortController | undefined;
+
+/** Watches the notes' changes while a session that has made its second step is signed in; stops on sign-out. */
+function followChanges(): void {
+  const wanted = client.session !== undefined && !client.session.mfaRequired;
+  if (wanted === (watch !== undefined)) return;
+  liveStatus.hidden = !wanted;
+  if (!wanted) {
+    watch?.abort();
+    watch = undefined;
+    return;
+  }
+  const stop = new AbortController();
+  watch = stop;
+  client.watchChanges({
+    onChange: applyChange,
+    // Once per connection, caught up: what changed before the watch began shows too.
+    onReady: readNotesAgain,
+    onStatus: (status) => (liveStatus.textContent = liveLabels[status]),
+    signal: stop.signal,
+  }).then(
+    // Not stopped here, so ended by a reset (its cursor expired while away): watched again from now.
+    () => {
+      if (watch !== stop) return;
+      watch = undefined;
+      followChanges();
+    },
+    (error: unknown) => {
+      if (watch === stop) {
+        watch = undefined;
+        liveStatus.hidden = true;
+      }
+      showError(error);
+    },
+  );
+}
+
+/** Reads the page shown again, for a change only the service can place; a failure goes on the error line. */
+function readNotesAgain(): void {
+  showNotes().catch(showError);
+}
+
+/**
+ * Applies a change from the watch to the page: a note shown is updated in
+ * place (unless it holds the user's unsaved version, whose save will meet the
+ * change as a conflict) or removed, and a new note goes on top of the first
+ * page. Where only the service knows where a note falls now (a filtered
+ * list, another page, a note moving up from the next page), or while a read
+ * of the page is under way, the page is read again.
+ */
+function applyChange(change: NoteChange): void {
+  const item = list.querySelector(`li[data-note-id="${CSS.escape(change.id)}"]`);
+  // A read under way may have been answered before this change: it is read again.
+  if (filtered() || shownRead !== reads) return readNotesAgain();
+  if ("deleted" in change) {
+    if (!item || offset + list.children.length < total) return readNotesAgain();
+    item.remove();
+    total--;
+  } else if (item) {
+    if (!holdsUnsavedWork(item)) item.replaceWith(listItem(change));
+    return;
+  } else if (offset === 0 && change.createdAt === change.updatedAt) {
+    // Never edited, so just created: the newest note, on top; the page keeps its size.
+    list.prepend(listItem(change));
+    if (list.children.length > pageSize) list.lastElementChild?.remove();
+    total++;
+  } else {
+    return readNotesAgain();
+  }
+  showSummary();
 }
 
 // Signed in, refreshed or signed out, here or in another tab: the page follows.
@@ -152,21 +239,33 @@ function listItem(note: Note): HTMLLIElement {
   });
 }
 
+/** Reads of the page started, and the one the page shows: an answer a later read overtook is dropped. */
+let reads = 0;
+let shownRead = 0;
+
 /** Shows the page at `offset`, stepping back when a deletion emptied it. */
 async function showNotes(): Promise<void> {
+  const read = ++reads;
   let page = await client.listNotes({ ...filters, limit: pageSize, offset });
   while (page.notes.length === 0 && offset > 0) {
     offset = Math.max(0, offset - pageSize);
     page = await client.listNotes({ ...filters, limit: pageSize, offset });
   }
-  const { total, hasMore } = page.pagination;
-  const filtered = filters.q !== undefined || filters.status !== undefined;
-  summary.textContent = total === 0
-    ? (filtered ? "No notes match" : "No notes yet")
-    : `Notes ${offset + 1}–${offset + page.notes.length} of ${total}${filtered ? " matching" : ""}`;
+  if (read !== reads) return;
+  shownRead = read;
+  total = page.pagination.total;
   list.replaceChildren(...page.notes.map(listItem));
+  showSummary();
+}
+
+/** Says which notes the list shows, of how many, and which pages there are. */
+function showSummary(): void {
+  const shown = list.children.length;
+  summary.textContent = total === 0
+    ? (filtered() ? "No notes match" : "No notes yet")
+    : `Notes ${offset + 1}–${offset + shown} of ${total}${filtered() ? " matching" : ""}`;
   previous.disabled = offset === 0;
-  next.disabled = !hasMore;
+  next.disabled = offset + shown >= total;
 }
 
 onSubmit("register-form", ({ name, email, password }, form) =>

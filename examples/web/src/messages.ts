@@ -94,7 +94,12 @@ export async function reportErrors(action: () => Promise<void>, form?: HTMLFormE
       if (unplaced.length > 0) show(errorLine, unplaced.join("; "));
       return;
     }
-    // A NotesApiError's message is the API's own; any other error is the browser's (e.g. network down).
-    show(errorLine, error instanceof Error ? error.message : String(error));
+    showError(error);
   }
+}
+
+/** Shows `error` on the error line, leaving any confirmation shown: for work the user did not start (a live update). */
+export function showError(error: unknown): void {
+  // A NotesApiError's message is the API's own; any other error is the browser's (e.g. network down).
+  show(errorLine, error instanceof Error ? error.message : String(error));
 }

@@ -39,6 +39,16 @@ function labelled(text: string, control: HTMLElement): HTMLLabelElement {
   return element("label", {}, `${text} `, control);
 }
 
+/**
+ * Whether `item` holds the user's unsaved version: its editor is open, or it
+ * shows a conflict. A change made elsewhere must not replace such an item:
+ * its save names the version it was opened on, so it meets that change as a
+ * conflict instead of losing the user's words.
+ */
+export function holdsUnsavedWork(item: Element): boolean {
+  return item.querySelector("form.edit-form, .conflict") !== null;
+}
+
 /** The list item showing `note`; in edit mode it becomes a small form. */
 export function noteItem(note: Note, actions: NoteActions): HTMLLIElement {
   const item = element("li", { className: "note" });
