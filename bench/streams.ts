@@ -113,7 +113,10 @@ export async function measureLiveUpdates(
   try {
     for (const way of ways) {
       // One stream outlives all of a run's writes: the planned end and the resume after it are tested, not timed.
-      const stack = await startStack({ env: { ...env, ...way.env, STREAM_MAX_SECONDS: "600" } });
+      // One account may hold every stream, so one write's fan-out to all of them is what is timed.
+      const stack = await startStack({
+        env: { ...env, ...way.env, STREAM_MAX_SECONDS: "600", STREAM_MAX_PER_USER: String(options.streams) },
+      });
       try {
         const writeToEvent = await timeWriteToEvent(stack.baseUrl, options.apiKey, way.writes, way.pauseMs);
         const open = await holdOpenStreams(stack, observer, options.apiKey, options.streams);

@@ -36,7 +36,11 @@ export interface ServerBounds {
 
 export interface BoundedServer {
   port: number;
-  close(): Promise<void>;
+  /**
+   * Stops taking connections and closes the idle ones; answers under way have `graceMs` (none by default) to
+   * finish, after which their connections are closed too.
+   */
+  close(graceMs?: number): Promise<void>;
 }
 
 /** How often Node checks the header and request timeouts; its default of 30 s would stretch a 10 s timeout to 40. */
@@ -72,10 +76,14 @@ export function serveBounded(
       );
       resolve({
         port: port(),
-        close: () =>
+        close: (graceMs = 0) =>
           new Promise((done) => {
-            server.close(() => done());
-            server.closeAllConnections();
+            const late = setTimeout(() => server.closeAllConnections(), graceMs);
+            server.close(() => {
+              clearTimeout(late);
+              done();
+            });
+            server.closeIdleConnections();
           }),
       });
     });

@@ -10,7 +10,7 @@ import { batchConsoleOutput } from "./batched-console.ts";
 import { ConfigError, loadConfig } from "../supabase/functions/_shared/config/mod.ts";
 import { closeDb } from "../supabase/functions/_shared/db/transactions.ts";
 import { stopChangeNotices } from "../supabase/functions/_shared/db/change-notices.ts";
-import { endChangeStreams } from "../supabase/functions/_shared/notes/change-stream.ts";
+import { endChangeStreams } from "../supabase/functions/_shared/notes/open-streams.ts";
 import { startEmbeddedPostgres } from "./embedded-postgres.ts";
 import { serveBounded } from "./bounded-server.ts";
 import type { Handler } from "../supabase/functions/_shared/http/endpoint.ts";
@@ -118,10 +118,11 @@ async function main() {
   console.log(`Ready on ${base}\n`);
 
   const shutdown = async () => {
-    // Open live update streams end with their reconnect hint rather than mid-event, and the notice connection closes.
+    // Open live update streams end with their reconnect hint rather than mid-event, and have a second to send it
+    // before the server closes what is left; the notice connection closes.
     endChangeStreams();
     stopChangeNotices();
-    await server.close();
+    await server.close(1_000);
     await stopLocalMail();
     await closeDb();
     await embedded?.stop();

@@ -320,11 +320,12 @@ function unreachable(url: URL, cause: unknown): NotesApiError {
 
 /**
  * A failure that time may mend, after which a watch connects again: no answer
- * (or none in time, or a connection gone silent), or a 5xx.
+ * (or none in time, or a connection gone silent), a 5xx, or a 429 (the
+ * account has as many streams open as it may: one of them may end).
  */
 function worthReconnecting(error: unknown): error is NotesApiError {
   return error instanceof NotesApiError &&
-    (error.code === "network_error" || error.code === "timeout" || error.status >= 500);
+    (error.code === "network_error" || error.code === "timeout" || error.status === 429 || error.status >= 500);
 }
 
 async function readJson(response: Response): Promise<unknown> {

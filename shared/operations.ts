@@ -535,7 +535,9 @@ export const operations = {
       "after STREAM_MAX_SECONDS (120 by default), when the access token expires, when the session ends and at " +
       "shutdown, sending a retry line before a planned end: reconnect with the last event id and nothing is lost " +
       "(a session that ended is then a 401). Errors before the stream starts are JSON, as for the other notes " +
-      "operations; a cursor that is not one this service gave the caller is a 400 invalid_cursor." + secondStepNeeded,
+      "operations; a cursor that is not one this service gave the caller is a 400 invalid_cursor, and an account " +
+      "with STREAM_MAX_PER_USER streams open (10 by default) gets a 429 rate_limited for the next, with " +
+      "Retry-After." + secondStepNeeded,
     query: streamChangesQuery,
     headers: [{
       name: lastEventIdHeader,
@@ -560,7 +562,7 @@ export const operations = {
         },
       },
     },
-    errors: [400, 401, 403, ...always],
+    errors: [400, 401, 403, 429, ...always],
   },
   saveNote: {
     method: "POST",

@@ -261,25 +261,58 @@ function databaseConnectionsOf(stack: ScratchStack): number {
 
 describe("GET /notes-stream, 200 at once", () => {
   it("holds no more database connections than the pool's maximum plus one, and wakes every stream", async () => {
-    const user = await registerUser("stream-fanout", { baseUrl: live.baseUrl });
-    const streams: OpenStream[] = [];
+    // 20 accounts with the 10 streams each may have open (STREAM_MAX_PER_USER).
+    const users: RegisteredUser[] = [];
+    for (let i = 0; i < 20; i++) users.push(await registerUser(`stream-fanout-${i}`, { baseUrl: live.baseUrl }));
+    const streams = new Map<RegisteredUser, OpenStream[]>();
     try {
-      for (let batch = 0; batch < 4; batch++) {
-        streams.push(
-          ...await Promise.all(Array.from({ length: 50 }, () => openStream(live.baseUrl, user.accessToken))),
+      for (const user of users) {
+        streams.set(
+          user,
+          await Promise.all(Array.from({ length: 10 }, () => openStream(live.baseUrl, user.accessToken))),
         );
       }
-      await Promise.all(streams.map((stream) => stream.waitFor(isEvent("ready"), 30_000)));
-      const note = await create(live, user, "to all of them");
-      await Promise.all(streams.map((stream) => stream.waitFor(isEvent("change"), 30_000)));
-      for (const stream of streams) expect((stream.changes()[0].change as Note).id).toBe(note.id);
+      const all = [...streams.values()].flat();
+      expect(all).toHaveLength(200);
+      await Promise.all(all.map((stream) => stream.waitFor(isEvent("ready"), 30_000)));
+      const notes = await Promise.all(users.map((user) => create(live, user, `to ${user.email}'s streams`)));
+      await Promise.all(all.map((stream) => stream.waitFor(isEvent("change"), 30_000)));
+      users.forEach((user, i) => {
+        for (const stream of streams.get(user) ?? []) {
+          expect(stream.changes().map(({ change }) => (change as Note).id)).toEqual([notes[i].id]);
+        }
+      });
       // DB_POOL_MAX's default, 5, and the notice connection.
       expect(databaseConnectionsOf(live)).toBeLessThanOrEqual(5 + 1);
       expect(databaseConnectionsOf(live)).toBeGreaterThan(0);
     } finally {
-      for (const stream of streams) stream.close();
+      for (const stream of [...streams.values()].flat()) stream.close();
     }
   }, 90_000);
+
+  it("refuses an account's stream past STREAM_MAX_PER_USER with 429, and only that account's", async () => {
+    const user = await registerUser("stream-cap", { baseUrl: live.baseUrl });
+    const other = await registerUser("stream-cap-other", { baseUrl: live.baseUrl });
+    const open = await Promise.all(Array.from({ length: 10 }, () => openReady(live, user)));
+    try {
+      const refused = await live.call("/notes-stream", { token: user.accessToken });
+      expectNotesError(refused, 429);
+      expect((refused.body as { code: string }).code).toBe("rate_limited");
+      expect(refused.headers.get("retry-after")).toBe("15");
+      // Another account is not held back, and a stream that ends frees its place.
+      const { stream: others } = await openReady(live, other);
+      others.close();
+      open[0].stream.close();
+      const opens = async () => {
+        const stream = await openStream(live.baseUrl, user.accessToken);
+        stream.close();
+        return stream.status;
+      };
+      await expect.poll(opens).toBe(200);
+    } finally {
+      for (const { stream } of open) stream.close();
+    }
+  });
 });
 
 describe("GET /notes-stream, ended by the server", () => {
@@ -338,6 +371,21 @@ describe("GET /notes-stream, ended by the server", () => {
       expect(event.at - answeredAt).toBeLessThan(5_000);
     } finally {
       stream.close();
+    }
+  });
+
+  it("ends open streams with their reconnect hint when the stack shuts down", async () => {
+    const stopping = await startScratchStack("notes_stream_stop", { env: { ...sharedStackLimits, BCRYPT_COST: "4" } });
+    const streams: OpenStream[] = [];
+    try {
+      const user = await registerUser("stream-shutdown", { baseUrl: stopping.baseUrl });
+      for (let i = 0; i < 5; i++) streams.push((await openReady(stopping, user)).stream);
+    } finally {
+      await stopping.stop();
+    }
+    for (const stream of streams) {
+      await stream.ended;
+      expect(stream.messages.at(-1)).toMatchObject({ kind: "retry", ms: 1_000 });
     }
   });
 

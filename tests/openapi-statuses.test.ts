@@ -48,6 +48,7 @@ beforeAll(async () => {
       RESET_MAIL_MIN_INTERVAL_SECONDS: "0",
       REFRESH_MAX_PER_ADDRESS: "1",
       VERIFY_MAX_PER_ADDRESS: "1",
+      STREAM_MAX_PER_USER: "1",
     },
   });
 });
@@ -400,6 +401,15 @@ describe("every documented status of every operation", () => {
     await documented(operations.listChanges, 400, { token, query: "?since=not-a-cursor", code: "invalid_cursor" });
     await documentedStream(token, cursor);
     await documented(operations.streamChanges, 400, { token, query: "?since=not-a-cursor", code: "invalid_cursor" });
+    // One open stream is all this stack allows an account (STREAM_MAX_PER_USER): the next waits until it ends.
+    const held = new AbortController();
+    const open = await fetch(`${stack.baseUrl}${pathOf(operations.streamChanges)}`, {
+      headers: { Authorization: bearer(other.token), "x-forwarded-for": freshAddress() },
+      signal: held.signal,
+    });
+    expect(open.status).toBe(200);
+    await documented(operations.streamChanges, 429, { token: other.token, code: "rate_limited" });
+    held.abort();
     await documented(operations.saveNote, 200, { token, body: { id: noteId, status: "PUBLISHED" } });
     await documented(operations.saveNote, 400, { token, body: { id: noteId } });
     await documented(operations.saveNote, 404, { token: other.token, body: { id: noteId, title: "mine now" } });

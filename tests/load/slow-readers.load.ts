@@ -15,6 +15,7 @@ import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, type RegisteredUser, registerUser } from "../support/api.ts";
 import { type RunningStack, startStack } from "../../dev/harness/stack.ts";
+import { openStream } from "../support/event-stream.ts";
 
 const readers = 150;
 const notesOnPage = 100;
@@ -27,8 +28,9 @@ let stack: RunningStack;
 let reader: RegisteredUser;
 
 beforeAll(async () => {
-  // The stack as `npm start` runs it: the embedded PGlite in its own process, one connection to it.
-  stack = await startStack();
+  // The stack as `npm start` runs it: the embedded PGlite in its own process, one connection to it. Its account may
+  // open as many streams as there are readers, so each stream is admitted and what bounds them is the answer budget.
+  stack = await startStack({ env: { STREAM_MAX_PER_USER: String(readers) } });
   reader = await registerUser("slow-reader", { baseUrl: stack.baseUrl });
   for (let made = 0; made < notesOnPage; made += 10) {
     await Promise.all(Array.from({ length: 10 }, async () => {
@@ -175,14 +177,23 @@ describe("clients that never read their answer", () => {
       // those the database could not take within the deadline were answered 503), another user reads their own
       // small notes every second, while the slow readers hold their connections.
       await untilLogged(name, fetchesLogged + readers);
+      // Meanwhile the other user reads their own small notes every second, and follows their changes live: while the
+      // slow readers hold the answer budget, small answers and small batches never wait on it.
+      const bystanderStream = await openStream(stack.baseUrl, bystander.accessToken);
+      await bystanderStream.waitFor((message) => message.kind === "event" && message.event === "ready", 10_000);
       const statuses: number[] = [];
+      const created: string[] = [];
       const probe = setInterval(async () => {
         const answer = await callStack("/notes-fetch", { token: bystander.accessToken }).catch(() => undefined);
         statuses.push(answer?.status ?? 0);
+        const note = await callStack("/notes-create", { token: bystander.accessToken, body: { title: "small" } });
+        created.push((note.body as { data: { id: string } }).data.id);
       }, 1_000);
       await attackEnded;
       clearInterval(watch);
       clearInterval(probe);
+      await bystanderStream.waitFor(() => bystanderStream.changes().length >= created.length, 10_000);
+      bystanderStream.close();
 
       const megabytes = (bytes: number) => Math.round(bytes / 1024 / 1024);
       console.info(
@@ -198,6 +209,9 @@ describe("clients that never read their answer", () => {
       expect(peak - idle, `idle ${idle}, peak ${peak}`).toBeLessThan(memoryBound);
       expect(statuses.length).toBeGreaterThan(closedWithinSeconds / 2);
       expect(statuses.every((status) => status === 200), statuses.join(" ")).toBe(true);
+      // Every change reached the other user's stream, which stayed open throughout.
+      expect(bystanderStream.changes().map(({ change }) => (change as { id: string }).id)).toEqual(created);
+      expect(bystanderStream.messages.some((message) => message.kind === "retry")).toBe(false);
     },
     180_000,
   );

@@ -5,7 +5,7 @@ import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { answerHeaders } from "../_shared/http/envelopes.ts";
 import { eventStreamResponse } from "../_shared/http/event-stream.ts";
 import { readQuery } from "../_shared/http/request.ts";
-import { changeStreamBody, startChangeStream } from "../_shared/notes/change-stream.ts";
+import { openChangeStream } from "../_shared/notes/change-stream.ts";
 import { readChangesCursor } from "../_shared/notes/changes-cursor.ts";
 
 /**
@@ -30,10 +30,9 @@ export const handler = defineEndpoint({
       : since === undefined
       ? undefined
       : readChangesCursor(since, caller.sub);
-    const start = await startChangeStream(caller, after);
     const { maxSeconds } = getConfig().streams;
     const tokenLeftMs = caller.exp * 1_000 - Date.now();
     const endsAt = performance.now() + Math.min(maxSeconds * 1_000, tokenLeftMs);
-    return eventStreamResponse(changeStreamBody(caller, start, endsAt), answerHeaders.notes);
+    return eventStreamResponse(await openChangeStream(caller, after, endsAt), answerHeaders.notes);
   },
 });

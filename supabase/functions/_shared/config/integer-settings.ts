@@ -72,6 +72,8 @@ export const integerSettings = {
   // At most 15 s: proxies close a connection idle for longer than that, and a session that ends must end its streams.
   STREAM_KEEPALIVE_SECONDS: { fallback: 15, min: 1, max: 15, sinks: ["timer"] },
   STREAM_POLL_MS: { fallback: 2_000, min: 50, max: 60_000, sinks: ["timer"] },
+  // A few devices and tabs each; past it an account's next stream is 429, so one cannot hold every connection.
+  STREAM_MAX_PER_USER: { fallback: 10, min: 1, max: 1_000, sinks: ["memory"] },
 } as const satisfies Record<string, IntegerSettingSpec>;
 
 export type IntegerSettingName = keyof typeof integerSettings;

@@ -110,6 +110,8 @@ export interface StreamSettings {
   keepAliveSeconds: number;
   /** `STREAM_POLL_MS`: how often the change counters are polled while no notice connection is listening. */
   pollMs: number;
+  /** `STREAM_MAX_PER_USER`: streams one account may have open in an isolate at once; past it, 429. */
+  maxPerUser: number;
 }
 
 export const minJwtSecretBytes = 32;
@@ -194,6 +196,7 @@ export function loadConfig(env: Env): Config {
       maxSeconds: integerSettingOf(env, "STREAM_MAX_SECONDS"),
       keepAliveSeconds: integerSettingOf(env, "STREAM_KEEPALIVE_SECONDS"),
       pollMs: integerSettingOf(env, "STREAM_POLL_MS"),
+      maxPerUser: integerSettingOf(env, "STREAM_MAX_PER_USER"),
     },
     dbPoolMax: integerSettingOf(env, "DB_POOL_MAX"),
     bcryptCost: integerSettingOf(env, "BCRYPT_COST"),

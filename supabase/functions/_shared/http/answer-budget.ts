@@ -33,9 +33,9 @@ let heldBytes = 0;
 /** What a request refused for want of budget is told. */
 export const answerBudgetFullMessage = "Too many large answers are still being sent; try again shortly";
 
-/** Whether `bytes` more would fit in the budget now: a stream asks before it reads a batch that large. */
-export function answerBudgetHasRoom(bytes: number): boolean {
-  return heldBytes + bytes <= answerBudgetBytes;
+/** The bytes the budget has room for now: a stream reads no larger a batch than that. */
+export function answerBudgetRoom(): number {
+  return answerBudgetBytes - heldBytes;
 }
 
 /** A response body, and its `Content-Length` when it is a stream (which carries none of its own). */

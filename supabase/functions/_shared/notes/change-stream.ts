@@ -15,8 +15,7 @@
  *
  * @example
  * ```ts
- * const start = await startChangeStream(caller, after);
- * return eventStreamResponse(changeStreamBody(caller, start, endsAt), answerHeaders.notes);
+ * return eventStreamResponse(await openChangeStream(caller, after, endsAt), answerHeaders.notes);
  * ```
  */
 import type { Caller } from "../auth/caller.ts";
@@ -24,12 +23,13 @@ import { limits } from "../contract/common.ts";
 import type { StreamReady, StreamReset } from "../contract/notes.ts";
 import { getConfig } from "../config/mod.ts";
 import { watchChanges } from "../db/change-notices.ts";
-import { CursorExpiredError, HttpError, ServiceUnavailableError } from "../http/errors.ts";
+import { CursorExpiredError, HttpError, TooManyRequestsError } from "../http/errors.ts";
 import { reconnectAfter, serverComment, serverEvent } from "../http/event-stream.ts";
 import { withDatabaseDeadline } from "../http/request-deadline.ts";
 import { edgeRuntimeWaitUntil } from "../http/after-response.ts";
-import { type AnswerBody, answerBudgetFullMessage, answerBudgetHasRoom, budgetedBody } from "../http/answer-budget.ts";
+import { type AnswerBody, answerBudgetBytes, answerBudgetRoom, budgetedBody } from "../http/answer-budget.ts";
 import { encodeChangesCursor } from "./changes-cursor.ts";
+import { claimStreamSlot } from "./open-streams.ts";
 import { type ChangesPageRead, readChangesEnd, readChangesPage } from "./changes-page.ts";
 
 /**
@@ -38,109 +38,241 @@ import { type ChangesPageRead, readChangesEnd, readChangesPage } from "./changes
  * never read held 380 MB past the stack's idle memory (tests/load/slow-readers.load.ts bounds it at 300 MB).
  */
 const batchSize = limits.changesLimitMax / 10;
-/** The most a batch can take in UTF-8: each character of a note's title and content is 3 bytes at most. */
-const largestBatchBytes = batchSize * 3 * (limits.titleMaxChars + limits.contentMaxChars);
+/** The most one change's event can take in UTF-8: each character of a title and content is 3 bytes at most. */
+const largestChangeBytes = 3 * (limits.titleMaxChars + limits.contentMaxChars) + 1_024;
+/**
+ * The share of the isolate's answer budget that one account's streams may hold at once: a quarter, so one
+ * account that opens streams and never reads them cannot take the room other accounts' large batches need.
+ */
+const ownerShareBytes = answerBudgetBytes / 4;
+/** Budget held by each account's streams: batches sent to clients that have not taken them yet. */
+const heldByOwner = new Map<string, number>();
 /** The reconnect delay a planned end asks for: soon, since nothing is lost meanwhile. */
 const plannedEndRetryMs = 1_000;
 /** The reconnect delay after a read failed (the database unreachable): time for it to come back. */
 const failedReadRetryMs = 5_000;
 /** The reconnect delay when the isolate holds too many unsent answers: time for their clients to take them. */
 const busyRetryMs = 5_000;
+/** How long an account over its streams waits before trying again: time for one of its streams to end. */
+const tooManyStreamsRetrySeconds = 15;
 
 const encoder = new TextEncoder();
 
-/** Where a stream starts: its first read, made before the answer so that a refusal is an ordinary 4xx. */
-export type StreamStart =
-  | { kind: "page"; page: ChangesPageRead }
-  | { kind: "end"; reached: number }
-  | { kind: "reset" };
-
 /**
- * The first read of a stream from change number `after`, or from the feed's
- * end without one. Throws what the feed throws (401, 403, 503); a cursor the
- * feed no longer covers is a start that says so, answered as a `reset` event.
+ * Opens a stream of the caller's changes after change number `after` (from
+ * the feed's end without one), live until `endsAt` (`performance.now()`
+ * time), when the client goes away, or when the caller's session ends. The
+ * first read is made here, before the answer, so what refuses the caller
+ * (401, 403, 429 for an account with `STREAM_MAX_PER_USER` streams open, 503)
+ * is an ordinary error answer; a cursor the feed no longer covers is a stream
+ * of one `reset` event.
  */
-export async function startChangeStream(caller: Caller, after: number | undefined): Promise<StreamStart> {
-  if (after === undefined) return { kind: "end", reached: await readChangesEnd(caller) };
-  // Refused before the read rather than after it: a batch read only to be refused would cost as much memory.
-  if (!answerBudgetHasRoom(largestBatchBytes)) throw busy();
+export async function openChangeStream(
+  caller: Caller,
+  after: number | undefined,
+  endsAt: number,
+): Promise<ReadableStream<Uint8Array>> {
+  const stream = new LiveStream(caller, endsAt);
   try {
-    return { kind: "page", page: await readChangesPage(caller, after, batchSize) };
+    return stream.body(await stream.firstBatch(after));
   } catch (error) {
-    if (error instanceof CursorExpiredError) return { kind: "reset" };
+    stream.close();
     throw error;
   }
 }
 
-/** 503 for a stream that cannot start now: the isolate holds as many unsent answers as it may. */
-function busy(): ServiceUnavailableError {
-  return new ServiceUnavailableError({
-    message: answerBudgetFullMessage,
-    retryAfter: busyRetryMs / 1_000,
-  });
+/**
+ * One open stream: its slot among its owner's streams, the notices it waits
+ * on (watched from before its first read, so a change committed meanwhile
+ * wakes it), where it stands, and when it ends.
+ */
+class LiveStream {
+  readonly #caller: Caller;
+  readonly #waker = new Waker();
+  readonly #ended = new AbortController();
+  readonly #release: () => void;
+  readonly #stopWatching: () => void;
+  readonly #endTimer: ReturnType<typeof setTimeout>;
+  /** The change number the client has everything up to; until the first read, below every change. */
+  #position = -1;
+  /** Whether the stream has sent `ready` (caught up), or its last word (`reset`). */
+  #ready = false;
+  #over = false;
+
+  constructor(caller: Caller, endsAt: number) {
+    this.#caller = caller;
+    const release = claimStreamSlot(caller.sub, () => this.#ended.abort());
+    if (!release) {
+      throw new TooManyRequestsError(
+        "Too many live update streams are open for this account; close one, or try again later",
+        tooManyStreamsRetrySeconds,
+      );
+    }
+    this.#release = release;
+    this.#stopWatching = watchChanges(caller.sub, (lastChange) => {
+      if (lastChange === undefined || lastChange > this.#position) this.#waker.wake();
+    });
+    this.#endTimer = setTimeout(() => this.#ended.abort(), Math.max(0, endsAt - performance.now()));
+  }
+
+  /** Lets go of the slot, the notices and the timer; the stream sends nothing more. */
+  close(): void {
+    this.#over = true;
+    this.#ended.abort();
+    clearTimeout(this.#endTimer);
+    this.#stopWatching();
+    this.#release();
+  }
+
+  /** The text of the first batch: the changes after `after` (or none, from the end), `ready` once caught up. */
+  async firstBatch(after: number | undefined): Promise<string> {
+    if (after === undefined) {
+      this.#position = await readChangesEnd(this.#caller);
+      return this.#batchText(undefined);
+    }
+    const limit = batchLimit(this.#caller.sub);
+    // No room for even one large change: read nothing (a batch read only to be refused costs as much memory), and
+    // let the client come back once clients that do not read have been let go.
+    if (limit === 0) {
+      this.#over = true;
+      return reconnectAfter(busyRetryMs);
+    }
+    try {
+      return this.#batchText(await readChangesPage(this.#caller, after, limit));
+    } catch (error) {
+      if (!(error instanceof CursorExpiredError)) throw error;
+      this.#over = true;
+      return resetEvent();
+    }
+  }
+
+  /**
+   * The stream's body, starting with `first`. Its pieces are pulled one at a
+   * time, so a client that does not read holds one batch at most, and each
+   * batch is held against the isolate's answer budget until the client has
+   * taken it.
+   */
+  body(first: string): ReadableStream<Uint8Array> {
+    const pieces = budgetedPieces(this.#caller.sub, first, this.#following());
+    // Started now, not at the first pull, so the first batch is held against the budget from the moment it is read.
+    let firstPiece: Promise<IteratorResult<Uint8Array>> | undefined = pieces.next();
+    const finished = Promise.withResolvers<void>();
+    // A stream that is open keeps its worker from being reclaimed as idle; it never outlives the wall clock.
+    edgeRuntimeWaitUntil()?.(finished.promise);
+    const cancelled = new AbortController();
+    const done = () => {
+      this.close();
+      finished.resolve();
+    };
+    return new ReadableStream<Uint8Array>({
+      pull: async (controller) => {
+        const next = await (firstPiece ?? pieces.next());
+        firstPiece = undefined;
+        // Cancelled while this read was under way: the stream is closed already.
+        if (cancelled.signal.aborted) return;
+        if (!next.done) return controller.enqueue(next.value);
+        done();
+        controller.close();
+      },
+      cancel: async () => {
+        cancelled.abort();
+        this.close();
+        await pieces.return(undefined);
+        done();
+      },
+    }, { highWaterMark: 0 });
+  }
+
+  /** The text of one batch: its changes, then `ready` if this is the first time the stream has caught up. */
+  #batchText(page: ChangesPageRead | undefined): string {
+    const owner = this.#caller.sub;
+    let text = "";
+    for (const { change, entry } of page?.changes ?? []) {
+      text += serverEvent({ event: "change", id: encodeChangesCursor(owner, change), data: entry });
+    }
+    this.#position = page?.reached ?? this.#position;
+    if (!this.#ready && !page?.hasMore) {
+      this.#ready = true;
+      const cursor = encodeChangesCursor(owner, this.#position);
+      text += serverEvent({ event: "ready", id: cursor, data: { cursor } satisfies StreamReady });
+    }
+    return text;
+  }
+
+  /** What follows the first batch: further batches as the owner's sequence moves, comments, the last word. */
+  async *#following(): AsyncGenerator<string> {
+    const { keepAliveSeconds } = getConfig().streams;
+    const ended = this.#ended.signal;
+    let catchingUp = !this.#ready;
+    try {
+      while (!this.#over) {
+        if (ended.aborted) return yield reconnectAfter(plannedEndRetryMs);
+        if (!catchingUp) {
+          const woken = await this.#waker.wait(keepAliveSeconds * 1_000, ended);
+          if (ended.aborted) continue;
+          if (!woken) yield serverComment("keep-alive");
+        }
+        const limit = batchLimit(this.#caller.sub);
+        if (limit === 0) return yield reconnectAfter(busyRetryMs);
+        let page: ChangesPageRead;
+        try {
+          // A deadline of its own: this read is no part of the request that opened the stream.
+          page = await withDatabaseDeadline(() => readChangesPage(this.#caller, this.#position, limit));
+        } catch (error) {
+          return yield* endAfterFailedRead(error);
+        }
+        catchingUp = page.hasMore;
+        const text = this.#batchText(page);
+        if (text) yield text;
+      }
+    } finally {
+      this.close();
+    }
+  }
 }
-
-/** Streams end early when the isolate is about to stop; each registers how to end itself here. */
-const openStreams = new Set<() => void>();
-
-/** Ends every open stream with its reconnect hint: the isolate or the local stack is shutting down. */
-export function endChangeStreams(): void {
-  for (const end of openStreams) end();
-}
-
-// The edge runtime dispatches `beforeunload` shortly before it stops a worker (its wall clock or memory limit
-// reached), which would cut a stream mid-event: each ends cleanly instead, and its client resumes elsewhere.
-globalThis.addEventListener?.("beforeunload", endChangeStreams);
 
 /**
- * The stream's body: the events after `start`, live until `endsAt`
- * (`performance.now()` time), when the client goes away, or when its
- * caller's session ends. Reads wait for the consumer, so a client that does
- * not read holds one batch at most, and that batch draws on the isolate's
- * answer budget until the client has taken it.
+ * How many changes a stream of `owner` may read now: no more than the
+ * isolate's answer budget, and the owner's share of it, could hold if each
+ * were as large as a change can be. Zero when not even one would fit.
  */
-export function changeStreamBody(caller: Caller, start: StreamStart, endsAt: number): ReadableStream<Uint8Array> {
-  const stop = new AbortController();
-  const pieces = budgetedPieces(changeEvents(caller, start, endsAt, stop.signal));
-  const finished = Promise.withResolvers<void>();
-  // A stream that is open keeps its worker from being reclaimed as idle; it never outlives the wall clock.
-  edgeRuntimeWaitUntil()?.(finished.promise);
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const next = await pieces.next();
-      // Cancelled while this read was under way: the stream is closed already.
-      if (stop.signal.aborted) return;
-      if (next.done) {
-        controller.close();
-        finished.resolve();
-      } else {
-        controller.enqueue(next.value);
-      }
-    },
-    async cancel() {
-      stop.abort();
-      await pieces.return(undefined);
-      finished.resolve();
-    },
-  }, { highWaterMark: 0 });
+function batchLimit(owner: string): number {
+  const room = Math.min(answerBudgetRoom(), ownerShareBytes - (heldByOwner.get(owner) ?? 0));
+  return Math.max(0, Math.min(batchSize, Math.floor(room / largestChangeBytes)));
 }
 
 /**
  * The stream's texts as pieces of its body, each held against the isolate's
- * answer budget (`http/answer-budget.ts`) until the client has taken it, as the
- * notes' other large answers are: a batch of catch-up can be 12 MB, which
- * clients that open streams and never read would otherwise each hold. When the
- * budget has no room, the stream ends with a reconnect hint, and the client
+ * answer budget (`http/answer-budget.ts`) and its owner's share of it until
+ * the client has taken it, as the notes' other large answers are: a batch of
+ * catch-up can be 3 MB, which clients that open streams and never read would
+ * otherwise each hold. Small texts (under 64 KB) never wait on the budget.
+ * When it has no room, the stream ends with a reconnect hint, and the client
  * resumes from the last event it took.
  */
-async function* budgetedPieces(texts: AsyncGenerator<string>): AsyncGenerator<Uint8Array> {
-  for await (const text of texts) {
-    const answer = budgetedBody(text);
-    if (!answer) {
-      yield encoder.encode(reconnectAfter(busyRetryMs));
-      return;
+async function* budgetedPieces(
+  owner: string,
+  first: string,
+  following: AsyncGenerator<string>,
+): AsyncGenerator<Uint8Array> {
+  try {
+    for (let text: string | undefined = first; text !== undefined;) {
+      const answer = budgetedBody(text);
+      if (!answer) return yield encoder.encode(reconnectAfter(busyRetryMs));
+      const held = Number(answer.contentLength ?? 0);
+      heldByOwner.set(owner, (heldByOwner.get(owner) ?? 0) + held);
+      try {
+        yield* piecesOf(answer.body);
+      } finally {
+        const left = (heldByOwner.get(owner) ?? 0) - held;
+        if (left > 0) heldByOwner.set(owner, left);
+        else heldByOwner.delete(owner);
+      }
+      const next = await following.next();
+      text = next.done ? undefined : next.value;
     }
-    yield* piecesOf(answer.body);
+  } finally {
+    await following.return(undefined);
   }
 }
 
@@ -157,70 +289,6 @@ async function* piecesOf(body: AnswerBody["body"]): AsyncGenerator<Uint8Array> {
     }
   } finally {
     await reader.cancel();
-  }
-}
-
-/** The stream's messages as text: each batch of changes (with `ready` once caught up), comments, the last word. */
-async function* changeEvents(
-  caller: Caller,
-  start: StreamStart,
-  endsAt: number,
-  cancelled: AbortSignal,
-): AsyncGenerator<string> {
-  if (start.kind === "reset") {
-    yield resetEvent();
-    return;
-  }
-  const { keepAliveSeconds } = getConfig().streams;
-  const owner = caller.sub;
-  const waker = new Waker();
-  let position = start.kind === "page" ? start.page.reached : start.reached;
-  const stopWatching = watchChanges(owner, (lastChange) => {
-    if (lastChange === undefined || lastChange > position) waker.wake();
-  });
-  const ended = new AbortController();
-  const end = () => ended.abort();
-  openStreams.add(end);
-  const endTimer = setTimeout(end, Math.max(0, endsAt - performance.now()));
-  cancelled.addEventListener("abort", end);
-  try {
-    let page = start.kind === "page" ? start.page : undefined;
-    let ready = false;
-    for (;;) {
-      let batch = "";
-      for (const { change, entry } of page?.changes ?? []) {
-        batch += serverEvent({ event: "change", id: encodeChangesCursor(owner, change), data: entry });
-      }
-      position = page?.reached ?? position;
-      if (!ready && !page?.hasMore) {
-        ready = true;
-        const cursor = encodeChangesCursor(owner, position);
-        batch += serverEvent({ event: "ready", id: cursor, data: { cursor } satisfies StreamReady });
-      }
-      if (batch) yield batch;
-      if (ended.signal.aborted) break;
-      if (!page?.hasMore) {
-        const woken = await waker.wait(keepAliveSeconds * 1_000, ended.signal);
-        if (ended.signal.aborted) break;
-        if (!woken) yield serverComment("keep-alive");
-      }
-      if (!answerBudgetHasRoom(largestBatchBytes)) {
-        yield reconnectAfter(busyRetryMs);
-        return;
-      }
-      try {
-        // A deadline of its own: this read is no part of the request that opened the stream.
-        page = await withDatabaseDeadline(() => readChangesPage(caller, position, batchSize));
-      } catch (error) {
-        yield* endAfterFailedRead(error);
-        return;
-      }
-    }
-    if (!cancelled.aborted) yield reconnectAfter(plannedEndRetryMs);
-  } finally {
-    clearTimeout(endTimer);
-    openStreams.delete(end);
-    stopWatching();
   }
 }
 
