@@ -942,6 +942,29 @@ describe("watchChanges", () => {
     await watch.done;
   });
 
+  it("waits out a 429 (the account's streams are all open) for its Retry-After, then connects again", async () => {
+    const at: number[] = [];
+    const server = await scriptedServer((request, response, index) => {
+      at.push(performance.now());
+      if (index === 0) return notesErrorAfter(0, 429, "rate_limited")(request, response);
+      response.writeHead(200, { "Content-Type": "text/event-stream" });
+      response.write(`event: ready\nid: cursor-${index}\ndata: {"cursor":"cursor-${index}"}\n\n`);
+    });
+    try {
+      const client = createNotesClient({ url: server.url, anonKey });
+      client.setSession(someSession);
+      const watch = watching(client);
+      await expect.poll(() => watch.readies.length, live).toBe(1);
+      // Retry-After: 1 second.
+      expect(at[1] - at[0]).toBeGreaterThanOrEqual(1_000);
+      expect(watch.statuses).toEqual(["connecting", "reconnecting", "live"]);
+      watch.stop();
+      await watch.done;
+    } finally {
+      await server.close();
+    }
+  });
+
   it("waits before connecting again: Retry-After, then a doubling wait after failures, the service's retry after an end", async () => {
     const at: number[] = [];
     const lastEventIds: (string | string[] | undefined)[] = [];
