@@ -166,8 +166,16 @@ class LiveStream {
     };
     return new ReadableStream<Uint8Array>({
       pull: async (controller) => {
-        const next = await (firstPiece ?? pieces.next());
-        firstPiece = undefined;
+        let next: IteratorResult<Uint8Array>;
+        try {
+          next = await (firstPiece ?? pieces.next());
+        } catch (error) {
+          // Whatever went wrong, the stream's slot and notices are let go, and its client reconnects.
+          done();
+          return controller.error(error);
+        } finally {
+          firstPiece = undefined;
+        }
         // Cancelled while this read was under way: the stream is closed already.
         if (cancelled.signal.aborted) return;
         if (!next.done) return controller.enqueue(next.value);
