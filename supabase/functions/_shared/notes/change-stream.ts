@@ -38,8 +38,11 @@ import { type ChangesPageRead, readChangesEnd, readChangesPage } from "./changes
  * never read held 380 MB past the stack's idle memory (tests/load/slow-readers.load.ts bounds it at 300 MB).
  */
 const batchSize = limits.changesLimitMax / 10;
-/** The most one change's event can take in UTF-8: each character of a title and content is 3 bytes at most. */
-const largestChangeBytes = 3 * (limits.titleMaxChars + limits.contentMaxChars) + 1_024;
+/**
+ * The most one change's event can take: a character of a title or content is at most 6 bytes of JSON (a control
+ * character is written `\u00XX`; any other takes 3 bytes of UTF-8 at most), plus the event's other fields.
+ */
+const largestChangeBytes = 6 * (limits.titleMaxChars + limits.contentMaxChars) + 1_024;
 /**
  * The share of the isolate's answer budget that one account's streams may hold at once: a quarter, so one
  * account that opens streams and never reads them cannot take the room other accounts' large batches need.
@@ -47,12 +50,16 @@ const largestChangeBytes = 3 * (limits.titleMaxChars + limits.contentMaxChars) +
 const ownerShareBytes = answerBudgetBytes / 4;
 /** Budget held by each account's streams: batches sent to clients that have not taken them yet. */
 const heldByOwner = new Map<string, number>();
+/** What each account's streams are reading now, counted at the largest a change can be. */
+const readingByOwner = new Map<string, number>();
 /** The reconnect delay a planned end asks for: soon, since nothing is lost meanwhile. */
 const plannedEndRetryMs = 1_000;
 /** The reconnect delay after a read failed (the database unreachable): time for it to come back. */
 const failedReadRetryMs = 5_000;
 /** The reconnect delay when the isolate holds too many unsent answers: time for their clients to take them. */
 const busyRetryMs = 5_000;
+/** How long a stream whose time is up may take to send what it has left before it is closed anyway. */
+const endGraceMs = 5_000;
 /** How long an account over its streams waits before trying again: time for one of its streams to end. */
 const tooManyStreamsRetrySeconds = 15;
 
@@ -98,10 +105,13 @@ class LiveStream {
   /** Whether the stream has sent `ready` (caught up), or its last word (`reset`). */
   #ready = false;
   #over = false;
+  /** Closes the body at once, whatever it waits for; set once the body exists. */
+  #forceEnd: (() => void) | undefined;
+  #forceTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(caller: Caller, endsAt: number) {
     this.#caller = caller;
-    const release = claimStreamSlot(caller.sub, () => this.#ended.abort());
+    const release = claimStreamSlot(caller.sub, () => this.#end());
     if (!release) {
       throw new TooManyRequestsError(
         "Too many live update streams are open for this account; close one, or try again later",
@@ -109,10 +119,27 @@ class LiveStream {
       );
     }
     this.#release = release;
-    this.#stopWatching = watchChanges(caller.sub, (lastChange) => {
-      if (lastChange === undefined || lastChange > this.#position) this.#waker.wake();
-    });
-    this.#endTimer = setTimeout(() => this.#ended.abort(), Math.max(0, endsAt - performance.now()));
+    try {
+      this.#stopWatching = watchChanges(caller.sub, (lastChange) => {
+        if (lastChange === undefined || lastChange > this.#position) this.#waker.wake();
+      });
+    } catch (error) {
+      // A notice source that cannot start (a malformed DATABASE_LISTEN_URL) is a 500, and the slot is not kept.
+      release();
+      throw error;
+    }
+    this.#endTimer = setTimeout(() => this.#end(), Math.max(0, endsAt - performance.now()));
+  }
+
+  /**
+   * Ends the stream when its time is up: it sends its reconnect hint next, and
+   * if its client has not taken what it was sent by `endGraceMs` later, it is
+   * closed anyway, so a client that does not read holds nothing past its time.
+   */
+  #end(): void {
+    if (this.#ended.signal.aborted) return;
+    this.#ended.abort();
+    this.#forceTimer = setTimeout(() => this.#forceEnd?.(), endGraceMs);
   }
 
   /** Lets go of the slot, the notices and the timer; the stream sends nothing more. */
@@ -120,6 +147,7 @@ class LiveStream {
     this.#over = true;
     this.#ended.abort();
     clearTimeout(this.#endTimer);
+    clearTimeout(this.#forceTimer);
     this.#stopWatching();
     this.#release();
   }
@@ -130,19 +158,20 @@ class LiveStream {
       this.#position = await readChangesEnd(this.#caller);
       return this.#batchText(undefined);
     }
-    const limit = batchLimit(this.#caller.sub);
-    // No room for even one large change: read nothing (a batch read only to be refused costs as much memory), and
-    // let the client come back once clients that do not read have been let go.
-    if (limit === 0) {
+    const batch = reserveBatch(this.#caller.sub);
+    // The account's unread batches fill its share: read nothing, and let the client come back once they are let go.
+    if (batch.limit === 0) {
       this.#over = true;
       return reconnectAfter(busyRetryMs);
     }
     try {
-      return this.#batchText(await readChangesPage(this.#caller, after, limit));
+      return this.#batchText(await readChangesPage(this.#caller, after, batch.limit));
     } catch (error) {
       if (!(error instanceof CursorExpiredError)) throw error;
       this.#over = true;
       return resetEvent();
+    } finally {
+      batch.release();
     }
   }
 
@@ -165,6 +194,15 @@ class LiveStream {
       finished.resolve();
     };
     return new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        this.#forceEnd = () => {
+          cancelled.abort();
+          done();
+          // Gives back the share of the budget the batch it was sending holds, once that read lets go of it.
+          void pieces.return(undefined);
+          controller.close();
+        };
+      },
       pull: async (controller) => {
         let next: IteratorResult<Uint8Array>;
         try {
@@ -220,14 +258,16 @@ class LiveStream {
           if (ended.aborted) continue;
           if (!woken) yield serverComment("keep-alive");
         }
-        const limit = batchLimit(this.#caller.sub);
-        if (limit === 0) return yield reconnectAfter(busyRetryMs);
+        const batch = reserveBatch(this.#caller.sub);
+        if (batch.limit === 0) return yield reconnectAfter(busyRetryMs);
         let page: ChangesPageRead;
         try {
           // A deadline of its own: this read is no part of the request that opened the stream.
-          page = await withDatabaseDeadline(() => readChangesPage(this.#caller, this.#position, limit));
+          page = await withDatabaseDeadline(() => readChangesPage(this.#caller, this.#position, batch.limit));
         } catch (error) {
           return yield* endAfterFailedRead(error);
+        } finally {
+          batch.release();
         }
         catchingUp = page.hasMore;
         const text = this.#batchText(page);
@@ -240,13 +280,44 @@ class LiveStream {
 }
 
 /**
- * How many changes a stream of `owner` may read now: no more than the
- * isolate's answer budget, and the owner's share of it, could hold if each
- * were as large as a change can be. Zero when not even one would fit.
+ * How many changes a stream of `owner` may read now, and that many changes
+ * of the largest size counted as being read for the owner until `release`
+ * (once the batch is read), so streams of one account that read at once do
+ * not all count on the same room:
+ *
+ * - none once the account's unread batches fill its share: that stream ends
+ *   with a retry hint and reads nothing;
+ * - else no more than the rest of the share, less what its other streams are
+ *   reading, could hold if each change were as large as a change can be, and
+ *   no more than the isolate's answer budget could; but at least one, since a
+ *   batch of small notes never draws on the budget, so neither what other
+ *   accounts hold in it nor the account's own streams reading at once can
+ *   stop a stream (a large one that then finds no room ends with a retry hint).
  */
-function batchLimit(owner: string): number {
-  const room = Math.min(answerBudgetRoom(), ownerShareBytes - (heldByOwner.get(owner) ?? 0));
-  return Math.max(0, Math.min(batchSize, Math.floor(room / largestChangeBytes)));
+function reserveBatch(owner: string): { limit: number; release: () => void } {
+  const held = heldByOwner.get(owner) ?? 0;
+  const reading = readingByOwner.get(owner) ?? 0;
+  const byShare = Math.floor((ownerShareBytes - held - reading) / largestChangeBytes);
+  const byBudget = Math.floor(answerBudgetRoom() / largestChangeBytes);
+  const limit = held + largestChangeBytes > ownerShareBytes ? 0 : Math.max(1, Math.min(batchSize, byShare, byBudget));
+  const reserved = limit * largestChangeBytes;
+  addTo(readingByOwner, owner, reserved);
+  let released = false;
+  return {
+    limit,
+    release: () => {
+      if (released) return;
+      released = true;
+      addTo(readingByOwner, owner, -reserved);
+    },
+  };
+}
+
+/** Adds `bytes` (or takes them away, when negative) to what `counts` holds for `owner`. */
+function addTo(counts: Map<string, number>, owner: string, bytes: number): void {
+  const total = (counts.get(owner) ?? 0) + bytes;
+  if (total > 0) counts.set(owner, total);
+  else counts.delete(owner);
 }
 
 /**
@@ -268,13 +339,11 @@ async function* budgetedPieces(
       const answer = budgetedBody(text);
       if (!answer) return yield encoder.encode(reconnectAfter(busyRetryMs));
       const held = Number(answer.contentLength ?? 0);
-      heldByOwner.set(owner, (heldByOwner.get(owner) ?? 0) + held);
+      addTo(heldByOwner, owner, held);
       try {
         yield* piecesOf(answer.body);
       } finally {
-        const left = (heldByOwner.get(owner) ?? 0) - held;
-        if (left > 0) heldByOwner.set(owner, left);
-        else heldByOwner.delete(owner);
+        addTo(heldByOwner, owner, -held);
       }
       const next = await following.next();
       text = next.done ? undefined : next.value;
