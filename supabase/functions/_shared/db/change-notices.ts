@@ -57,11 +57,6 @@ export function watchChanges(owner: string, notice: ChangeNotice): () => void {
   };
 }
 
-/** Whether notices arrive from a listening connection right now (else the counters are polled). */
-export function listeningForChanges(): boolean {
-  return source.listening;
-}
-
 function notify(owner: string, lastChange: number | undefined): void {
   for (const notice of watchers.get(owner) ?? []) notice(lastChange);
 }

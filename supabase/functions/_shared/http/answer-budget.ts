@@ -30,9 +30,6 @@ const surelySmallChars = Math.floor(largeAnswerBytes / 3);
 
 let heldBytes = 0;
 
-/** What a request refused for want of budget is told. */
-export const answerBudgetFullMessage = "Too many large answers are still being sent; try again shortly";
-
 /** The bytes the budget has room for now: a stream reads no larger a batch than that. */
 export function answerBudgetRoom(): number {
   return answerBudgetBytes - heldBytes;

@@ -11,7 +11,7 @@
  * ```
  */
 import type { AuthErrorEnvelope, EnvelopeKind, ErrorDetails, NotesErrorEnvelope } from "../contract/envelopes.ts";
-import { answerBudgetFullMessage, budgetedBody } from "./answer-budget.ts";
+import { budgetedBody } from "./answer-budget.ts";
 import { corsResponseHeaders } from "./cors.ts";
 import { type ErrorCode, errorStatuses } from "../contract/error-codes.ts";
 
@@ -36,7 +36,7 @@ function json(kind: EnvelopeKind, status: number, body: unknown, headers?: Recor
     return errorResponse(
       kind,
       "service_unavailable",
-      answerBudgetFullMessage,
+      "Too many large answers are still being sent; try again shortly",
       {},
       {
         "Retry-After": "1",

@@ -102,8 +102,9 @@ class LiveStream {
   readonly #endTimer: ReturnType<typeof setTimeout>;
   /** The change number the client has everything up to; until the first read, below every change. */
   #position = -1;
-  /** Whether the stream has sent `ready` (caught up), or its last word (`reset`). */
+  /** Whether the stream has sent `ready`: it has caught up once. */
   #ready = false;
+  /** Whether the stream has nothing more to send: its last word went out (`reset`, a retry hint), or it closed. */
   #over = false;
   /** Closes the body at once, whatever it waits for; set once the body exists. */
   #forceEnd: (() => void) | undefined;

@@ -26,11 +26,10 @@ const openByOwner = new Map<string, Set<() => void>>();
 export function claimStreamSlot(owner: string, end: () => void): (() => void) | undefined {
   const open = openByOwner.get(owner) ?? new Set();
   if (open.size >= getConfig().streams.maxPerUser) return undefined;
-  const slot = () => end();
-  open.add(slot);
+  open.add(end);
   openByOwner.set(owner, open);
   return () => {
-    if (open.delete(slot) && open.size === 0) openByOwner.delete(owner);
+    if (open.delete(end) && open.size === 0) openByOwner.delete(owner);
   };
 }
 
