@@ -53,6 +53,9 @@ async function main() {
   Deno.env.set("JWT_SECRET", settings.jwtSecret);
   Deno.env.set("SUPABASE_ANON_KEY", settings.anonKey);
   Deno.env.set("DATABASE_URL", settings.databaseUrl ?? "postgresql://embedded");
+  // Provider sign-in sends browsers back to this stack's own callback; with PORT=0 the port is known once listening.
+  const functionsUrlGiven = Boolean(Deno.env.get("FUNCTIONS_URL"));
+  if (!functionsUrlGiven) Deno.env.set("FUNCTIONS_URL", `http://127.0.0.1:${settings.port}/functions/v1`);
   let bodyTimeoutMs: number;
   try {
     bodyTimeoutMs = loadConfig(Deno.env).limits.bodyTimeoutMs;
@@ -103,6 +106,7 @@ async function main() {
     fail(`cannot reach the database: ${errorText(error)}`);
   }
 
+  if (!functionsUrlGiven) Deno.env.set("FUNCTIONS_URL", `http://127.0.0.1:${server.port}/functions/v1`);
   gateway.resolve(createGateway(await loadFunctions()));
   const stopLocalMail = startLocalMail();
 

@@ -6,14 +6,15 @@ import { withFullCaller } from "../_shared/db/caller-transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
 import { changePassword } from "../_shared/queries/accounts.ts";
-import { checkReenteredPassword, wrongPassword } from "../_shared/auth/reentered-password.ts";
+import { checkReenteredPassword, passwordRequired, wrongPassword } from "../_shared/auth/reentered-password.ts";
 import { hashPassword, withPasswordAdmission } from "../_shared/auth/passwords.ts";
 import { readJsonBody } from "../_shared/http/request.ts";
 import { newSessionOf, sessionFor } from "../_shared/auth/session.ts";
 
 /**
  * `POST /auth/change-password`: sets a new password for the signed-in user
- * who knows the current one. Every other session and token of the account
+ * who knows the current one, or who signed in with a provider within the last
+ * 10 minutes. Every other session and token of the account
  * ends; the answer is a fresh session, as login's.
  */
 export const handler = defineEndpoint({
@@ -25,8 +26,9 @@ export const handler = defineEndpoint({
     const { bcryptCost, jwtSecret, limits, sessions } = getConfig();
     const { currentPassword, newPassword } = await readJsonBody(req, changePasswordBody, limits.bodyTimeoutMs);
     const address = clientAddress(req, info, limits);
+    // Without the current password, Postgres lets the change through only for a fresh provider sign-in.
     const { expectedHash, newHash } = await withPasswordAdmission(async () => ({
-      expectedHash: await checkReenteredPassword(caller, currentPassword, {
+      expectedHash: currentPassword === undefined ? undefined : await checkReenteredPassword(caller, currentPassword, {
         address,
         userAgent: req.headers.get("user-agent") ?? undefined,
         via: "change_password",
@@ -45,7 +47,7 @@ export const handler = defineEndpoint({
       }),
     );
     // The password changed since it was checked (another change, a reset): the one given is no longer it.
-    if (outcome.kind === "stale") throw wrongPassword();
+    if (outcome.kind === "stale") throw expectedHash ? wrongPassword() : passwordRequired("currentPassword");
     return authSuccess(200, "Password changed", await sessionFor(outcome.account, outcome.session, jwtSecret));
   },
 });

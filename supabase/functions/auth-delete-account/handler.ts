@@ -6,13 +6,13 @@ import { withFullCaller } from "../_shared/db/caller-transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
 import { deleteAccount } from "../_shared/queries/accounts.ts";
-import { checkReenteredPassword, wrongPassword } from "../_shared/auth/reentered-password.ts";
+import { checkReenteredPassword, passwordRequired, wrongPassword } from "../_shared/auth/reentered-password.ts";
 import { withPasswordAdmission } from "../_shared/auth/passwords.ts";
 import { readJsonBody } from "../_shared/http/request.ts";
 
 /**
  * `POST /auth/delete-account`: erases the signed-in user's account, with the
- * password re-entered, in one transaction: the account, its notes, their
+ * password re-entered (or a provider sign-in within the last 10 minutes), in one transaction: the account, its notes, their
  * tombstones, counters, sessions, codes, rate-limit rows and queued mails, and
  * every address and user agent the security log held of it (trigger
  * `users_erase_deleted`), which keeps its id alone. The address can then
@@ -28,10 +28,13 @@ export const handler = defineEndpoint({
     const { password } = await readJsonBody(req, deleteAccountBody, limits.bodyTimeoutMs);
     const address = clientAddress(req, info, limits);
     const client = { address, userAgent: req.headers.get("user-agent") ?? undefined, via: "delete_account" as const };
-    const expectedHash = await withPasswordAdmission(() => checkReenteredPassword(caller, password, client));
+    // Without the password, Postgres deletes only for a fresh provider sign-in.
+    const expectedHash = password === undefined
+      ? undefined
+      : await withPasswordAdmission(() => checkReenteredPassword(caller, password, client));
     // False when the password changed since it was checked: the one given is no longer it.
     const deleted = await withFullCaller(caller, deleteAccount({ userId: caller.sub, expectedHash }));
-    if (!deleted) throw wrongPassword();
+    if (!deleted) throw expectedHash ? wrongPassword() : passwordRequired("password");
     const data: DeletedAccount = { id: caller.sub };
     return authSuccess(200, "Account deleted", data);
   },

@@ -18,6 +18,11 @@ import { handler as mfaRecover } from "../auth-mfa-recover/handler.ts";
 import { handler as mfaRecoveryCodes } from "../auth-mfa-recovery-codes/handler.ts";
 import { handler as mfaUnenroll } from "../auth-mfa-unenroll/handler.ts";
 import { handler as mfaVerify } from "../auth-mfa-verify/handler.ts";
+import { handler as oauthAuthorize } from "../auth-oauth-authorize/handler.ts";
+import { handler as oauthCallback } from "../auth-oauth-callback/handler.ts";
+import { handler as oauthToken } from "../auth-oauth-token/handler.ts";
+import { handler as identities } from "../auth-identities/handler.ts";
+import { handler as identitiesLink } from "../auth-identities-link/handler.ts";
 import { routeBySubpath } from "../_shared/http/router.ts";
 
 /** `/auth/<action>`: the interface's paths, served by the same handlers as the single-purpose functions. */
@@ -42,4 +47,9 @@ export const handler = routeBySubpath("auth", {
   "/mfa/recover": mfaRecover,
   "/mfa/unenroll": mfaUnenroll,
   "/mfa/recovery-codes": mfaRecoveryCodes,
+  "/oauth/authorize": oauthAuthorize,
+  "/oauth/callback": oauthCallback,
+  "/oauth/token": oauthToken,
+  "/identities": identities,
+  "/identities/link": identitiesLink,
 });

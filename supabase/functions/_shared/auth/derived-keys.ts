@@ -16,7 +16,9 @@ export type KeyPurpose =
   | "email verification code"
   | "password reset code"
   | "device token"
-  | "recovery code";
+  | "recovery code"
+  | "provider sign-in state"
+  | "provider sign-in code";
 
 const encoder = new TextEncoder();
 

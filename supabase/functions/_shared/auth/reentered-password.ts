@@ -32,7 +32,7 @@ export async function checkReenteredPassword(
   client: {
     address: string | undefined;
     userAgent: string | undefined;
-    via: "change_password" | "delete_account" | "second_factor_enroll";
+    via: "change_password" | "delete_account" | "second_factor_enroll" | "identity_link";
   },
 ): Promise<string> {
   const { bcryptCost, limits } = getConfig();
@@ -53,4 +53,12 @@ export async function checkReenteredPassword(
 /** The 401 of a wrong password re-entered, or one changed since it was checked. */
 export function wrongPassword(): UnauthorizedError {
   return new UnauthorizedError("invalid_credentials", "Password is incorrect");
+}
+
+/** The 401 of a password left out by a session that did not sign in with a provider within the last 10 minutes. */
+export function passwordRequired(field: string): UnauthorizedError {
+  return new UnauthorizedError(
+    "credentials_required",
+    `${field} is required: only a sign-in with a provider within the last 10 minutes stands in for it`,
+  );
 }

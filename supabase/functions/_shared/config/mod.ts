@@ -11,6 +11,7 @@
 import { ConfigError, type Env } from "./settings.ts";
 import { integerSettingOf } from "./integer-settings.ts";
 import { limitsFrom, type SecurityLimits } from "./limits.ts";
+import { providerSignInFrom, type ProviderSignInSettings } from "./provider-sign-in.ts";
 
 export {
   booleanSetting,
@@ -23,6 +24,7 @@ export {
 } from "./settings.ts";
 export { defaultBodyTimeoutMs, type IntegerSettingName, integerSettings } from "./integer-settings.ts";
 export type { SecurityLimits } from "./limits.ts";
+export { type IdentityProviderSettings, isAllowedRedirect, type ProviderSignInSettings } from "./provider-sign-in.ts";
 
 export interface Config {
   /** HS256 key for access tokens. */
@@ -62,6 +64,8 @@ export interface Config {
    * a changes cursor that needs an older deletion answers 410.
    */
   tombstoneDays: number;
+  /** Sign-in with OpenID Connect providers; see `ProviderSignInSettings`. */
+  providerSignIn: ProviderSignInSettings;
 }
 
 /** Resend's HTTPS API, the provider Supabase documents for sending mail from Edge Functions. */
@@ -207,6 +211,7 @@ export function loadConfig(env: Env): Config {
     mailDispatchSecrets: mailDispatchSecretsFrom(env, apiKeys),
     auditRetentionDays: integerSettingOf(env, "AUDIT_RETENTION_DAYS"),
     tombstoneDays: integerSettingOf(env, "NOTES_TOMBSTONE_DAYS"),
+    providerSignIn: providerSignInFrom(env),
   };
 }
 

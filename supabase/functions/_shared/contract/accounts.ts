@@ -150,13 +150,17 @@ export type VerificationRequested = z.infer<typeof verificationRequested>;
 
 /** Body of `POST /auth/change-password`. */
 export const changePasswordBody = z.object({
-  currentPassword: text("currentPassword"),
+  /** Left out only by a session that signed in with a provider within the last 10 minutes. */
+  currentPassword: text("currentPassword").optional(),
   newPassword: newPasswordField("newPassword"),
 });
 export type ChangePasswordBody = z.infer<typeof changePasswordBody>;
 
 /** Body of `POST /auth/delete-account`: the password, re-entered, so a stolen token alone cannot erase an account. */
-export const deleteAccountBody = z.object({ password: text("password") });
+export const deleteAccountBody = z.object({
+  /** Left out only by a session that signed in with a provider within the last 10 minutes. */
+  password: text("password").optional(),
+});
 export type DeleteAccountBody = z.infer<typeof deleteAccountBody>;
 
 /** `data` of `POST /auth/delete-account`: the id of the account that is gone. */

@@ -25,6 +25,7 @@ export {
 export { limits, noteStatuses, type Pagination, pagination, userRoles, userStatuses } from "./common.ts";
 export * from "./accounts.ts";
 export * from "./second-factor.ts";
+export * from "./identities.ts";
 export * from "./notes.ts";
 export * from "./admin.ts";
 export * from "./envelopes.ts";

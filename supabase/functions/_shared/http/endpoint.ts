@@ -42,6 +42,11 @@ export interface EndpointDefinition {
    * method not listed, is a 400 naming it before the handler runs.
    */
   queries?: Readonly<Record<string, z.ZodObject>>;
+  /**
+   * A browser navigates here (a provider sign-in's start and callback), so no `apikey` header can come: the
+   * endpoint is reached by its URL alone, as OAuth 2.0 requires.
+   */
+  browserNavigation?: boolean;
   handle: Handler;
 }
 
@@ -51,7 +56,7 @@ async function respond(definition: EndpointDefinition, req: Request, info?: Conn
     if (req.method === "OPTIONS") return preflightResponse(methods, answerHeaders[envelope]);
     if (!methods.includes(req.method)) throw new MethodNotAllowedError(methods);
     // Auth endpoints are called before the client has a token, so the project key gates them.
-    if (envelope === "auth") requireApiKey(req, getConfig().apiKeys);
+    if (envelope === "auth" && !definition.browserNavigation) requireApiKey(req, getConfig().apiKeys);
     // Before the handler: nothing is done for a request that asks for something the endpoint does not know.
     refuseUnknownParameters(req, definition.queries?.[req.method]);
     return await handle(req, info);

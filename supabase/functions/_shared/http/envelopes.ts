@@ -56,6 +56,17 @@ export function authSuccess(status: number, message: string, data: object): Resp
   return json("auth", status, { success: true, statusCode: status, message, data });
 }
 
+/**
+ * 302 to `location`, for a browser navigation (a provider sign-in): never cached, and no `Referer` of this URL, which
+ * held the flow's state, goes to the next page.
+ */
+export function redirectResponse(location: URL): Response {
+  return new Response(null, {
+    status: 302,
+    headers: { ...answerHeaders.auth, Location: location.href, "Referrer-Policy": "no-referrer" },
+  });
+}
+
 /** Notes success envelope. */
 export function notesSuccess(status: number, message: string, data: object): Response {
   return json("notes", status, { message, success: true, data });

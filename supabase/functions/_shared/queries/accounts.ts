@@ -219,7 +219,8 @@ export function changePassword(
   input: {
     userId: string;
     callerSessionId: string;
-    expectedHash: string;
+    /** Undefined: no password was given, which Postgres accepts only from a fresh provider sign-in. */
+    expectedHash: string | undefined;
     newHash: string;
     address: string | undefined;
     session: NewSession;
@@ -229,7 +230,9 @@ export function changePassword(
     text: `with changed as (
              select * from app.change_password($1, $2, $3)
            ), started as (
-             select s.* from changed cross join lateral ${startSessionCall("changed.id", 5, "$9::uuid")} s
+             select s.* from changed cross join lateral ${
+      startSessionCall("changed.id", 5, { inheritFrom: "$9::uuid" })
+    } s
              where changed.outcome = 'changed'
            ), cleared as (
              delete from app.rate_limits r using changed
@@ -238,7 +241,7 @@ export function changePassword(
            select changed.*, started.* from changed left join started on true`,
     values: [
       input.userId,
-      input.expectedHash,
+      input.expectedHash ?? null,
       input.newHash,
       input.address ?? null,
       ...sessionValues(input.session),
@@ -256,10 +259,12 @@ export function changePassword(
  * stored hash is still `expectedHash`, the one the password was checked
  * against (`app.delete_account`); answers whether it did.
  */
-export function deleteAccount(input: { userId: string; expectedHash: string }): Query<{ deleted: boolean }, boolean> {
+export function deleteAccount(
+  input: { userId: string; expectedHash: string | undefined },
+): Query<{ deleted: boolean }, boolean> {
   return {
     text: "select app.delete_account($1, $2) as deleted",
-    values: [input.userId, input.expectedHash],
+    values: [input.userId, input.expectedHash ?? null],
     read: ([row]) => row.deleted,
   };
 }

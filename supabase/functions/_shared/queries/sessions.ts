@@ -64,13 +64,20 @@ export interface SessionColumns {
  * `app.start_session(...)` for the user id `ownerExpression`, its other four
  * arguments at `$firstParameter` onwards; pair it with `sessionValues`. With
  * `inheritFrom` (an SQL expression naming a live session of the account) the
- * new session takes that session's level: a caller who proved the password
- * again keeps the second step it made.
+ * new session takes that session's level and sign-in: a caller who proved the
+ * password again keeps the second step it made. A session started by a
+ * provider sign-in says so (`byProvider`), which lets it stand in for the
+ * password for 10 minutes.
  */
-export function startSessionCall(ownerExpression: string, firstParameter: number, inheritFrom?: string): string {
+export function startSessionCall(
+  ownerExpression: string,
+  firstParameter: number,
+  options: { inheritFrom?: string; byProvider?: boolean } = {},
+): string {
   const [idle, max, userAgent, address] = [0, 1, 2, 3].map((offset) => `$${firstParameter + offset}`);
-  const inherited = inheritFrom ? `, null, ${inheritFrom}` : "";
-  return `app.start_session(${ownerExpression}, ${idle}, ${max}, ${userAgent}, ${address}${inherited})`;
+  const { inheritFrom, byProvider } = options;
+  const extra = byProvider ? ", null, null, 'provider'" : inheritFrom ? `, null, ${inheritFrom}` : "";
+  return `app.start_session(${ownerExpression}, ${idle}, ${max}, ${userAgent}, ${address}${extra})`;
 }
 
 /** The values of `startSessionCall`'s parameters, in order. */

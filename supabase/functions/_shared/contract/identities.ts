@@ -1,0 +1,111 @@
+/**
+ * The contract of sign-in with OpenID Connect providers: starting it (a
+ * browser navigation), the provider's callback, exchanging the one-time code
+ * it hands the app for a session, and an account's linked identities.
+ */
+import { z } from "zod";
+import { isoTimestamp, text } from "./common.ts";
+
+/** A configured provider's name (`OIDC_PROVIDERS`): lower-case letters, digits and `_`. */
+export const providerNamePattern = /^[a-z][a-z0-9_]{0,31}$/;
+
+const providerName = (field: string) =>
+  text(field).regex(providerNamePattern, `${field} must be a configured provider's name, e.g. google`);
+
+/** Where the browser returns: one of `OAUTH_REDIRECT_URLS` (same origin and path), with any query of the app's. */
+const returnUrl = (field: string) =>
+  text(field).max(2000, `${field} must be at most 2000 characters`).meta({
+    description: "an absolute URL of the app whose origin and path are listed in OAUTH_REDIRECT_URLS",
+  });
+
+/** Query of `GET /auth/oauth/authorize`, which a browser navigates to (no `apikey`). */
+export const oauthAuthorizeQuery = z.object({
+  provider: providerName("provider"),
+  redirect_to: returnUrl("redirect_to"),
+});
+export type OAuthAuthorizeQuery = z.infer<typeof oauthAuthorizeQuery>;
+
+/**
+ * Query of `GET /auth/oauth/callback`, as the provider sends it: `state` and `code`, or `state` and `error`. The
+ * provider may add parameters of its own (RFC 6749 4.1.2; Google adds `scope`, `authuser`, `prompt`), so this is
+ * the one endpoint that takes a query it does not name.
+ */
+export const oauthCallbackQuery = z.looseObject({
+  state: z.string().optional(),
+  code: z.string().optional(),
+  iss: z.string().optional(),
+  error: z.string().optional(),
+  error_description: z.string().optional(),
+});
+
+/**
+ * What the callback puts in `error=` of the app's URL when a sign-in or a link did not complete; no token and no
+ * account detail ever travels in a URL.
+ */
+export const providerSignInErrors = [
+  "access_denied",
+  "identity_not_linked",
+  "identity_already_linked",
+  "email_required",
+  "account_suspended",
+  "link_expired",
+  "flow_expired",
+  "provider_error",
+  "server_error",
+] as const;
+export type ProviderSignInError = (typeof providerSignInErrors)[number];
+
+/** Body of `POST /auth/oauth/token`: the one-time code of the app's URL (60 seconds, once). */
+export const oauthTokenBody = z.object({
+  code: text("code").min(1, "code must not be empty").max(100, "code must be at most 100 characters"),
+});
+export type OAuthTokenBody = z.infer<typeof oauthTokenBody>;
+
+/**
+ * Body of `POST /auth/identities/link`: the provider and where the browser returns. `password` is needed unless
+ * the session signed in within the last 10 minutes.
+ */
+export const linkIdentityBody = z.object({
+  provider: providerName("provider"),
+  redirectTo: returnUrl("redirectTo"),
+  password: text("password").optional(),
+});
+export type LinkIdentityBody = z.infer<typeof linkIdentityBody>;
+
+/** `data` of `POST /auth/identities/link`: the provider's page to navigate to, good for 10 minutes. */
+export const identityLinkStart = z.object({
+  url: z.string().meta({ description: "navigate the browser here; the callback returns to redirectTo" }),
+});
+export type IdentityLinkStart = z.infer<typeof identityLinkStart>;
+
+/** An identity of a provider, linked to the caller's account. */
+export const identity = z.object({
+  id: z.string(),
+  provider: z.string().meta({ description: "the configured provider's name, e.g. google" }),
+  email: z.string().nullable().meta({ description: "the address the provider stated at the last sign-in" }),
+  createdAt: isoTimestamp,
+  lastSignInAt: isoTimestamp.nullable(),
+});
+export type Identity = z.infer<typeof identity>;
+
+/** `data` of `GET /auth/identities`: the identities, and whether the account has a password too. */
+export const identityList = z.object({
+  identities: z.array(identity),
+  hasPassword: z.boolean().meta({
+    description: "false for an account made by a provider sign-in until a password is set with a reset code",
+  }),
+});
+export type IdentityList = z.infer<typeof identityList>;
+
+/** Query of `DELETE /auth/identities`: the identity to unlink. */
+export const unlinkIdentityQuery = z.object({
+  id: text("id").regex(
+    /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i,
+    "id must be an identity's id",
+  ),
+});
+export type UnlinkIdentityQuery = z.infer<typeof unlinkIdentityQuery>;
+
+/** `data` of `DELETE /auth/identities`: the identity that is gone. */
+export const unlinkedIdentity = z.object({ id: z.string() });
+export type UnlinkedIdentity = z.infer<typeof unlinkedIdentity>;

@@ -1,0 +1,240 @@
+/**
+ * SQL of provider sign-in (`app.oauth_flows`, `app.oauth_codes`,
+ * `app.identities`): storing a flow, consuming it at the callback,
+ * concluding the callback (`app.complete_oauth_flow`), exchanging the
+ * one-time code for a session, and the caller's identities. Each is one
+ * statement; the rules (never by email, single use, the last way to sign in)
+ * are the migration's functions', so Postgres holds them whatever calls it.
+ *
+ * @example
+ * ```ts
+ * const flow = await withServiceTransaction(consumeOAuthFlow(stateHash));
+ * ```
+ */
+import type { SecurityLimits } from "../config/mod.ts";
+import type { Identity, IdentityList } from "../contract/identities.ts";
+import type { Query } from "../db/transactions.ts";
+import { accountColumns, type AccountRow, toAccount } from "./account-rows.ts";
+import type { SignedInAccount } from "./accounts.ts";
+import { grantOf, type NewSession, type SessionColumns, sessionValues, startSessionCall } from "./sessions.ts";
+
+/** What a flow stores besides its state's hash: the provider, PKCE verifier, nonce and where to return. */
+export interface NewOAuthFlow {
+  stateHash: string;
+  provider: string;
+  codeVerifier: string;
+  nonce: string;
+  redirectTo: string;
+}
+
+/** A link's account, its session (live at the callback) and, unless the session signed in freshly, the password's hash. */
+export interface LinkRequest {
+  userId: string;
+  sessionId: string;
+  passwordHash: string | undefined;
+}
+
+/** What storing a flow found: seconds to wait (0 when stored), and for a link whether the caller may make it. */
+export interface StartedFlow {
+  retryAfter: number;
+  linkAllowed: boolean;
+}
+
+/**
+ * Stores a flow for 10 minutes (`app.start_oauth_flow`): a sign-in counted against the address's limit; a link only
+ * for a session signed in within 10 minutes or a password still the account's.
+ */
+export function startOAuthFlow(
+  flow: NewOAuthFlow,
+  client: { address: string | undefined; limits: SecurityLimits },
+  link?: LinkRequest,
+): Query<{ retry_after: number; link_allowed: boolean }, StartedFlow> {
+  return {
+    text: "select * from app.start_oauth_flow($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+    values: [
+      flow.stateHash,
+      flow.provider,
+      flow.codeVerifier,
+      flow.nonce,
+      flow.redirectTo,
+      client.address ?? null,
+      client.limits.loginAddressWindowSeconds,
+      client.limits.loginMaxAttemptsPerAddress,
+      link?.userId ?? null,
+      link?.sessionId ?? null,
+      link?.passwordHash ?? null,
+    ],
+    read: ([row]) => ({ retryAfter: row.retry_after, linkAllowed: row.link_allowed }),
+  };
+}
+
+/** A flow the callback consumed: gone from the table whether or not it was still within its 10 minutes. */
+export interface ConsumedFlow {
+  provider: string;
+  codeVerifier: string;
+  nonce: string;
+  redirectTo: string;
+  link: { userId: string; sessionId: string } | undefined;
+  expired: boolean;
+}
+
+/** Deletes the flow of `stateHash` and answers it, or undefined for a state never issued or already used. */
+export function consumeOAuthFlow(stateHash: string): Query<{
+  provider: string;
+  code_verifier: string;
+  nonce: string;
+  redirect_to: string;
+  link_user_id: string | null;
+  link_session_id: string | null;
+  expired: boolean;
+}, ConsumedFlow | undefined> {
+  return {
+    text: `delete from app.oauth_flows f where f.state_hash = $1
+           returning f.provider, f.code_verifier, f.nonce, f.redirect_to, f.link_user_id, f.link_session_id,
+                     f.expires_at <= now() as expired`,
+    values: [stateHash],
+    read: ([row]) =>
+      row && {
+        provider: row.provider,
+        codeVerifier: row.code_verifier,
+        nonce: row.nonce,
+        redirectTo: row.redirect_to,
+        link: row.link_user_id && row.link_session_id
+          ? { userId: row.link_user_id, sessionId: row.link_session_id }
+          : undefined,
+        expired: row.expired,
+      },
+  };
+}
+
+/** What the callback concluded (`app.complete_oauth_flow`). */
+export type FlowOutcome =
+  | "signed_in"
+  | "registered"
+  | "linked"
+  | "identity_not_linked"
+  | "identity_already_linked"
+  | "email_required"
+  | "account_suspended"
+  | "link_expired";
+
+/**
+ * Signs the identity in, makes its account, or links it, and stores the one-time code's hash for a sign-in; the
+ * link's mail is queued in the same statement.
+ */
+export function completeOAuthFlow(input: {
+  provider: string;
+  claims: { issuer: string; subject: string; email: string | undefined; emailVerified: boolean; name: string };
+  link: { userId: string; sessionId: string } | undefined;
+  codeHash: string;
+  codeSeconds: number;
+  address: string | undefined;
+  userAgent: string | undefined;
+  linkMail: { subject: string; body: string };
+}): Query<{ outcome: FlowOutcome }, FlowOutcome> {
+  const { claims, link } = input;
+  return {
+    text: "select outcome from app.complete_oauth_flow($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+    values: [
+      input.provider,
+      claims.issuer,
+      claims.subject,
+      claims.email ?? null,
+      claims.emailVerified,
+      claims.name,
+      link?.userId ?? null,
+      link?.sessionId ?? null,
+      input.codeHash,
+      input.codeSeconds,
+      input.address ?? null,
+      input.userAgent ?? null,
+      input.linkMail.subject,
+      input.linkMail.body,
+    ],
+    read: ([row]) => row.outcome,
+  };
+}
+
+/**
+ * Spends the one-time code of `codeHash` (deleted whether or not it was still good) and, when it was good and the
+ * account is active, starts a session marked as a provider sign-in, notes the identity's sign-in and records it on
+ * the security log. Undefined for a code never issued, used, expired, or of a suspended account.
+ */
+export function exchangeSignInCode(
+  input: { codeHash: string; session: NewSession },
+): Query<AccountRow & SessionColumns, SignedInAccount | undefined> {
+  return {
+    text: `with code as (
+             delete from app.oauth_codes c where c.code_hash = $1
+             returning c.user_id, c.identity_id, c.expires_at > now() as live
+           ), account as (
+             select ${accountColumns.split(", ").map((column) => `u.${column}`).join(", ")}
+             from app.users u join code on u.id = code.user_id
+             where code.live and u.status = 'ACTIVE'
+           ), started as (
+             select s.* from account cross join lateral ${startSessionCall("account.id", 2, { byProvider: true })} s
+           ), touched as (
+             update app.identities i set last_sign_in_at = now() from code, account
+             where i.id = code.identity_id
+             returning i.provider
+           ), recorded as (
+             select app.record_security_event('login_succeeded', account.id, account.id, $5, $4,
+                                              jsonb_build_object('sessionId', started.session_id,
+                                                                 'provider', touched.provider))
+             from account, started, touched
+           )
+           select account.*, started.* from account, started, recorded`,
+    values: [input.codeHash, ...sessionValues(input.session)],
+    read: ([row]) => row ? { account: toAccount(row), session: grantOf(row) } : undefined,
+  };
+}
+
+/** The caller's identities, oldest first, and whether the account has a password. */
+export function listIdentities(userId: string): Query<
+  {
+    id: string | null;
+    provider: string | null;
+    email: string | null;
+    created_at: Date | null;
+    last_sign_in_at: Date | null;
+    has_password: boolean;
+  },
+  IdentityList
+> {
+  return {
+    text:
+      `select i.id, i.provider, i.email, i.created_at, i.last_sign_in_at, u.password_hash is not null as has_password
+           from app.users u left join app.identities i on i.user_id = u.id
+           where u.id = $1
+           order by i.created_at, i.id`,
+    values: [userId],
+    read: (rows) => ({
+      identities: rows.flatMap((row): Identity[] =>
+        row.id && row.provider && row.created_at
+          ? [{
+            id: row.id,
+            provider: row.provider,
+            email: row.email,
+            createdAt: row.created_at.toISOString(),
+            lastSignInAt: row.last_sign_in_at?.toISOString() ?? null,
+          }]
+          : []
+      ),
+      hasPassword: rows[0]?.has_password ?? false,
+    }),
+  };
+}
+
+/** What unlinking found (`app.unlink_identity`). */
+export type Unlink = "unlinked" | "last_sign_in_method" | "not_found";
+
+/** Unlinks the caller's identity unless it is the account's last way to sign in; records it on the security log. */
+export function unlinkIdentity(
+  input: { userId: string; identityId: string; address: string | undefined; userAgent: string | undefined },
+): Query<{ outcome: Unlink }, Unlink> {
+  return {
+    text: "select app.unlink_identity($1, $2, $3, $4) as outcome",
+    values: [input.userId, input.identityId, input.address ?? null, input.userAgent ?? null],
+    read: ([row]) => row.outcome,
+  };
+}

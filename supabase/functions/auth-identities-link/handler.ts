@@ -1,0 +1,57 @@
+import { requireCaller } from "../_shared/auth/caller.ts";
+import { getConfig } from "../_shared/config/mod.ts";
+import { type IdentityLinkStart, linkIdentityBody } from "../_shared/contract/identities.ts";
+import { withFullCaller } from "../_shared/db/caller-transactions.ts";
+import { defineEndpoint } from "../_shared/http/endpoint.ts";
+import { authSuccess } from "../_shared/http/envelopes.ts";
+import { UnauthorizedError } from "../_shared/http/errors.ts";
+import { clientAddress, userAgentOf } from "../_shared/http/client-address.ts";
+import { readJsonBody } from "../_shared/http/request.ts";
+import { checkReenteredPassword } from "../_shared/auth/reentered-password.ts";
+import { withPasswordAdmission } from "../_shared/auth/passwords.ts";
+import { allowedReturnUrl, configuredProvider } from "../_shared/auth/provider-choice.ts";
+import { beginProviderSignIn } from "../_shared/auth/provider-sign-in.ts";
+import { startOAuthFlow } from "../_shared/queries/identities.ts";
+
+/**
+ * `POST /auth/identities/link {provider, redirectTo, password?}`: starts linking a provider identity to the
+ * caller's account, from a session signed in within the last 10 minutes or with the password re-entered; answers
+ * the provider's URL to navigate to. Its callback links the identity (never one of another account) and mails the
+ * user.
+ */
+export const handler = defineEndpoint({
+  name: "auth-identities-link",
+  envelope: "auth",
+  methods: ["POST"],
+  handle: async (req, info) => {
+    const caller = await requireCaller(req);
+    const { jwtSecret, limits, providerSignIn } = getConfig();
+    const body = await readJsonBody(req, linkIdentityBody, limits.bodyTimeoutMs);
+    const provider = configuredProvider(providerSignIn, body.provider, "provider");
+    const redirectTo = allowedReturnUrl(providerSignIn, body.redirectTo, "redirectTo");
+    const address = clientAddress(req, info, limits);
+    const { password } = body;
+    const passwordHash = password === undefined
+      ? undefined
+      : await withPasswordAdmission(() =>
+        checkReenteredPassword(caller, password, { address, userAgent: userAgentOf(req), via: "identity_link" })
+      );
+    const flow = await beginProviderSignIn(provider, providerSignIn, jwtSecret);
+    const started = await withFullCaller(
+      caller,
+      startOAuthFlow({ ...flow, provider: provider.name, redirectTo }, { address, limits }, {
+        userId: caller.sub,
+        sessionId: caller.session_id,
+        passwordHash,
+      }),
+    );
+    if (!started.linkAllowed) {
+      throw new UnauthorizedError(
+        "credentials_required",
+        "Send the account's password: linking without it needs a sign-in within the last 10 minutes",
+      );
+    }
+    const data: IdentityLinkStart = { url: flow.url.href };
+    return authSuccess(200, "Continue at the provider", data);
+  },
+});

@@ -1,0 +1,42 @@
+import { getConfig } from "../_shared/config/mod.ts";
+import { oauthAuthorizeQuery } from "../_shared/contract/identities.ts";
+import { withServiceTransaction } from "../_shared/db/transactions.ts";
+import { defineEndpoint } from "../_shared/http/endpoint.ts";
+import { redirectResponse } from "../_shared/http/envelopes.ts";
+import { TooManyRequestsError } from "../_shared/http/errors.ts";
+import { clientAddress } from "../_shared/http/client-address.ts";
+import { readQuery } from "../_shared/http/request.ts";
+import { allowedReturnUrl, configuredProvider } from "../_shared/auth/provider-choice.ts";
+import { beginProviderSignIn } from "../_shared/auth/provider-sign-in.ts";
+import { startOAuthFlow } from "../_shared/queries/identities.ts";
+
+/**
+ * `GET /auth/oauth/authorize?provider=&redirect_to=`: a browser navigation (no `apikey`) that starts a provider
+ * sign-in. The flow (PKCE verifier, nonce, where to return) is stored for 10 minutes, counted against the address's
+ * limit of sign-in attempts, and the browser is sent to the provider. An unknown provider or a return URL not
+ * allowed is a 400, with no redirect.
+ */
+export const handler = defineEndpoint({
+  name: "auth-oauth-authorize",
+  envelope: "auth",
+  methods: ["GET"],
+  queries: { GET: oauthAuthorizeQuery },
+  browserNavigation: true,
+  handle: async (req, info) => {
+    const { jwtSecret, limits, providerSignIn } = getConfig();
+    const query = readQuery(req, oauthAuthorizeQuery);
+    const provider = configuredProvider(providerSignIn, query.provider, "provider");
+    const redirectTo = allowedReturnUrl(providerSignIn, query.redirect_to, "redirect_to");
+    const flow = await beginProviderSignIn(provider, providerSignIn, jwtSecret);
+    const started = await withServiceTransaction(
+      startOAuthFlow({ ...flow, provider: provider.name, redirectTo }, {
+        address: clientAddress(req, info, limits),
+        limits,
+      }),
+    );
+    if (started.retryAfter > 0) {
+      throw new TooManyRequestsError("Too many sign-in attempts; try again later", started.retryAfter);
+    }
+    return redirectResponse(flow.url);
+  },
+});

@@ -1,0 +1,120 @@
+import { getConfig } from "../_shared/config/mod.ts";
+import { oauthCallbackQuery, type ProviderSignInError } from "../_shared/contract/identities.ts";
+import { withServiceTransaction } from "../_shared/db/transactions.ts";
+import { defineEndpoint } from "../_shared/http/endpoint.ts";
+import { redirectResponse } from "../_shared/http/envelopes.ts";
+import { BadRequestError } from "../_shared/http/errors.ts";
+import { clientAddress, userAgentOf } from "../_shared/http/client-address.ts";
+import { readQuery } from "../_shared/http/request.ts";
+import {
+  finishProviderSignIn,
+  newSignInCode,
+  type ProviderClaims,
+  signInCodeHashOf,
+  stateHashOf,
+} from "../_shared/auth/provider-sign-in.ts";
+import { completeOAuthFlow, consumeOAuthFlow, type FlowOutcome } from "../_shared/queries/identities.ts";
+
+/** How long the one-time code the app gets in its URL can be exchanged. */
+const signInCodeSeconds = 60;
+
+const unknownState = "This sign-in was already completed, or never started here: start it again from the app";
+
+/** What the app's URL says when nothing was signed in or linked; the app shows its own words, these are a hint. */
+const errorDescriptions: Record<ProviderSignInError, string> = {
+  access_denied: "The sign-in was cancelled at the provider",
+  identity_not_linked: "An account with this email address exists: sign in to it, then link the provider in settings",
+  identity_already_linked: "This provider identity is linked to another account",
+  email_required: "The provider did not give an email address",
+  account_suspended: "Account is suspended",
+  link_expired: "The session that asked for the link has ended: sign in and link again",
+  flow_expired: "The sign-in took longer than 10 minutes: start it again",
+  provider_error: "The provider's answer could not be used: start the sign-in again",
+  server_error: "The sign-in could not be completed: start it again",
+};
+
+/** The app's URL with the outcome as its query's last word: a one-time code, `linked`, or an error. */
+function backToApp(redirectTo: string, outcome: { code: string } | { linked: string } | ProviderSignInError): Response {
+  const url = new URL(redirectTo);
+  for (const name of ["code", "linked", "error", "error_description"]) url.searchParams.delete(name);
+  if (typeof outcome === "string") {
+    url.searchParams.set("error", outcome);
+    url.searchParams.set("error_description", errorDescriptions[outcome]);
+  } else {
+    for (const [name, value] of Object.entries(outcome)) url.searchParams.set(name, value);
+  }
+  return redirectResponse(url);
+}
+
+/** The name a new account takes: the provider's, else the address's local part. */
+function accountName(claims: ProviderClaims): string {
+  return claims.name ?? claims.email?.split("@")[0].slice(0, 200) ?? "User";
+}
+
+function identityLinkedMail(provider: string) {
+  return {
+    subject: "A sign-in method was added to your account",
+    body: `Your ${provider} account can now sign in to your notes account. If you did not do this, sign in, ` +
+      `unlink it in your settings and change your password.`,
+  };
+}
+
+/**
+ * `GET /auth/oauth/callback`: where the provider sends the browser back. The flow's state is checked and consumed
+ * first (a replayed or forged one is a 400, with no redirect), then the code is exchanged and the ID token checked,
+ * then the identity signs in, makes its account or is linked, and the browser goes back to the app with a one-time
+ * code, `linked=<provider>`, or `error=`. No token travels in a URL.
+ */
+export const handler = defineEndpoint({
+  name: "auth-oauth-callback",
+  envelope: "auth",
+  methods: ["GET"],
+  queries: { GET: oauthCallbackQuery },
+  browserNavigation: true,
+  handle: async (req, info) => {
+    const { jwtSecret, limits, providerSignIn } = getConfig();
+    const { state, error } = readQuery(req, oauthCallbackQuery);
+    if (!state) {
+      throw new BadRequestError(unknownState, [{ field: "state", message: unknownState }], { code: "invalid_state" });
+    }
+    const flow = await withServiceTransaction(consumeOAuthFlow(await stateHashOf(jwtSecret, state)));
+    if (!flow) {
+      throw new BadRequestError(unknownState, [{ field: "state", message: unknownState }], { code: "invalid_state" });
+    }
+    if (flow.expired) return backToApp(flow.redirectTo, "flow_expired");
+    if (error) return backToApp(flow.redirectTo, error === "access_denied" ? "access_denied" : "provider_error");
+    // Taken out of OIDC_PROVIDERS since the flow started: nothing of it is used.
+    const provider = providerSignIn.providers.get(flow.provider);
+    if (!provider) return backToApp(flow.redirectTo, "provider_error");
+    let claims: ProviderClaims;
+    try {
+      claims = await finishProviderSignIn(provider, providerSignIn, new URL(req.url).searchParams, {
+        ...flow,
+        state,
+      });
+    } catch (refusal) {
+      // The provider's or openid-client's words stay in the log; the app gets the code.
+      console.warn(JSON.stringify({
+        level: "warn",
+        function: "auth-oauth-callback",
+        provider: flow.provider,
+        refusal: refusal instanceof Error ? `${refusal.name}: ${refusal.message}` : String(refusal),
+      }));
+      return backToApp(flow.redirectTo, "provider_error");
+    }
+    const code = newSignInCode();
+    const outcome: FlowOutcome = await withServiceTransaction(completeOAuthFlow({
+      provider: provider.name,
+      claims: { ...claims, name: accountName(claims) },
+      link: flow.link,
+      codeHash: await signInCodeHashOf(jwtSecret, code),
+      codeSeconds: signInCodeSeconds,
+      address: clientAddress(req, info, limits),
+      userAgent: userAgentOf(req),
+      linkMail: identityLinkedMail(provider.name),
+    }));
+    if (outcome === "signed_in" || outcome === "registered") return backToApp(flow.redirectTo, { code });
+    if (outcome === "linked") return backToApp(flow.redirectTo, { linked: provider.name });
+    return backToApp(flow.redirectTo, outcome);
+  },
+});

@@ -1,0 +1,35 @@
+import { getConfig } from "../_shared/config/mod.ts";
+import { oauthTokenBody } from "../_shared/contract/identities.ts";
+import { withServiceTransaction } from "../_shared/db/transactions.ts";
+import { defineEndpoint } from "../_shared/http/endpoint.ts";
+import { authSuccess } from "../_shared/http/envelopes.ts";
+import { BadRequestError } from "../_shared/http/errors.ts";
+import { clientAddress } from "../_shared/http/client-address.ts";
+import { readJsonBody } from "../_shared/http/request.ts";
+import { signInCodeHashOf } from "../_shared/auth/provider-sign-in.ts";
+import { newSessionOf, sessionFor } from "../_shared/auth/session.ts";
+import { exchangeSignInCode } from "../_shared/queries/identities.ts";
+
+const spentCode = "code is invalid, expired or already used: sign in with the provider again";
+
+/**
+ * `POST /auth/oauth/token {code}`: exchanges the one-time code the provider sign-in's callback put in the app's URL
+ * (60 seconds, once) for a session, answered as login's: an account with a second factor gets `mfaRequired`.
+ */
+export const handler = defineEndpoint({
+  name: "auth-oauth-token",
+  envelope: "auth",
+  methods: ["POST"],
+  handle: async (req, info) => {
+    const { jwtSecret, limits, sessions } = getConfig();
+    const { code } = await readJsonBody(req, oauthTokenBody, limits.bodyTimeoutMs);
+    const signedIn = await withServiceTransaction(exchangeSignInCode({
+      codeHash: await signInCodeHashOf(jwtSecret, code),
+      session: newSessionOf(req, clientAddress(req, info, limits), sessions),
+    }));
+    if (!signedIn) {
+      throw new BadRequestError(spentCode, [{ field: "code", message: spentCode }], { code: "invalid_code" });
+    }
+    return authSuccess(200, "Login successful", await sessionFor(signedIn.account, signedIn.session, jwtSecret));
+  },
+});
