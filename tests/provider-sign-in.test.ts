@@ -214,6 +214,27 @@ describe("the one-time code and the callback are single use", () => {
   });
 });
 
+describe("the ID token", () => {
+  it("is refused when it was altered on its way from the provider, and no account is made", async () => {
+    const person = newPerson();
+    // The payload says another address; the signature is still the provider's, over the original payload.
+    provider.alterIdTokens((idToken) => {
+      const [header, payload, signature] = idToken.split(".");
+      const claims = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"));
+      const forged = Buffer.from(JSON.stringify({ ...claims, email: "victim@example.com" })).toString("base64url");
+      return [header, forged, signature].join(".");
+    });
+    try {
+      const back = await signInAtProvider(person.sub);
+      expect(back.searchParams.get("error")).toBe("provider_error");
+      expect(back.searchParams.get("code")).toBeNull();
+    } finally {
+      provider.alterIdTokens(undefined);
+    }
+    expect(await stack.sql`select 1 from app.identities where subject = ${person.sub}`).toHaveLength(0);
+  });
+});
+
 describe("what a sign-in may ask for", () => {
   it("refuses an unknown provider and a redirect_to not listed, with no redirect", async () => {
     for (

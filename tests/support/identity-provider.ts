@@ -23,6 +23,11 @@ export interface IdentityProvider {
   clientSecret: string;
   /** Adds or replaces an account the provider's login page accepts (login = sub); the next ID token shows it. */
   setAccount(account: ProviderAccount): void;
+  /**
+   * From now on, rewrites the ID token of each token response on its way out (`undefined` stops): an attacker
+   * between the service and the provider, whose change the service must notice by the signature.
+   */
+  alterIdTokens(alter: ((idToken: string) => string) | undefined): void;
   stop(): Promise<void>;
 }
 
@@ -118,19 +123,45 @@ export async function startIdentityProvider(options: {
     })
   );
   provider.silent = true;
-  server.on("request", provider.callback());
+  const handle = provider.callback();
+  let tamper: ((idToken: string) => string) | undefined;
+  server.on("request", (request: IncomingMessage, response: ServerResponse) => {
+    if (tamper && request.method === "POST" && request.url?.startsWith("/token")) {
+      alterIdToken(response, tamper);
+    }
+    handle(request, response);
+  });
 
   return {
     issuer,
     clientId,
     clientSecret,
     setAccount: (account) => void accounts.set(account.sub, account),
+    alterIdTokens: (alter) => void (tamper = alter),
     stop: () =>
       new Promise<void>((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()));
         server.closeAllConnections();
       }),
   };
+}
+
+/** Buffers a JSON token response and passes it on with `id_token` rewritten by `alter`. */
+function alterIdToken(response: ServerResponse, alter: (idToken: string) => string): void {
+  const chunks: Buffer[] = [];
+  const { end } = response;
+  response.write = ((chunk: Buffer | string) => {
+    chunks.push(Buffer.from(chunk));
+    return true;
+  }) as ServerResponse["write"];
+  response.end = ((chunk?: Buffer | string | (() => void)) => {
+    if (chunk && typeof chunk !== "function") chunks.push(Buffer.from(chunk));
+    const body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+    if (typeof body.id_token === "string") body.id_token = alter(body.id_token);
+    const altered = JSON.stringify(body);
+    response.setHeader("content-length", Buffer.byteLength(altered));
+    return end.call(response, altered);
+  }) as ServerResponse["end"];
 }
 
 interface StoredCookie {

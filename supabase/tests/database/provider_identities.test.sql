@@ -1,0 +1,93 @@
+-- Provider identities as Postgres enforces them, whatever the functions pass: a new identity is never joined to an
+-- account by its email; a known one signs into its own account; a link needs the asking session to be live; the
+-- last way to sign in cannot be unlinked; a missing password stands in only for a provider sign-in of the last 10
+-- minutes; a reset code drops identities whose provider did not vouch for the address. The flow over HTTP, against
+-- a real provider, is in tests/provider-sign-in.test.ts.
+begin;
+create extension if not exists pgtap with schema extensions;
+set local search_path = public, extensions;
+
+select plan(20);
+
+insert into app.users (id, name, email, password_hash) values
+  ('1d000000-0000-4000-8000-0000000000a1', 'Pat', 'pat-oidc@example.test', 'pat-hash'),
+  ('1d000000-0000-4000-8000-0000000000a2', 'Quinn', 'quinn-oidc@example.test', null);
+insert into app.sessions (id, user_id, expires_at, signed_in_with, signed_in_at) values
+  ('1d000000-0000-4000-8000-0000000000b1', '1d000000-0000-4000-8000-0000000000a1', now() + interval '1 hour',
+   'password', now()),
+  ('1d000000-0000-4000-8000-0000000000b2', '1d000000-0000-4000-8000-0000000000a2', now() + interval '1 hour',
+   'provider', now() - interval '11 minutes'),
+  ('1d000000-0000-4000-8000-0000000000b3', '1d000000-0000-4000-8000-0000000000a2', now() + interval '1 hour',
+   'provider', now());
+insert into app.identities (id, user_id, provider, issuer, subject, email, email_verified) values
+  ('1d000000-0000-4000-8000-0000000000c1', '1d000000-0000-4000-8000-0000000000a2', 'idp', 'https://idp.example',
+   'quinn', 'quinn-oidc@example.test', true);
+
+select table_privs_are('app', 'identities', 'authenticated', array[]::text[], 'authenticated cannot touch identities');
+select table_privs_are('app', 'oauth_flows', 'anon', array[]::text[], 'anon cannot touch flows');
+select table_privs_are('app', 'oauth_codes', 'anon', array[]::text[], 'anon cannot touch one-time codes');
+select throws_ok($$insert into app.identities (user_id, provider, issuer, subject)
+                   values ('1d000000-0000-4000-8000-0000000000a1', 'idp', 'https://idp.example', 'quinn')$$,
+  '23505', null, 'an (issuer, subject) belongs to one account');
+
+-- The callback's conclusion.
+select is((select outcome from app.complete_oauth_flow('idp', 'https://idp.example', 'stranger',
+    'pat-oidc@example.test', true, 'Mallory', null, null, repeat('a', 64), 60, null, null, 's', 'b')),
+  'identity_not_linked', 'a new identity with an address an account holds is not joined to it, verified or not');
+select is_empty($$select 1 from app.identities where subject = 'stranger'$$, 'nothing was linked');
+select is((select outcome from app.complete_oauth_flow('idp', 'https://idp.example', 'quinn',
+    'someone-else@example.test', true, 'Q', null, null, repeat('b', 64), 60, null, null, 's', 'b')),
+  'signed_in', 'a known identity signs into its account whatever its address is now');
+select is((select user_id from app.oauth_codes where code_hash = repeat('b', 64)),
+  '1d000000-0000-4000-8000-0000000000a2'::uuid, 'its one-time code is for that account');
+select is((select outcome from app.complete_oauth_flow('idp', 'https://idp.example', 'newcomer',
+    'newcomer-oidc@example.test', false, 'New', null, null, repeat('c', 64), 60, null, null, 's', 'b')),
+  'registered', 'a new identity with a free address makes an account');
+select row_eq($$select password_hash, is_verified from app.users where email = 'newcomer-oidc@example.test'$$,
+  row(null::text, false), 'without a password, unverified as the provider said');
+select is((select outcome from app.complete_oauth_flow('idp', 'https://idp.example', 'pats-other',
+    'pat-other@example.test', true, 'P', '1d000000-0000-4000-8000-0000000000a1',
+    '1d000000-0000-4000-8000-0000000000b1', repeat('d', 64), 60, null, null, 's', 'b')),
+  'linked', 'a link attaches the identity to the live session''s account');
+update app.sessions set revoked_at = now(), revoked_reason = 'logout' where id = '1d000000-0000-4000-8000-0000000000b1';
+select is((select outcome from app.complete_oauth_flow('idp', 'https://idp.example', 'pats-third',
+    'pat-third@example.test', true, 'P', '1d000000-0000-4000-8000-0000000000a1',
+    '1d000000-0000-4000-8000-0000000000b1', repeat('e', 64), 60, null, null, 's', 'b')),
+  'link_expired', 'a link whose session ended links nothing');
+
+-- Unlinking: never the last way to sign in.
+select is(app.unlink_identity('1d000000-0000-4000-8000-0000000000a2', '1d000000-0000-4000-8000-0000000000c1', null,
+  null), 'last_sign_in_method', 'an account without a password keeps its only identity');
+select is(app.unlink_identity('1d000000-0000-4000-8000-0000000000a1', '1d000000-0000-4000-8000-0000000000c1', null,
+  null), 'not_found', 'nobody unlinks another account''s identity');
+
+-- A missing password: only a provider sign-in of the last 10 minutes stands in for it.
+select set_config('request.jwt.claims', '{"sub": "1d000000-0000-4000-8000-0000000000a2", "role": "authenticated", ' ||
+  '"session_id": "1d000000-0000-4000-8000-0000000000b2"}', true);
+select is((select outcome from app.change_password('1d000000-0000-4000-8000-0000000000a2', null, 'new-hash')),
+  'stale', 'a provider sign-in older than 10 minutes does not stand in for the password');
+select is(app.delete_account('1d000000-0000-4000-8000-0000000000a2', null), false, 'nor deletes the account');
+select set_config('request.jwt.claims', '{"sub": "1d000000-0000-4000-8000-0000000000a1", "role": "authenticated", ' ||
+  '"session_id": "1d000000-0000-4000-8000-0000000000b3"}', true);
+select is((select outcome from app.change_password('1d000000-0000-4000-8000-0000000000a2', null, 'new-hash')),
+  'stale', 'nor does another account''s fresh session');
+select set_config('request.jwt.claims', '{"sub": "1d000000-0000-4000-8000-0000000000a2", "role": "authenticated", ' ||
+  '"session_id": "1d000000-0000-4000-8000-0000000000b3"}', true);
+select is((select outcome from app.change_password('1d000000-0000-4000-8000-0000000000a2', null, 'new-hash')),
+  'changed', 'a provider sign-in of the last 10 minutes does');
+
+-- A link without the password needs a fresh sign-in of the asking session.
+select set_config('request.jwt.claims', '{"sub": "1d000000-0000-4000-8000-0000000000a2", "role": "authenticated", ' ||
+  '"session_id": "1d000000-0000-4000-8000-0000000000b2"}', true);
+select is((select link_allowed from app.start_oauth_flow(repeat('f', 64), 'idp', repeat('v', 43), 'n',
+    'https://app.example/', null, 60, 10, '1d000000-0000-4000-8000-0000000000a2',
+    '1d000000-0000-4000-8000-0000000000b2', null)), false, 'a stale session may not start a link without the password');
+
+-- Pre-hijacking: an identity whose provider did not vouch for the address goes when a reset code proves it.
+select app.record_security_event('password_set_with_code',
+  (select id from app.users where email = 'newcomer-oidc@example.test'), null, null, null, '{}');
+select is_empty($$select 1 from app.identities where subject = 'newcomer'$$,
+  'a reset code drops the identity that never proved the address');
+
+select * from finish();
+rollback;
