@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import {
   ConfigError,
   integerSettings,
+  isAllowedRedirect,
   loadConfig,
   type SettingSink,
   sqlIntegerMax,
@@ -137,6 +138,68 @@ describe("loadConfig", () => {
     expect(loadConfig(env({ SESSION_IDLE_TIMEOUT_SECONDS: "2147483647" })).sessions.idleTimeoutSeconds).toBe(
       2_147_483_647,
     );
+  });
+});
+
+describe("provider sign-in settings", () => {
+  const google = {
+    OIDC_PROVIDERS: "google",
+    OIDC_GOOGLE_ISSUER: "https://accounts.google.com",
+    OIDC_GOOGLE_CLIENT_ID: "client-id",
+    OIDC_GOOGLE_CLIENT_SECRET: "client-secret",
+    OAUTH_REDIRECT_URLS: "https://app.example/auth/callback, http://localhost:5173/",
+    SUPABASE_URL: "https://ref.supabase.co",
+  };
+
+  it("is off without OIDC_PROVIDERS", () => {
+    const { providerSignIn } = loadConfig(env());
+    expect(providerSignIn.providers.size).toBe(0);
+    expect(providerSignIn.callbackUrl).toBeUndefined();
+  });
+
+  it("reads each provider, and the callback under SUPABASE_URL unless FUNCTIONS_URL says otherwise", () => {
+    const { providerSignIn } = loadConfig(env(google));
+    expect(providerSignIn.providers.get("google")).toMatchObject({
+      clientId: "client-id",
+      clientSecret: "client-secret",
+    });
+    expect(providerSignIn.callbackUrl).toBe("https://ref.supabase.co/functions/v1/auth/oauth/callback");
+    expect(
+      loadConfig(env({ ...google, FUNCTIONS_URL: "http://127.0.0.1:54321/functions/v1/" })).providerSignIn.callbackUrl,
+    )
+      .toBe("http://127.0.0.1:54321/functions/v1/auth/oauth/callback");
+  });
+
+  it("refuses what would break a sign-in, naming the setting", () => {
+    expect(configError({ ...google, OIDC_GOOGLE_CLIENT_SECRET: undefined })).toMatch(/OIDC_GOOGLE_CLIENT_SECRET/);
+    expect(configError({ ...google, OIDC_PROVIDERS: "Google" })).toMatch(/OIDC_PROVIDERS/);
+    expect(configError({ ...google, OIDC_GOOGLE_ISSUER: "http://idp.local" })).toMatch(/OIDC_ALLOW_HTTP/);
+    expect(loadConfig(env({ ...google, OIDC_GOOGLE_ISSUER: "http://idp.local", OIDC_ALLOW_HTTP: "true" })))
+      .toBeTruthy();
+    expect(configError({ ...google, OAUTH_REDIRECT_URLS: undefined })).toMatch(/OAUTH_REDIRECT_URLS/);
+    expect(configError({ ...google, OAUTH_REDIRECT_URLS: "app.example/callback" })).toMatch(/OAUTH_REDIRECT_URLS/);
+    expect(configError({ ...google, SUPABASE_URL: undefined })).toMatch(/FUNCTIONS_URL/);
+  });
+
+  it("sends the browser back only to a listed app URL's origin and path", () => {
+    const allowed = [new URL("https://app.example/auth/callback")];
+    expect(isAllowedRedirect("https://app.example/auth/callback", allowed)).toBe(true);
+    expect(isAllowedRedirect("https://app.example/auth/callback?next=%2Fnotes", allowed)).toBe(true);
+    for (
+      const refused of [
+        "https://app.example/auth/callback#x",
+        "https://app.example/auth/callback/../admin",
+        "https://app.example/auth/other",
+        "https://app.example.evil.example/auth/callback",
+        "http://app.example/auth/callback",
+        "https://user:pass@app.example/auth/callback",
+        "https://app.example:8443/auth/callback",
+        "//app.example/auth/callback",
+        "javascript:alert(1)",
+      ]
+    ) {
+      expect(isAllowedRedirect(refused, allowed), refused).toBe(false);
+    }
   });
 });
 
