@@ -6,7 +6,6 @@
  * mocked on the service's side: it discovers the provider, redirects to it,
  * exchanges the code with PKCE and checks the signed ID token.
  */
-import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { identityLinkStart, identityList, session } from "../supabase/functions/_shared/contract/mod.ts";
 import { sessionEnvelope } from "./support/auth.ts";
@@ -14,25 +13,15 @@ import { freshAddress, readResetCode, uniqueEmail } from "./support/api.ts";
 import { expectErrorCode } from "./support/error-codes.ts";
 import { type IdentityProvider, ProviderBrowser, startIdentityProvider } from "./support/identity-provider.ts";
 import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";
+import { freePort } from "../dev/harness/free-port.ts";
 
 let stack: ScratchStack;
 let provider: IdentityProvider;
 const app = "http://127.0.0.1:5173/signed-in";
 const password = "correct horse battery";
 
-/** A port free now, for the stack: the provider must know the callback's URL before the stack starts. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 beforeAll(async () => {
+  // The provider must know the callback's URL before the stack starts.
   const port = await freePort();
   provider = await startIdentityProvider({
     redirectUris: [`http://127.0.0.1:${port}/functions/v1/auth/oauth/callback`],
@@ -42,7 +31,11 @@ beforeAll(async () => {
       BCRYPT_COST: "4",
       TRUST_PROXY: "true",
       PORT: String(port),
-      OIDC_PROVIDERS: "local",
+      // "offline" is configured, but nothing answers at its issuer.
+      OIDC_PROVIDERS: "local,offline",
+      OIDC_OFFLINE_ISSUER: `http://127.0.0.1:${await freePort()}`,
+      OIDC_OFFLINE_CLIENT_ID: "offline-client",
+      OIDC_OFFLINE_CLIENT_SECRET: "offline-secret",
       OIDC_LOCAL_ISSUER: provider.issuer,
       OIDC_LOCAL_CLIENT_ID: provider.clientId,
       OIDC_LOCAL_CLIENT_SECRET: provider.clientSecret,
@@ -254,6 +247,13 @@ describe("what a sign-in may ask for", () => {
     }
   });
 
+  it("answers 503, with no redirect, while a provider cannot be reached", async () => {
+    const refused = await navigate(authorizeUrl({ provider: "offline", redirect_to: app }));
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get("location")).toBeNull();
+    expect((await refused.json()).code).toBe("service_unavailable");
+  });
+
   it("refuses an unknown parameter of the authorize URL", async () => {
     const refused = await navigate(`${authorizeUrl({ provider: "local", redirect_to: app })}&prompt=none`);
     expect(refused.status).toBe(400);
@@ -310,7 +310,12 @@ describe("linking and unlinking", () => {
         token: owner.accessToken,
         body: { provider: "local", redirectTo: app, ...body },
       });
-    expectErrorCode(await link({}), "credentials_required");
+    const missing = await link({});
+    expectErrorCode(missing, "invalid_request");
+    expect((missing.body as { fields: unknown }).fields).toEqual([{
+      field: "password",
+      message: "password is required",
+    }]);
     expectErrorCode(await link({ password: "wrong password!" }), "invalid_credentials");
     expect((await link({ password })).status).toBe(200);
   });
@@ -372,9 +377,9 @@ describe("an account without a password", () => {
     await stack.sql`update app.sessions set signed_in_at = now() - interval '11 minutes' where id = ${sessionId}`;
     expectErrorCode(
       await stack.call("/auth/change-password", { token: accessToken, body: { newPassword: password } }),
-      "credentials_required",
+      "invalid_request",
     );
-    expectErrorCode(await stack.call("/auth/delete-account", { token: accessToken, body: {} }), "credentials_required");
+    expectErrorCode(await stack.call("/auth/delete-account", { token: accessToken, body: {} }), "invalid_request");
 
     const fresh = await signedIn(person.sub);
     const deleted = await stack.call("/auth/delete-account", { token: fresh.accessToken, body: {} });
@@ -386,7 +391,7 @@ describe("an account without a password", () => {
     const owner = await registerWithPassword(uniqueEmail("pw"));
     expectErrorCode(
       await stack.call("/auth/delete-account", { token: owner.accessToken, body: {} }),
-      "credentials_required",
+      "invalid_request",
     );
   });
 });

@@ -7,25 +7,16 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, Socket } from "node:net";
+import { Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stopProcess } from "./stack.ts";
+import { freePort } from "./free-port.ts";
 
 export interface RunningPooler {
   /** `databaseUrl` with its host and port replaced by the pooler's. */
   url: string;
   stop(): Promise<void>;
-}
-
-/** A port the OS reports free right now. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    }).on("error", reject);
-  });
 }
 
 function accepts(port: number): Promise<boolean> {

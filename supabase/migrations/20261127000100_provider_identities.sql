@@ -41,7 +41,7 @@ create index identities_user_id_idx on app.identities (user_id);
 revoke all on table app.identities from public, anon, authenticated;
 
 create table app.oauth_flows (
-  -- SHA-256 of the state (hex): the state itself is only ever in the browser's URL.
+  -- HMAC-SHA256 of the state under a server key (hex): the state itself is only ever in the browser's URL.
   state_hash text primary key check (state_hash ~ '^[0-9a-f]{64}$'),
   provider text not null check (provider ~ '^[a-z][a-z0-9_]{0,31}$'),
   code_verifier text not null check (char_length(code_verifier) between 43 and 128),
@@ -59,7 +59,7 @@ create index oauth_flows_expires_at_idx on app.oauth_flows (expires_at);
 revoke all on table app.oauth_flows from public, anon, authenticated;
 
 create table app.oauth_codes (
-  -- SHA-256 of the one-time code (hex): a copy of the table yields no code.
+  -- HMAC-SHA256 of the one-time code under a server key (hex): a copy of the table yields no code.
   code_hash text primary key check (code_hash ~ '^[0-9a-f]{64}$'),
   user_id uuid not null references app.users (id) on delete cascade,
   identity_id uuid not null references app.identities (id) on delete cascade,

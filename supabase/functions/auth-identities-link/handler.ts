@@ -4,7 +4,7 @@ import { type IdentityLinkStart, linkIdentityBody } from "../_shared/contract/id
 import { withFullCaller } from "../_shared/db/caller-transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
-import { UnauthorizedError } from "../_shared/http/errors.ts";
+import { BadRequestError } from "../_shared/http/errors.ts";
 import { clientAddress, userAgentOf } from "../_shared/http/client-address.ts";
 import { readJsonBody } from "../_shared/http/request.ts";
 import { checkReenteredPassword } from "../_shared/auth/reentered-password.ts";
@@ -46,10 +46,11 @@ export const handler = defineEndpoint({
       }),
     );
     if (!started.linkAllowed) {
-      throw new UnauthorizedError(
-        "credentials_required",
-        "Send the account's password: linking without it needs a sign-in within the last 10 minutes",
-      );
+      const message = "password is required";
+      throw new BadRequestError(`${message}: linking without it needs a sign-in within the last 10 minutes`, [{
+        field: "password",
+        message,
+      }]);
     }
     const data: IdentityLinkStart = { url: flow.url.href };
     return authSuccess(200, "Continue at the provider", data);

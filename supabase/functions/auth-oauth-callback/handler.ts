@@ -103,7 +103,8 @@ export const handler = defineEndpoint({
       return backToApp(flow.redirectTo, "provider_error");
     }
     const code = newSignInCode();
-    const outcome: FlowOutcome = await withServiceTransaction(completeOAuthFlow({
+    // The flow is spent: whatever goes wrong now, the browser goes back to the app, which can start again.
+    const outcome: FlowOutcome | "server_error" = await withServiceTransaction(completeOAuthFlow({
       provider: provider.name,
       claims: { ...claims, name: accountName(claims) },
       link: flow.link,
@@ -112,7 +113,14 @@ export const handler = defineEndpoint({
       address: clientAddress(req, info, limits),
       userAgent: userAgentOf(req),
       linkMail: identityLinkedMail(provider.name),
-    }));
+    })).catch((failure) => {
+      console.error(JSON.stringify({
+        level: "error",
+        function: "auth-oauth-callback",
+        error: failure instanceof Error ? `${failure.name}: ${failure.message}` : String(failure),
+      }));
+      return "server_error" as const;
+    });
     if (outcome === "signed_in" || outcome === "registered") return backToApp(flow.redirectTo, { code });
     if (outcome === "linked") return backToApp(flow.redirectTo, { linked: provider.name });
     return backToApp(flow.redirectTo, outcome);

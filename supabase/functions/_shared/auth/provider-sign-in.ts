@@ -16,6 +16,7 @@
  */
 import * as oidc from "openid-client";
 import type { IdentityProviderSettings, ProviderSignInSettings } from "../config/mod.ts";
+import { ServiceUnavailableError } from "../http/errors.ts";
 import { hexMac } from "./derived-keys.ts";
 
 /** How long a provider may take to answer one request of a sign-in. */
@@ -73,13 +74,21 @@ export function newSignInCode(): string {
   return oidc.randomState();
 }
 
-/** Starts a flow at `provider`: the URL to send the browser to, and what the callback will need. */
+/**
+ * Starts a flow at `provider`: the URL to send the browser to, and what the callback will need. A provider whose
+ * discovery document cannot be read is a 503, tried again at the next request.
+ */
 export async function beginProviderSignIn(
   provider: IdentityProviderSettings,
   settings: Pick<ProviderSignInSettings, "callbackUrl">,
   jwtSecret: Uint8Array,
 ): Promise<ProviderFlow> {
-  const configuration = await configurationOf(provider);
+  const configuration = await configurationOf(provider).catch((error) => {
+    throw new ServiceUnavailableError({
+      message: `${provider.name} cannot be reached; try again shortly`,
+      cause: error,
+    });
+  });
   const codeVerifier = oidc.randomPKCECodeVerifier();
   const state = oidc.randomState();
   const nonce = oidc.randomNonce();

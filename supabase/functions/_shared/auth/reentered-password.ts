@@ -16,7 +16,7 @@ import { tooManyAttempts } from "./login-refusals.ts";
 import type { Caller } from "./caller.ts";
 import { getConfig } from "../config/mod.ts";
 import { withFullCaller } from "../db/caller-transactions.ts";
-import { TooManyRequestsError, UnauthorizedError } from "../http/errors.ts";
+import { BadRequestError, TooManyRequestsError, UnauthorizedError } from "../http/errors.ts";
 import { verifyPassword } from "./passwords.ts";
 import { passwordReentry, recordLoginFailure } from "../queries/accounts.ts";
 
@@ -55,10 +55,14 @@ export function wrongPassword(): UnauthorizedError {
   return new UnauthorizedError("invalid_credentials", "Password is incorrect");
 }
 
-/** The 401 of a password left out by a session that did not sign in with a provider within the last 10 minutes. */
-export function passwordRequired(field: string): UnauthorizedError {
-  return new UnauthorizedError(
-    "credentials_required",
-    `${field} is required: only a sign-in with a provider within the last 10 minutes stands in for it`,
+/**
+ * The 400 of a password left out by a session that did not sign in with a provider within the last 10 minutes: as
+ * for any required field, so a client written before provider sign-in sees what it always saw.
+ */
+export function passwordRequired(field: string): BadRequestError {
+  const message = `${field} is required`;
+  return new BadRequestError(
+    `${message}: only a sign-in with a provider within the last 10 minutes stands in for it`,
+    [{ field, message }],
   );
 }
