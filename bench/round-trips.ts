@@ -17,6 +17,7 @@ import type { TcpProxy } from "../dev/harness/tcp-proxy.ts";
 import { codeAt, totpPolicy } from "../supabase/functions/_shared/auth/totp.ts";
 import { median } from "./load.ts";
 import { searchWord } from "./seed.ts";
+import { type IdentityProvider, ProviderBrowser } from "../tests/support/identity-provider.ts";
 
 /** One endpoint's latencies and the round trips they imply. */
 export interface RoundTripRow {
@@ -62,8 +63,11 @@ export async function send(
     method: call.method,
     headers: { ...call.headers, ...(call.body === undefined ? {} : { "content-type": "application/json" }) },
     body: call.body === undefined ? undefined : JSON.stringify(call.body),
+    // A provider sign-in's start and callback answer a redirect: that answer is what is timed, not where it leads.
+    redirect: "manual",
   });
-  const body = await response.json();
+  const text = await response.text();
+  const body = text ? JSON.parse(text) : {};
   const ms = performance.now() - started;
   if (response.status !== call.status) {
     throw new Error(`${call.method} ${call.path} answered ${response.status}: ${JSON.stringify(body)}`);
@@ -370,6 +374,73 @@ async function secondFactorCalls(baseUrl: string, apiKey: string) {
 }
 
 /**
+ * The provider sign-in's calls, against the stack's provider `local` (a real one, driven as a browser would): the
+ * start, the callback of a returning person (the flow, the provider's code exchange, the sign-in), the one-time
+ * code's exchange, the identities' list, an unlink that finds nothing, and a link's start.
+ */
+async function providerCalls(baseUrl: string, apiKey: string, provider: BenchProvider) {
+  const apikey = { apikey: apiKey };
+  const person = { sub: `rt-person-${Date.now()}`, email: `rt-provider-${Date.now()}@example.com` };
+  provider.identityProvider.setAccount({ ...person, email_verified: true, name: "Round Trips" });
+  const browser = new ProviderBrowser();
+  const start = `/auth/oauth/authorize?provider=local&redirect_to=${encodeURIComponent(provider.appUrl)}`;
+  /** The callback's path at the stack, after the person signed in at the provider. */
+  const callbackPath = async () => {
+    const started = await fetch(`${baseUrl}${start}`, { redirect: "manual" });
+    const callback = await browser.signIn(started.headers.get("location") ?? "", person.sub);
+    return callback.href.slice(baseUrl.length);
+  };
+  const oneTimeCode = async () => {
+    const back = await fetch(`${baseUrl}${await callbackPath()}`, { redirect: "manual" });
+    return new URL(back.headers.get("location") ?? "").searchParams.get("code");
+  };
+  const signIn = async () => {
+    const { body } = await send(baseUrl, {
+      path: "/auth/oauth/token",
+      method: "POST",
+      headers: apikey,
+      body: { code: await oneTimeCode() },
+      status: 200,
+    });
+    return { ...apikey, authorization: String(body.data?.accessToken) };
+  };
+  const signedIn = await signIn();
+  const calls: Record<string, () => Promise<Call> | Call> = {
+    "auth/oauth/authorize": () => ({ path: start, method: "GET", headers: {}, status: 302 }),
+    "auth/oauth/callback": async () => ({ path: await callbackPath(), method: "GET", headers: {}, status: 302 }),
+    "auth/oauth/token": async () => ({
+      path: "/auth/oauth/token",
+      method: "POST",
+      headers: apikey,
+      body: { code: await oneTimeCode() },
+      status: 200,
+    }),
+    "auth/identities": () => ({ path: "/auth/identities", method: "GET", headers: signedIn, status: 200 }),
+    "auth/identities DELETE": () => ({
+      path: `/auth/identities?id=${crypto.randomUUID()}`,
+      method: "DELETE",
+      headers: signedIn,
+      status: 404,
+    }),
+    // A session signed in within 10 minutes links without the password: one statement checks that and stores it.
+    "auth/identities/link": () => ({
+      path: "/auth/identities/link",
+      method: "POST",
+      headers: signedIn,
+      body: { provider: "local", redirectTo: provider.appUrl },
+      status: 200,
+    }),
+  };
+  return calls;
+}
+
+/** The identity provider the measured stack is configured with, as `local`, and the app URL it may return to. */
+export interface BenchProvider {
+  identityProvider: IdentityProvider;
+  appUrl: string;
+}
+
+/**
  * Measures every endpoint through `proxy` (which the stack at `baseUrl` uses
  * to reach Postgres) without and with a delay of `rttMs` per round trip.
  * Calls that need a fresh object (a note to delete) make it before the timer starts.
@@ -377,7 +448,13 @@ async function secondFactorCalls(baseUrl: string, apiKey: string) {
 export async function measureRoundTrips(
   baseUrl: string,
   proxy: TcpProxy,
-  options: { apiKey: string; rttMs: number; samples: number; grantAdmin: (email: string) => Promise<void> },
+  options: {
+    apiKey: string;
+    rttMs: number;
+    samples: number;
+    grantAdmin: (email: string) => Promise<void>;
+    provider: BenchProvider;
+  },
 ): Promise<RoundTripRow[]> {
   const { calls: userCalls, authorization, email } = await endpointCalls(baseUrl, options.apiKey);
   await options.grantAdmin(email);
@@ -385,6 +462,7 @@ export async function measureRoundTrips(
     ...userCalls,
     ...await adminCalls(baseUrl, options.apiKey, authorization),
     ...await secondFactorCalls(baseUrl, options.apiKey),
+    ...await providerCalls(baseUrl, options.apiKey, options.provider),
   };
   const rows: RoundTripRow[] = [];
   for (const [endpoint, build] of Object.entries(calls)) {

@@ -60,6 +60,8 @@ import { seedNotes, seedPlan } from "./seed.ts";
 import { measureFirstPages, measureRoundTrips } from "./round-trips.ts";
 import { setRole } from "../scripts/admin.ts";
 import { startTcpProxy } from "../dev/harness/tcp-proxy.ts";
+import { freePort } from "../dev/harness/free-port.ts";
+import { startIdentityProvider } from "../tests/support/identity-provider.ts";
 import { coldStartTable, measureColdStarts } from "./startup.ts";
 import { liveUpdateSettings, measureLiveUpdates, openStreamsTable, writeToEventTable } from "./streams.ts";
 
@@ -335,8 +337,29 @@ async function grantAdminRole(databaseUrl: string, email: string): Promise<void>
 async function measureLatencies(databaseUrl: string, env: Record<string, string>, heavyAuthorization: string) {
   const database = new URL(databaseUrl);
   const proxy = await startTcpProxy({ host: database.hostname, port: Number(database.port || 5432) });
+  // A real provider for the provider sign-in's calls; it must know the stack's callback before the stack starts.
+  const port = await freePort();
+  const identityProvider = await startIdentityProvider({
+    redirectUris: [`http://127.0.0.1:${port}/functions/v1/auth/oauth/callback`],
+  });
+  const appUrl = "http://127.0.0.1:5173/";
   // The proxy's URL goes in env too: the stack's env would otherwise name the database directly.
-  const stack = await startStack({ env: { ...env, DATABASE_URL: proxy.route(databaseUrl) } });
+  const stack = await startStack({
+    env: {
+      ...env,
+      DATABASE_URL: proxy.route(databaseUrl),
+      PORT: String(port),
+      OIDC_PROVIDERS: "local",
+      OIDC_LOCAL_ISSUER: identityProvider.issuer,
+      OIDC_LOCAL_CLIENT_ID: identityProvider.clientId,
+      OIDC_LOCAL_CLIENT_SECRET: identityProvider.clientSecret,
+      OIDC_ALLOW_HTTP: "true",
+      OAUTH_REDIRECT_URLS: appUrl,
+    },
+  }).catch(async (error) => {
+    await identityProvider.stop();
+    throw error;
+  });
   try {
     const samples = settings.roundTripSamples;
     const roundTrips = await measureRoundTrips(stack.baseUrl, proxy, {
@@ -344,6 +367,7 @@ async function measureLatencies(databaseUrl: string, env: Record<string, string>
       rttMs: settings.rttMs,
       samples,
       grantAdmin: (email) => grantAdminRole(databaseUrl, email),
+      provider: { identityProvider, appUrl },
     });
     for (const row of roundTrips) log(`  ${row.endpoint}: ${row.roundTrips.toFixed(1)} round trips`);
     const firstPages = await measureFirstPages(stack.baseUrl, {
@@ -357,6 +381,7 @@ async function measureLatencies(databaseUrl: string, env: Record<string, string>
     return { roundTrips, firstPages };
   } finally {
     await stack.stop();
+    await identityProvider.stop();
     await proxy.close();
   }
 }

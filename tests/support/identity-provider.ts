@@ -160,7 +160,7 @@ function alterIdToken(response: ServerResponse, alter: (idToken: string) => stri
     if (typeof body.id_token === "string") body.id_token = alter(body.id_token);
     const altered = JSON.stringify(body);
     response.setHeader("content-length", Buffer.byteLength(altered));
-    return end.call(response, altered);
+    return (end as (this: ServerResponse, chunk: string) => ServerResponse).call(response, altered);
   }) as ServerResponse["end"];
 }
 
