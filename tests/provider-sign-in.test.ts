@@ -207,6 +207,72 @@ describe("the one-time code and the callback are single use", () => {
   });
 });
 
+describe("the app's own PKCE", () => {
+  const verifier = () => Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url");
+  const challenge = async (of: string) =>
+    Buffer.from(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(of))).toString("base64url");
+
+  async function codeFor(sub: string, query: Record<string, string>): Promise<string> {
+    const start = await navigate(authorizeUrl({ provider: "local", redirect_to: app, ...query }));
+    expect(start.status, await start.clone().text()).toBe(302);
+    const back = await backToApp(await throughProvider(start.headers.get("location")!, sub));
+    return back.searchParams.get("code")!;
+  }
+
+  it("exchanges the code only with the verifier of the challenge the sign-in started with", async () => {
+    const person = newPerson();
+    const mine = verifier();
+    const bound = { code_challenge: await challenge(mine), code_challenge_method: "S256" };
+    expectErrorCode(await exchange(await codeFor(person.sub, bound)), "invalid_code");
+    const guessed = await codeFor(person.sub, bound);
+    expectErrorCode(
+      await stack.call("/auth/oauth/token", { body: { code: guessed, codeVerifier: verifier() } }),
+      "invalid_code",
+    );
+    // A wrong verifier spends the code: the right one cannot follow it.
+    expectErrorCode(
+      await stack.call("/auth/oauth/token", { body: { code: guessed, codeVerifier: mine } }),
+      "invalid_code",
+    );
+    const answered = await stack.call("/auth/oauth/token", {
+      body: { code: await codeFor(person.sub, bound), codeVerifier: mine },
+    });
+    expect(answered.status, answered.text).toBe(200);
+  });
+
+  it("signs nobody in with an attacker's callback fed to another browser whose app waits with its own verifier", async () => {
+    // The attacker starts a sign-in of their own, bound to their verifier, and hands the victim the callback URL.
+    const attacker = newPerson();
+    const start = await navigate(
+      authorizeUrl({ provider: "local", redirect_to: app, code_challenge: await challenge(verifier()) }),
+    );
+    const callback = await throughProvider(start.headers.get("location")!, attacker.sub);
+    const victimsApp = await backToApp(callback);
+    const exchanged = await stack.call("/auth/oauth/token", {
+      body: { code: victimsApp.searchParams.get("code"), codeVerifier: verifier() },
+    });
+    expectErrorCode(exchanged, "invalid_code");
+  });
+
+  it("refuses a verifier for a code whose sign-in had no challenge, and a challenge method other than S256", async () => {
+    const code = await codeFor(newPerson().sub, {});
+    expectErrorCode(
+      await stack.call("/auth/oauth/token", { body: { code, codeVerifier: verifier() } }),
+      "invalid_code",
+    );
+    const plain = await navigate(
+      authorizeUrl({
+        provider: "local",
+        redirect_to: app,
+        code_challenge: "a".repeat(43),
+        code_challenge_method: "plain",
+      }),
+    );
+    expect(plain.status).toBe(400);
+    expect(plain.headers.get("location")).toBeNull();
+  });
+});
+
 describe("the ID token", () => {
   it("is refused when it was altered on its way from the provider, and no account is made", async () => {
     const person = newPerson();

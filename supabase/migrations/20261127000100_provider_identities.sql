@@ -50,6 +50,9 @@ create table app.oauth_flows (
   -- A link (POST /auth/identities/link): the account, and the session that asked, which must still be live.
   link_user_id uuid references app.users (id) on delete cascade,
   link_session_id uuid,
+  -- The app's PKCE challenge (S256 of a verifier the app keeps): the one-time code then works only with that verifier,
+  -- so a code or callback URL an attacker hands someone else's browser signs nobody in (login CSRF).
+  app_code_challenge text check (app_code_challenge ~ '^[A-Za-z0-9_-]{43}$'),
   expires_at timestamptz not null,
   check ((link_user_id is null) = (link_session_id is null))
 );
@@ -63,6 +66,8 @@ create table app.oauth_codes (
   code_hash text primary key check (code_hash ~ '^[0-9a-f]{64}$'),
   user_id uuid not null references app.users (id) on delete cascade,
   identity_id uuid not null references app.identities (id) on delete cascade,
+  -- The flow's app_code_challenge: the exchange must present its verifier, or none when this is null.
+  app_code_challenge text check (app_code_challenge ~ '^[A-Za-z0-9_-]{43}$'),
   expires_at timestamptz not null
 );
 comment on table app.oauth_codes is
@@ -259,7 +264,8 @@ create function app.start_oauth_flow(
   max_attempts integer,
   link_user uuid default null,
   link_session uuid default null,
-  link_password_hash text default null
+  link_password_hash text default null,
+  app_code_challenge text default null
 ) returns table (retry_after integer, link_allowed boolean)
 language plpgsql
 set search_path = ''
@@ -287,15 +293,16 @@ begin
     select c2.ctid from app.oauth_codes c2 where c2.expires_at <= now() limit 100
   );
   insert into app.oauth_flows (state_hash, provider, code_verifier, nonce, redirect_to, link_user_id,
-                               link_session_id, expires_at)
+                               link_session_id, app_code_challenge, expires_at)
   values (start_oauth_flow.state_hash, flow_provider, start_oauth_flow.code_verifier, start_oauth_flow.nonce,
-          start_oauth_flow.redirect_to, link_user, link_session, now() + interval '10 minutes');
+          start_oauth_flow.redirect_to, link_user, link_session, start_oauth_flow.app_code_challenge,
+          now() + interval '10 minutes');
   return query select 0, link_user is not null;
 end;
 $$;
-comment on function app.start_oauth_flow(text, text, text, text, text, text, integer, integer, uuid, uuid, text) is
+comment on function app.start_oauth_flow(text, text, text, text, text, text, integer, integer, uuid, uuid, text, text) is
   'Stores a provider sign-in (rate-limited per address) or link (the caller signed in freshly or re-entered the password) for 10 minutes.';
-revoke all on function app.start_oauth_flow(text, text, text, text, text, text, integer, integer, uuid, uuid, text)
+revoke all on function app.start_oauth_flow(text, text, text, text, text, text, integer, integer, uuid, uuid, text, text)
   from public, anon, authenticated;
 
 -- What a provider's callback concluded: 'signed_in' or 'registered' with a one-time code stored, 'linked', or the
@@ -317,7 +324,8 @@ create function app.complete_oauth_flow(
   client_address text,
   client_user_agent text,
   link_mail_subject text,
-  link_mail_body text
+  link_mail_body text,
+  app_code_challenge text
 ) returns table (outcome text, user_id uuid)
 language plpgsql
 set search_path = ''
@@ -361,8 +369,9 @@ begin
     end if;
     update app.identities i set email = claimed_email, email_verified = claimed_email_verified
     where i.id = found_identity.id;
-    insert into app.oauth_codes (code_hash, user_id, identity_id, expires_at)
-    values (complete_oauth_flow.code_hash, account.id, found_identity.id, now() + make_interval(secs => code_seconds));
+    insert into app.oauth_codes (code_hash, user_id, identity_id, app_code_challenge, expires_at)
+    values (complete_oauth_flow.code_hash, account.id, found_identity.id, complete_oauth_flow.app_code_challenge,
+            now() + make_interval(secs => code_seconds));
     return query select 'signed_in', account.id;
     return;
   end if;
@@ -390,14 +399,15 @@ begin
   -- The insert's trigger logged the registration; this says through which identity.
   perform app.record_security_event('identity_linked', account.id, account.id, client_address, client_user_agent,
     jsonb_build_object('provider', flow_provider, 'identityId', found_identity.id));
-  insert into app.oauth_codes (code_hash, user_id, identity_id, expires_at)
-  values (complete_oauth_flow.code_hash, account.id, found_identity.id, now() + make_interval(secs => code_seconds));
+  insert into app.oauth_codes (code_hash, user_id, identity_id, app_code_challenge, expires_at)
+  values (complete_oauth_flow.code_hash, account.id, found_identity.id, complete_oauth_flow.app_code_challenge,
+          now() + make_interval(secs => code_seconds));
   return query select 'registered', account.id;
 end;
 $$;
-comment on function app.complete_oauth_flow(text, text, text, text, boolean, text, uuid, uuid, text, integer, text, text, text, text) is
+comment on function app.complete_oauth_flow(text, text, text, text, boolean, text, uuid, uuid, text, integer, text, text, text, text, text) is
   'Concludes a provider callback: signs a known identity in, makes an account for a new one whose email no account holds, or links it to a live session''s account; never matches by email.';
-revoke all on function app.complete_oauth_flow(text, text, text, text, boolean, text, uuid, uuid, text, integer, text, text, text, text)
+revoke all on function app.complete_oauth_flow(text, text, text, text, boolean, text, uuid, uuid, text, integer, text, text, text, text, text)
   from public, anon, authenticated;
 
 -- Unlinks the caller's identity unless it is the account's last way to sign in (no password, no other identity).

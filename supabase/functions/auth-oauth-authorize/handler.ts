@@ -29,7 +29,7 @@ export const handler = defineEndpoint({
     const redirectTo = allowedReturnUrl(providerSignIn, query.redirect_to, "redirect_to");
     const flow = await beginProviderSignIn(provider, providerSignIn, jwtSecret);
     const started = await withServiceTransaction(
-      startOAuthFlow({ ...flow, provider: provider.name, redirectTo }, {
+      startOAuthFlow({ ...flow, provider: provider.name, redirectTo, appCodeChallenge: query.code_challenge }, {
         address: clientAddress(req, info, limits),
         limits,
       }),

@@ -108,6 +108,7 @@ export const handler = defineEndpoint({
       provider: provider.name,
       claims: { ...claims, name: accountName(claims) },
       link: flow.link,
+      appCodeChallenge: flow.appCodeChallenge,
       codeHash: await signInCodeHashOf(jwtSecret, code),
       codeSeconds: signInCodeSeconds,
       address: clientAddress(req, info, limits),

@@ -69,6 +69,11 @@ export function signInCodeHashOf(jwtSecret: Uint8Array, code: string): Promise<s
   return hexMac(jwtSecret, "provider sign-in code", code);
 }
 
+/** The PKCE S256 challenge of an app's `verifier` (RFC 7636), as the app sent it to authorize. */
+export function challengeOf(verifier: string): Promise<string> {
+  return oidc.calculatePKCECodeChallenge(verifier);
+}
+
 /** A new one-time code: 256 random bits, base64url. */
 export function newSignInCode(): string {
   return oidc.randomState();

@@ -18,10 +18,22 @@ const returnUrl = (field: string) =>
     description: "an absolute URL of the app whose origin and path are listed in OAUTH_REDIRECT_URLS",
   });
 
-/** Query of `GET /auth/oauth/authorize`, which a browser navigates to (no `apikey`). */
+/** A PKCE S256 challenge: base64url of the SHA-256 of a verifier of 43 to 128 characters. */
+const codeChallenge = text("code_challenge").regex(
+  /^[A-Za-z0-9_-]{43}$/,
+  "code_challenge must be the base64url SHA-256 of the code verifier (43 characters)",
+);
+
+/**
+ * Query of `GET /auth/oauth/authorize`, which a browser navigates to (no `apikey`). With `code_challenge` (PKCE
+ * S256, RFC 7636), the one-time code the app gets back is exchanged only with its verifier: an attacker's code or
+ * callback URL fed to someone else's browser signs nobody in. The typed client always sends one.
+ */
 export const oauthAuthorizeQuery = z.object({
   provider: providerName("provider"),
   redirect_to: returnUrl("redirect_to"),
+  code_challenge: codeChallenge.optional(),
+  code_challenge_method: z.literal("S256", "code_challenge_method must be S256").optional(),
 });
 export type OAuthAuthorizeQuery = z.infer<typeof oauthAuthorizeQuery>;
 
@@ -58,6 +70,11 @@ export type ProviderSignInError = (typeof providerSignInErrors)[number];
 /** Body of `POST /auth/oauth/token`: the one-time code of the app's URL (60 seconds, once). */
 export const oauthTokenBody = z.object({
   code: text("code").min(1, "code must not be empty").max(100, "code must be at most 100 characters"),
+  /** The PKCE verifier whose challenge the sign-in started with; required then, refused otherwise. */
+  codeVerifier: text("codeVerifier").regex(
+    /^[A-Za-z0-9._~-]{43,128}$/,
+    "codeVerifier must be 43 to 128 letters, digits and -._~ (RFC 7636)",
+  ).optional(),
 });
 export type OAuthTokenBody = z.infer<typeof oauthTokenBody>;
 

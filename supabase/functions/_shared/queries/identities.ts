@@ -25,6 +25,8 @@ export interface NewOAuthFlow {
   codeVerifier: string;
   nonce: string;
   redirectTo: string;
+  /** The app's PKCE challenge, which the one-time code's exchange must answer. */
+  appCodeChallenge?: string;
 }
 
 /** A link's account, its session (live at the callback) and, unless the session signed in freshly, the password's hash. */
@@ -50,7 +52,7 @@ export function startOAuthFlow(
   link?: LinkRequest,
 ): Query<{ retry_after: number; link_allowed: boolean }, StartedFlow> {
   return {
-    text: "select * from app.start_oauth_flow($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+    text: "select * from app.start_oauth_flow($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
     values: [
       flow.stateHash,
       flow.provider,
@@ -63,6 +65,7 @@ export function startOAuthFlow(
       link?.userId ?? null,
       link?.sessionId ?? null,
       link?.passwordHash ?? null,
+      flow.appCodeChallenge ?? null,
     ],
     read: ([row]) => ({ retryAfter: row.retry_after, linkAllowed: row.link_allowed }),
   };
@@ -75,6 +78,7 @@ export interface ConsumedFlow {
   nonce: string;
   redirectTo: string;
   link: { userId: string; sessionId: string } | undefined;
+  appCodeChallenge: string | undefined;
   expired: boolean;
 }
 
@@ -86,12 +90,13 @@ export function consumeOAuthFlow(stateHash: string): Query<{
   redirect_to: string;
   link_user_id: string | null;
   link_session_id: string | null;
+  app_code_challenge: string | null;
   expired: boolean;
 }, ConsumedFlow | undefined> {
   return {
     text: `delete from app.oauth_flows f where f.state_hash = $1
            returning f.provider, f.code_verifier, f.nonce, f.redirect_to, f.link_user_id, f.link_session_id,
-                     f.expires_at <= now() as expired`,
+                     f.app_code_challenge, f.expires_at <= now() as expired`,
     values: [stateHash],
     read: ([row]) =>
       row && {
@@ -102,6 +107,7 @@ export function consumeOAuthFlow(stateHash: string): Query<{
         link: row.link_user_id && row.link_session_id
           ? { userId: row.link_user_id, sessionId: row.link_session_id }
           : undefined,
+        appCodeChallenge: row.app_code_challenge ?? undefined,
         expired: row.expired,
       },
   };
@@ -126,6 +132,7 @@ export function completeOAuthFlow(input: {
   provider: string;
   claims: { issuer: string; subject: string; email: string | undefined; emailVerified: boolean; name: string };
   link: { userId: string; sessionId: string } | undefined;
+  appCodeChallenge: string | undefined;
   codeHash: string;
   codeSeconds: number;
   address: string | undefined;
@@ -134,7 +141,8 @@ export function completeOAuthFlow(input: {
 }): Query<{ outcome: FlowOutcome }, FlowOutcome> {
   const { claims, link } = input;
   return {
-    text: "select outcome from app.complete_oauth_flow($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+    text:
+      "select outcome from app.complete_oauth_flow($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
     values: [
       input.provider,
       claims.issuer,
@@ -150,23 +158,26 @@ export function completeOAuthFlow(input: {
       input.userAgent ?? null,
       input.linkMail.subject,
       input.linkMail.body,
+      input.appCodeChallenge ?? null,
     ],
     read: ([row]) => row.outcome,
   };
 }
 
 /**
- * Spends the one-time code of `codeHash` (deleted whether or not it was still good) and, when it was good and the
- * account is active, starts a session marked as a provider sign-in, notes the identity's sign-in and records it on
+ * Spends the one-time code of `codeHash` (deleted whether or not it was still good) and, when it was good, answered
+ * with the verifier of its app's challenge (`verifierChallenge`: none for a code without one), and the account is
+ * active, starts a session marked as a provider sign-in, notes the identity's sign-in and records it on
  * the security log. Undefined for a code never issued, used, expired, or of a suspended account.
  */
 export function exchangeSignInCode(
-  input: { codeHash: string; session: NewSession },
+  input: { codeHash: string; verifierChallenge: string | undefined; session: NewSession },
 ): Query<AccountRow & SessionColumns, SignedInAccount | undefined> {
   return {
     text: `with code as (
              delete from app.oauth_codes c where c.code_hash = $1
-             returning c.user_id, c.identity_id, c.expires_at > now() as live
+             returning c.user_id, c.identity_id,
+                       c.expires_at > now() and c.app_code_challenge is not distinct from $6 as live
            ), account as (
              select ${accountColumns.split(", ").map((column) => `u.${column}`).join(", ")}
              from app.users u join code on u.id = code.user_id
@@ -184,7 +195,7 @@ export function exchangeSignInCode(
              from account, started, touched
            )
            select account.*, started.* from account, started, recorded`,
-    values: [input.codeHash, ...sessionValues(input.session)],
+    values: [input.codeHash, ...sessionValues(input.session), input.verifierChallenge ?? null],
     read: ([row]) => row ? { account: toAccount(row), session: grantOf(row) } : undefined,
   };
 }
