@@ -196,6 +196,15 @@ describe("the one-time code and the callback are single use", () => {
     expect((await replayed.json()).code).toBe("invalid_state");
   });
 
+  it("takes the parameters a provider adds to its callback (Google's scope, authuser, prompt)", async () => {
+    const start = await navigate(authorizeUrl({ provider: "local", redirect_to: app }));
+    const callback = await throughProvider(start.headers.get("location")!, newPerson().sub);
+    callback.searchParams.set("scope", "openid email profile");
+    callback.searchParams.set("authuser", "0");
+    callback.searchParams.set("prompt", "consent");
+    expect((await backToApp(callback)).searchParams.get("code")).toBeTruthy();
+  });
+
   it("sends the app an error, and no code, when the person cancels at the provider", async () => {
     const start = await navigate(authorizeUrl({ provider: "local", redirect_to: app }));
     const callback = await new ProviderBrowser().signIn(start.headers.get("location")!, newPerson().sub, {
