@@ -1,0 +1,457 @@
+/**
+ * Provider sign-in as a hostile client attacks it: login and link CSRF, pre-hijacked accounts that outlive the
+ * owner's reset, races on the single-use steps, return URLs that try to leave the app, and flooding. A test that
+ * fails here names a weakness of the current code: it asserts the secure behaviour.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readFileSync } from "node:fs";
+import { activation, enrollment, identityLinkStart, identityList } from "../supabase/functions/_shared/contract/mod.ts";
+import { codeAt, totpPolicy } from "../supabase/functions/_shared/auth/totp.ts";
+import { sessionEnvelope } from "./support/auth.ts";
+import { freshAddress, readResetCode, uniqueEmail } from "./support/api.ts";
+import { expectErrorCode } from "./support/error-codes.ts";
+import { type IdentityProvider, ProviderBrowser, startIdentityProvider } from "./support/identity-provider.ts";
+import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";
+import { freePort } from "../dev/harness/free-port.ts";
+
+let stack: ScratchStack;
+let provider: IdentityProvider;
+const app = "http://127.0.0.1:5173/signed-in";
+const settingsPage = "http://127.0.0.1:5173/settings";
+const password = "correct horse battery";
+const addressLimit = 5;
+
+beforeAll(async () => {
+  const port = await freePort();
+  provider = await startIdentityProvider({
+    redirectUris: [`http://127.0.0.1:${port}/functions/v1/auth/oauth/callback`],
+  });
+  stack = await startScratchStack("provider_attacks", {
+    env: {
+      BCRYPT_COST: "4",
+      TRUST_PROXY: "true",
+      PORT: String(port),
+      OIDC_PROVIDERS: "local",
+      OIDC_LOCAL_ISSUER: provider.issuer,
+      OIDC_LOCAL_CLIENT_ID: provider.clientId,
+      OIDC_LOCAL_CLIENT_SECRET: provider.clientSecret,
+      OIDC_ALLOW_HTTP: "true",
+      OAUTH_REDIRECT_URLS: `${app},${settingsPage}`,
+      LOGIN_MAX_ATTEMPTS_PER_ADDRESS: String(addressLimit),
+    },
+  });
+});
+
+afterAll(async () => {
+  await stack?.stop();
+  await provider?.stop();
+});
+
+function newPerson(options: { email?: string; verified?: boolean } = {}) {
+  const sub = `person-${crypto.randomUUID()}`;
+  const email = options.email ?? uniqueEmail("provider");
+  provider.setAccount({ sub, email, email_verified: options.verified ?? true, name: "Provider Person" });
+  return { sub, email };
+}
+
+function navigate(url: string | URL, address = freshAddress(), method = "GET"): Promise<Response> {
+  return fetch(url, { method, redirect: "manual", headers: { "x-forwarded-for": address } });
+}
+
+function authorizeUrl(query: Record<string, string>): string {
+  return `${stack.baseUrl}/auth/oauth/authorize?${new URLSearchParams(query)}`;
+}
+
+/** Starts a sign-in and goes through the provider as `sub`: the callback URL, not yet fetched. */
+async function callbackOf(sub: string, browser = new ProviderBrowser(), redirectTo = app): Promise<URL> {
+  const start = await navigate(authorizeUrl({ provider: "local", redirect_to: redirectTo }));
+  expect(start.status, await start.clone().text()).toBe(302);
+  return await browser.signIn(start.headers.get("location")!, sub);
+}
+
+async function backToApp(callback: URL): Promise<URL> {
+  const back = await navigate(callback);
+  expect(back.status, await back.clone().text()).toBe(302);
+  return new URL(back.headers.get("location")!);
+}
+
+function exchange(code: string) {
+  return stack.call("/auth/oauth/token", { body: { code }, headers: { "x-forwarded-for": freshAddress() } });
+}
+
+async function signedIn(sub: string, browser = new ProviderBrowser()) {
+  const back = await backToApp(await callbackOf(sub, browser));
+  expect(back.searchParams.get("error"), back.href).toBeNull();
+  const response = await exchange(back.searchParams.get("code")!);
+  expect(response.status, response.text).toBe(200);
+  return sessionEnvelope.parse(response.body).data;
+}
+
+async function registerWithPassword(email: string) {
+  const response = await stack.call("/auth/register", {
+    body: { name: "Password Person", email, password },
+    headers: { "x-forwarded-for": freshAddress() },
+  });
+  expect(response.status, response.text).toBe(201);
+  return sessionEnvelope.parse(response.body).data;
+}
+
+async function identitiesOf(accessToken: string) {
+  const response = await stack.call("/auth/identities", { token: accessToken });
+  expect(response.status, response.text).toBe(200);
+  return identityList.parse((response.body as { data: unknown }).data);
+}
+
+function startLink(accessToken: string, body: Record<string, string> = {}, address = freshAddress()) {
+  return stack.call("/auth/identities/link", {
+    token: accessToken,
+    body: { provider: "local", redirectTo: settingsPage, ...body },
+    headers: { "x-forwarded-for": address },
+  });
+}
+
+async function linkUrl(accessToken: string): Promise<string> {
+  const started = await startLink(accessToken);
+  expect(started.status, started.text).toBe(200);
+  return identityLinkStart.parse((started.body as { data: unknown }).data).url;
+}
+
+function sessionIdOf(accessToken: string): string {
+  return JSON.parse(atob(accessToken.split(".")[1])).session_id;
+}
+
+/** The owner of `email` takes the account over with a mailed reset code. */
+async function ownerResets(email: string) {
+  const requested = await stack.call("/auth/request-password-reset", {
+    body: { email },
+    headers: { "x-forwarded-for": freshAddress() },
+  });
+  expect(requested.status, requested.text).toBe(200);
+  const code = await readResetCode(email, 0, stack.logFile);
+  const set = await stack.call("/auth/create-password", {
+    body: { email, password, code },
+    headers: { "x-forwarded-for": freshAddress() },
+  });
+  expect(set.status, set.text).toBe(200);
+}
+
+describe("a pre-hijacked account (made by a provider that did not vouch for the address)", () => {
+  it("loses the attacker's identity at the owner's reset even after the provider later vouched for another address", async () => {
+    const victimEmail = uniqueEmail("victim");
+    const attacker = newPerson({ email: victimEmail, verified: false });
+    const { payload } = await signedIn(attacker.sub);
+    // The attacker changes the address at the provider to one of his own that it does verify, and signs in again:
+    // the identity now says email_verified, though it never proved the account's address.
+    provider.setAccount({ sub: attacker.sub, email: uniqueEmail("attacker-own"), email_verified: true });
+    expect((await signedIn(attacker.sub)).payload.id).toBe(payload.id);
+
+    await ownerResets(victimEmail);
+    const back = await backToApp(await callbackOf(attacker.sub));
+    expect(back.searchParams.get("code"), "the attacker signs in to the account its owner just took over").toBeNull();
+    expect(await stack.sql`select 1 from app.identities where subject = ${attacker.sub}`).toHaveLength(0);
+  });
+
+  it("loses a second identity the attacker linked to it before the owner's reset", async () => {
+    const victimEmail = uniqueEmail("victim2");
+    const unproven = newPerson({ email: victimEmail, verified: false });
+    const { accessToken } = await signedIn(unproven.sub);
+    // From the fresh session, the attacker links a second identity, verified for an address of his own.
+    const second = newPerson({ email: uniqueEmail("attacker-second"), verified: true });
+    const linked = await backToApp(await new ProviderBrowser().signIn(await linkUrl(accessToken), second.sub));
+    expect(linked.searchParams.get("linked")).toBe("local");
+
+    await ownerResets(victimEmail);
+    const back = await backToApp(await callbackOf(second.sub));
+    expect(back.searchParams.get("code"), "the attacker signs in to the account its owner just took over").toBeNull();
+    expect(await stack.sql`select 1 from app.identities where subject = ${second.sub}`).toHaveLength(0);
+  });
+});
+
+describe("flows not bound to the browser that started them", () => {
+  it("does not link the victim's identity to the attacker's account when the victim opens the attacker's link URL", async () => {
+    const attacker = await registerWithPassword(uniqueEmail("csrf-attacker"));
+    const url = await linkUrl(attacker.accessToken);
+    // The victim, signed in at the provider in the browser, follows a link the attacker sent.
+    const victim = newPerson({ email: uniqueEmail("csrf-victim") });
+    const victimBrowser = new ProviderBrowser();
+    const callback = await victimBrowser.signIn(url, victim.sub);
+    await navigate(callback);
+    expect(
+      (await identitiesOf(attacker.accessToken)).identities,
+      "the victim's identity now opens the attacker's account",
+    )
+      .toEqual([]);
+  });
+
+  it("does not sign a second browser in with a callback URL that the attacker completed at the provider", async () => {
+    const attacker = newPerson();
+    const callback = await callbackOf(attacker.sub);
+    // The victim's browser (it never went to authorize) is made to load the attacker's callback URL.
+    const back = await navigate(callback);
+    const location = back.headers.get("location");
+    expect(
+      location === null || new URL(location).searchParams.get("code") === null,
+      "login CSRF: a code for the attacker's account",
+    )
+      .toBe(true);
+  });
+});
+
+describe("flooding", () => {
+  it("counts link starts of one session like sign-in starts, so a session cannot store flows without bound", async () => {
+    const owner = await registerWithPassword(uniqueEmail("flood"));
+    const address = freshAddress();
+    const statuses: number[] = [];
+    for (let i = 0; i < addressLimit * 3; i++) statuses.push((await startLink(owner.accessToken, {}, address)).status);
+    const [{ count }] = await stack.sql<{ count: number }[]>`
+      select count(*)::int from app.oauth_flows where link_user_id = ${owner.payload.id}`;
+    expect(statuses, "every link start stored a flow").toContain(429);
+    expect(count).toBeLessThanOrEqual(addressLimit);
+  });
+
+  it("refuses sign-in starts past the address's limit, storing no flow", async () => {
+    const address = freshAddress();
+    const statuses: number[] = [];
+    for (let i = 0; i < addressLimit + 2; i++) {
+      statuses.push((await navigate(authorizeUrl({ provider: "local", redirect_to: app }), address)).status);
+    }
+    expect(statuses.slice(0, addressLimit)).toEqual(Array(addressLimit).fill(302));
+    expect(statuses.slice(addressLimit)).toEqual([429, 429]);
+  });
+});
+
+describe("races on the single-use steps", () => {
+  it("exchanges one code for exactly one session when it is sent twice at once", async () => {
+    const back = await backToApp(await callbackOf(newPerson().sub));
+    const code = back.searchParams.get("code")!;
+    const answers = await Promise.all([exchange(code), exchange(code), exchange(code)]);
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 400, 400]);
+  });
+
+  it("completes a callback once when it arrives twice at once", async () => {
+    const callback = await callbackOf(newPerson().sub);
+    const answers = await Promise.all([navigate(callback), navigate(callback)]);
+    expect(answers.map((answer) => answer.status).sort()).toEqual([302, 400]);
+  });
+
+  it("leaves a passwordless account one identity when its last two are unlinked at once", async () => {
+    const first = newPerson();
+    const { accessToken } = await signedIn(first.sub);
+    const second = newPerson();
+    const linked = await backToApp(await new ProviderBrowser().signIn(await linkUrl(accessToken), second.sub));
+    expect(linked.searchParams.get("linked")).toBe("local");
+    const { identities, hasPassword } = await identitiesOf(accessToken);
+    expect([identities.length, hasPassword]).toEqual([2, false]);
+    const answers = await Promise.all(
+      identities.map((identity) =>
+        stack.call(`/auth/identities?id=${identity.id}`, { method: "DELETE", token: accessToken })
+      ),
+    );
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 409]);
+    expect((await identitiesOf(accessToken)).identities).toHaveLength(1);
+  });
+});
+
+describe("a callback with a valid state", () => {
+  it("refuses the provider code of another flow, and the spent state stays spent", async () => {
+    const person = newPerson();
+    const one = await callbackOf(person.sub);
+    const other = await callbackOf(newPerson().sub);
+    const mixed = new URL(one);
+    mixed.searchParams.set("code", other.searchParams.get("code")!);
+    const back = await backToApp(mixed);
+    expect(back.searchParams.get("error")).toBe("provider_error");
+    expect(back.searchParams.get("code")).toBeNull();
+    expect((await navigate(one)).status).toBe(400);
+  });
+});
+
+describe("return URLs that try to leave the app", () => {
+  it("refuses each, with no redirect and no flow stored", async () => {
+    const [{ count: before }] = await stack.sql<{ count: number }[]>`select count(*)::int from app.oauth_flows`;
+    for (
+      const candidate of [
+        "http://127.0.0.1:5173@attacker.example/signed-in",
+        "http://attacker.example\\@127.0.0.1:5173/signed-in",
+        "http://attacker.example%5C@127.0.0.1:5173/signed-in",
+        "//attacker.example/signed-in",
+        "/signed-in",
+        "http:/attacker.example/signed-in",
+        "http://127.0.0.1:5174/signed-in",
+        "https://127.0.0.1:5173/signed-in",
+        "http://localhost:5173/signed-in",
+        "http://127.0.0.1:5173/SIGNED-IN",
+        "http://127.0.0.1:5173/signed-in/",
+        "http://127.0.0.1:5173/signed-in%2f..%2f..%2fevil",
+        "http://127.0.0.1:5173/signed-in/%2e%2e/evil",
+        "http://127.0.0.1:5173/signed-in#",
+        "http://127.0.0.1:5173/signed-in?x=1#frag",
+        "http://user:pw@127.0.0.1:5173/signed-in",
+        "javascript://127.0.0.1:5173/signed-in%0aalert(1)",
+        "data:text/html,<script>alert(1)</script>",
+        `${app}?pad=${"a".repeat(2000)}`,
+      ]
+    ) {
+      const refused = await navigate(authorizeUrl({ provider: "local", redirect_to: candidate }));
+      expect(refused.status, candidate).toBe(400);
+      expect(refused.headers.get("location"), candidate).toBeNull();
+    }
+    const [{ count: after }] = await stack.sql<{ count: number }[]>`select count(*)::int from app.oauth_flows`;
+    expect(after).toBe(before);
+  });
+
+  it("returns to the listed origin and path whatever spelling was accepted, with one code and no planted outcome", async () => {
+    for (
+      const candidate of [
+        "http:\\\\127.0.0.1:5173\\signed-in?code=planted&error=access_denied&linked=local",
+        "HTTP://127.0.0.1:5173/x/%2E%2E/signed-in?code=planted",
+        "http://127.0.0.1.:5173/signed-in",
+        "http://127.0.0.1:05173/signed-in",
+        "http://:@127.0.0.1:5173/signed-in",
+      ]
+    ) {
+      const start = await navigate(authorizeUrl({ provider: "local", redirect_to: candidate }));
+      expect(start.status, candidate).toBe(302);
+      const back = await backToApp(await new ProviderBrowser().signIn(start.headers.get("location")!, newPerson().sub));
+      expect(back.origin + back.pathname, candidate).toBe(app);
+      expect(back.searchParams.getAll("code"), candidate).toHaveLength(1);
+      expect(back.searchParams.get("code"), candidate).not.toBe("planted");
+      expect([back.searchParams.get("error"), back.searchParams.get("linked")], candidate).toEqual([null, null]);
+    }
+  });
+});
+
+describe("methods and parameters of the new endpoints", () => {
+  it("answers 405 to other methods of authorize, storing no flow", async () => {
+    const [{ count: before }] = await stack.sql<{ count: number }[]>`select count(*)::int from app.oauth_flows`;
+    for (const method of ["POST", "PUT", "DELETE", "HEAD"]) {
+      const refused = await navigate(authorizeUrl({ provider: "local", redirect_to: app }), freshAddress(), method);
+      expect(refused.status, method).toBe(405);
+      expect(refused.headers.get("location"), method).toBeNull();
+    }
+    const [{ count: after }] = await stack.sql<{ count: number }[]>`select count(*)::int from app.oauth_flows`;
+    expect(after).toBe(before);
+  });
+
+  it("refuses a duplicated redirect_to or provider", async () => {
+    for (
+      const query of [
+        `provider=local&redirect_to=${encodeURIComponent(app)}&redirect_to=${
+          encodeURIComponent("https://attacker.example/")
+        }`,
+        `provider=local&redirect_to=${encodeURIComponent("https://attacker.example/")}&redirect_to=${
+          encodeURIComponent(app)
+        }`,
+        `provider=local&provider=other&redirect_to=${encodeURIComponent(app)}`,
+      ]
+    ) {
+      const answer = await navigate(`${stack.baseUrl}/auth/oauth/authorize?${query}`);
+      expect(answer.status, query).toBe(400);
+      expect(answer.headers.get("location"), query).toBeNull();
+    }
+  });
+
+  it("refuses a duplicated or unknown parameter of unlink, unlinking nothing", async () => {
+    const { accessToken } = await signedIn(newPerson().sub);
+    const [{ id }] = (await identitiesOf(accessToken)).identities;
+    for (
+      const query of [`id=${id}&id=${crypto.randomUUID()}`, `id=${crypto.randomUUID()}&id=${id}`, `id=${id}&force=1`]
+    ) {
+      const refused = await stack.call(`/auth/identities?${query}`, { method: "DELETE", token: accessToken });
+      expect(refused.status, query).toBe(400);
+    }
+    expect((await identitiesOf(accessToken)).identities).toHaveLength(1);
+  });
+});
+
+describe("what leaves the callback", () => {
+  it("sets no-referrer and no-store on the redirect, and logs neither the one-time code nor the provider's code", async () => {
+    const callback = await callbackOf(newPerson().sub);
+    const back = await navigate(callback);
+    expect(back.status).toBe(302);
+    expect(back.headers.get("referrer-policy")).toBe("no-referrer");
+    expect(back.headers.get("cache-control")).toContain("no-store");
+    const code = new URL(back.headers.get("location")!).searchParams.get("code")!;
+    await exchange(code);
+    const log = readFileSync(stack.logFile, "utf8");
+    expect(log.length).toBeGreaterThan(0);
+    for (const secret of [code, callback.searchParams.get("code")!, callback.searchParams.get("state")!]) {
+      expect(log.includes(secret)).toBe(false);
+    }
+  });
+});
+
+describe("an account with a second factor", () => {
+  it("gives a provider sign-in an aal1 session that can neither link, unlink, change nor delete, nor test a password", async () => {
+    const email = uniqueEmail("factor");
+    const owner = await registerWithPassword(email);
+    const enrolled = await stack.call("/auth/mfa/enroll", { token: owner.accessToken, body: { password } });
+    expect(enrolled.status, enrolled.text).toBe(201);
+    const { factorId, secret } = enrollment.parse((enrolled.body as { data: unknown }).data);
+    const period = totpPolicy.periodSeconds * 1000;
+    if (period - (Date.now() % period) < 3_000) await new Promise((resolve) => setTimeout(resolve, 3_100));
+    const activated = await stack.call("/auth/mfa/activate", {
+      token: owner.accessToken,
+      body: { factorId, code: codeAt(secret, Date.now()) },
+    });
+    expect(activated.status, activated.text).toBe(200);
+    const { accessToken: fullToken } = activation.parse((activated.body as { data: unknown }).data);
+    const person = newPerson({ email });
+    const linked = await backToApp(await new ProviderBrowser().signIn(await linkUrl(fullToken), person.sub));
+    expect(linked.searchParams.get("linked")).toBe("local");
+
+    const half = await signedIn(person.sub);
+    expect(half.mfaRequired).toBe(true);
+    const token = half.accessToken;
+    expectErrorCode(await startLink(token), "mfa_required");
+    expectErrorCode(await startLink(token, { password: "a wrong guess" }), "mfa_required");
+    expectErrorCode(await startLink(token, { password }), "mfa_required");
+    expectErrorCode(
+      await stack.call("/auth/change-password", { token, body: { newPassword: "another password!" } }),
+      "mfa_required",
+    );
+    expectErrorCode(await stack.call("/auth/delete-account", { token, body: {} }), "mfa_required");
+    const [{ id }] = (await identitiesOf(fullToken)).identities;
+    expectErrorCode(await stack.call(`/auth/identities?id=${id}`, { method: "DELETE", token }), "mfa_required");
+    expect(await stack.sql`select 1 from app.users where email = ${email}`).toHaveLength(1);
+  });
+});
+
+describe("suspended accounts and ended sessions", () => {
+  it("refuses a suspended account's provider sign-in and a code issued before the suspension", async () => {
+    const person = newPerson();
+    const { payload } = await signedIn(person.sub);
+    const back = await backToApp(await callbackOf(person.sub));
+    const code = back.searchParams.get("code")!;
+    await stack.sql`update app.users set status = 'SUSPENDED' where id = ${payload.id}`;
+    expectErrorCode(await exchange(code), "invalid_code");
+    const again = await backToApp(await callbackOf(person.sub));
+    expect(again.searchParams.get("error")).toBe("account_suspended");
+    expect(again.searchParams.get("code")).toBeNull();
+  });
+
+  it("links nothing when the session that started the link logged out before the callback", async () => {
+    const owner = await registerWithPassword(uniqueEmail("logged-out"));
+    const url = await linkUrl(owner.accessToken);
+    const out = await stack.call("/auth/logout", { token: owner.accessToken, body: {} });
+    expect(out.status, out.text).toBe(200);
+    const person = newPerson();
+    const back = await backToApp(await new ProviderBrowser().signIn(url, person.sub));
+    expect(back.searchParams.get("error")).toBe("link_expired");
+    expect(await stack.sql`select 1 from app.identities where subject = ${person.sub}`).toHaveLength(0);
+  });
+
+  it("does not extend the 10 fresh minutes by a refresh", async () => {
+    const { accessToken, refreshToken } = await signedIn(newPerson().sub);
+    await stack.sql`update app.sessions set signed_in_at = now() - interval '11 minutes'
+                    where id = ${sessionIdOf(accessToken)}`;
+    const refreshed = await stack.call("/auth/refresh", {
+      body: { refreshToken },
+      headers: { "x-forwarded-for": freshAddress() },
+    });
+    expect(refreshed.status, refreshed.text).toBe(200);
+    const { accessToken: newToken } = sessionEnvelope.parse(refreshed.body).data;
+    expectErrorCode(await stack.call("/auth/delete-account", { token: newToken, body: {} }), "invalid_request");
+    expectErrorCode(await startLink(newToken), "invalid_request");
+  });
+});
