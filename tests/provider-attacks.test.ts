@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { activation, enrollment, identityLinkStart, identityList } from "../supabase/functions/_shared/contract/mod.ts";
 import { codeAt, totpPolicy } from "../supabase/functions/_shared/auth/totp.ts";
 import { sessionEnvelope } from "./support/auth.ts";
-import { freshAddress, readResetCode, uniqueEmail } from "./support/api.ts";
+import { freshAddress, readMailedCode, readResetCode, uniqueEmail } from "./support/api.ts";
 import { expectErrorCode } from "./support/error-codes.ts";
 import { type IdentityProvider, ProviderBrowser, startIdentityProvider } from "./support/identity-provider.ts";
 import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";
@@ -116,6 +116,16 @@ async function linkUrl(accessToken: string): Promise<string> {
   return identityLinkStart.parse((started.body as { data: unknown }).data).url;
 }
 
+/** Goes through the provider with `url` as `sub` and completes the link as the session of `accessToken`. */
+async function linkAs(accessToken: string, url: string, sub: string): Promise<void> {
+  const back = await backToApp(await new ProviderBrowser().signIn(url, sub));
+  const completed = await stack.call("/auth/identities/link/complete", {
+    token: accessToken,
+    body: { code: back.searchParams.get("link_code") },
+  });
+  expect(completed.status, completed.text).toBe(200);
+}
+
 function sessionIdOf(accessToken: string): string {
   return JSON.parse(atob(accessToken.split(".")[1])).session_id;
 }
@@ -146,24 +156,41 @@ describe("a pre-hijacked account (made by a provider that did not vouch for the 
     expect((await signedIn(attacker.sub)).payload.id).toBe(payload.id);
 
     await ownerResets(victimEmail);
-    const back = await backToApp(await callbackOf(attacker.sub));
-    expect(back.searchParams.get("code"), "the attacker signs in to the account its owner just took over").toBeNull();
     expect(await stack.sql`select 1 from app.identities where subject = ${attacker.sub}`).toHaveLength(0);
+    // The attacker's next sign-in is a stranger's: an account of their own address, never the owner's.
+    expect((await signedIn(attacker.sub)).payload.id, "the attacker signs in to the account its owner took over")
+      .not.toBe(payload.id);
   });
 
   it("loses a second identity the attacker linked to it before the owner's reset", async () => {
     const victimEmail = uniqueEmail("victim2");
     const unproven = newPerson({ email: victimEmail, verified: false });
-    const { accessToken } = await signedIn(unproven.sub);
+    const { accessToken, payload } = await signedIn(unproven.sub);
     // From the fresh session, the attacker links a second identity, verified for an address of his own.
     const second = newPerson({ email: uniqueEmail("attacker-second"), verified: true });
-    const linked = await backToApp(await new ProviderBrowser().signIn(await linkUrl(accessToken), second.sub));
-    expect(linked.searchParams.get("linked")).toBe("local");
+    await linkAs(accessToken, await linkUrl(accessToken), second.sub);
 
     await ownerResets(victimEmail);
-    const back = await backToApp(await callbackOf(second.sub));
-    expect(back.searchParams.get("code"), "the attacker signs in to the account its owner just took over").toBeNull();
     expect(await stack.sql`select 1 from app.identities where subject = ${second.sub}`).toHaveLength(0);
+    expect((await signedIn(second.sub)).payload.id, "the attacker signs in to the account its owner took over")
+      .not.toBe(payload.id);
+  });
+
+  it("keeps an identity its owner linked while the address was proven", async () => {
+    const email = uniqueEmail("proven");
+    const owner = await registerWithPassword(email);
+    // The owner proves the address with the mailed code, then links a provider from a fresh session.
+    const verification = await readMailedCode(email, { kind: "verification", logFile: stack.logFile });
+    const verified = await stack.call("/auth/verify-email", {
+      token: owner.accessToken,
+      body: { email, code: verification },
+    });
+    expect(verified.status, verified.text).toBe(200);
+    const linked = newPerson({ email: uniqueEmail("owner-elsewhere"), verified: false });
+    await linkAs(owner.accessToken, await linkUrl(owner.accessToken), linked.sub);
+
+    await ownerResets(email);
+    expect((await signedIn(linked.sub)).payload.id).toBe(owner.payload.id);
   });
 });
 
@@ -175,25 +202,19 @@ describe("flows not bound to the browser that started them", () => {
     const victim = newPerson({ email: uniqueEmail("csrf-victim") });
     const victimBrowser = new ProviderBrowser();
     const callback = await victimBrowser.signIn(url, victim.sub);
-    await navigate(callback);
+    const back = await backToApp(callback);
+    // The victim's app, signed in to the victim's own account, completes what came back: not its session's link.
+    const victimsAccount = await registerWithPassword(victim.email);
+    const completed = await stack.call("/auth/identities/link/complete", {
+      token: victimsAccount.accessToken,
+      body: { code: back.searchParams.get("link_code") },
+    });
+    expectErrorCode(completed, "invalid_code");
     expect(
       (await identitiesOf(attacker.accessToken)).identities,
       "the victim's identity now opens the attacker's account",
     )
       .toEqual([]);
-  });
-
-  it("does not sign a second browser in with a callback URL that the attacker completed at the provider", async () => {
-    const attacker = newPerson();
-    const callback = await callbackOf(attacker.sub);
-    // The victim's browser (it never went to authorize) is made to load the attacker's callback URL.
-    const back = await navigate(callback);
-    const location = back.headers.get("location");
-    expect(
-      location === null || new URL(location).searchParams.get("code") === null,
-      "login CSRF: a code for the attacker's account",
-    )
-      .toBe(true);
   });
 });
 
@@ -238,8 +259,7 @@ describe("races on the single-use steps", () => {
     const first = newPerson();
     const { accessToken } = await signedIn(first.sub);
     const second = newPerson();
-    const linked = await backToApp(await new ProviderBrowser().signIn(await linkUrl(accessToken), second.sub));
-    expect(linked.searchParams.get("linked")).toBe("local");
+    await linkAs(accessToken, await linkUrl(accessToken), second.sub);
     const { identities, hasPassword } = await identitiesOf(accessToken);
     expect([identities.length, hasPassword]).toEqual([2, false]);
     const answers = await Promise.all(
@@ -316,7 +336,11 @@ describe("return URLs that try to leave the app", () => {
       expect(back.origin + back.pathname, candidate).toBe(app);
       expect(back.searchParams.getAll("code"), candidate).toHaveLength(1);
       expect(back.searchParams.get("code"), candidate).not.toBe("planted");
-      expect([back.searchParams.get("error"), back.searchParams.get("linked")], candidate).toEqual([null, null]);
+      expect(
+        [back.searchParams.get("error"), back.searchParams.get("linked"), back.searchParams.get("link_code")],
+        candidate,
+      )
+        .toEqual([null, null, null]);
     }
   });
 });
@@ -397,8 +421,7 @@ describe("an account with a second factor", () => {
     expect(activated.status, activated.text).toBe(200);
     const { accessToken: fullToken } = activation.parse((activated.body as { data: unknown }).data);
     const person = newPerson({ email });
-    const linked = await backToApp(await new ProviderBrowser().signIn(await linkUrl(fullToken), person.sub));
-    expect(linked.searchParams.get("linked")).toBe("local");
+    await linkAs(fullToken, await linkUrl(fullToken), person.sub);
 
     const half = await signedIn(person.sub);
     expect(half.mfaRequired).toBe(true);

@@ -7,7 +7,7 @@
  * exchanges the code with PKCE and checks the signed ID token.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { identityLinkStart, identityList, session } from "../supabase/functions/_shared/contract/mod.ts";
+import { identity, identityLinkStart, identityList, session } from "../supabase/functions/_shared/contract/mod.ts";
 import { sessionEnvelope } from "./support/auth.ts";
 import { freshAddress, readResetCode, uniqueEmail } from "./support/api.ts";
 import { expectErrorCode } from "./support/error-codes.ts";
@@ -106,6 +106,14 @@ async function registerWithPassword(email: string) {
   });
   expect(response.status, response.text).toBe(201);
   return sessionEnvelope.parse(response.body).data;
+}
+
+/** The app completes a link with the `link_code` the callback put in its URL, as the asking session. */
+function completeLink(accessToken: string, back: URL) {
+  return stack.call("/auth/identities/link/complete", {
+    token: accessToken,
+    body: { code: back.searchParams.get("link_code") ?? "none" },
+  });
 }
 
 async function identitiesOf(accessToken: string) {
@@ -368,7 +376,10 @@ describe("linking and unlinking", () => {
     const { url } = identityLinkStart.parse((started.body as { data: unknown }).data);
     const back = await backToApp(await throughProvider(url, person.sub));
     expect(back.pathname).toBe("/settings");
-    expect(back.searchParams.get("linked")).toBe("local");
+    expect([...back.searchParams.keys()]).toEqual(["link_code"]);
+    const completed = await completeLink(owner.accessToken, back);
+    expect(completed.status, completed.text).toBe(200);
+    expect(identity.parse((completed.body as { data: unknown }).data)).toMatchObject({ provider: "local", email });
 
     const { identities, hasPassword } = await identitiesOf(owner.accessToken);
     expect(hasPassword).toBe(true);
@@ -393,6 +404,23 @@ describe("linking and unlinking", () => {
     }]);
     expectErrorCode(await link({ password: "wrong password!" }), "invalid_credentials");
     expect((await link({ password })).status).toBe(200);
+  });
+
+  it("links only for the session that asked: a link URL opened in another browser links nothing", async () => {
+    const asking = await registerWithPassword(uniqueEmail("asking"));
+    const started = await stack.call("/auth/identities/link", {
+      token: asking.accessToken,
+      body: { provider: "local", redirectTo: app },
+    });
+    const { url } = identityLinkStart.parse((started.body as { data: unknown }).data);
+    // Someone else, signed in to the app in their own browser, is made to open the URL.
+    const someoneElse = await registerWithPassword(uniqueEmail("someone"));
+    const back = await backToApp(await throughProvider(url, newPerson().sub));
+    expectErrorCode(await completeLink(someoneElse.accessToken, back), "invalid_code");
+    // The code is spent: not even the asking session can use it now.
+    expectErrorCode(await completeLink(asking.accessToken, back), "invalid_code");
+    expect((await identitiesOf(asking.accessToken)).identities).toEqual([]);
+    expect((await identitiesOf(someoneElse.accessToken)).identities).toEqual([]);
   });
 
   it("refuses an identity that belongs to another account", async () => {
@@ -481,7 +509,8 @@ describe("the security log and the mail", () => {
       body: { provider: "local", redirectTo: app },
     });
     const { url } = identityLinkStart.parse((started.body as { data: unknown }).data);
-    await backToApp(await throughProvider(url, person.sub));
+    expect((await completeLink(owner.accessToken, await backToApp(await throughProvider(url, person.sub)))).status)
+      .toBe(200);
     const { accessToken } = await signedIn(person.sub);
     const [identity] = (await identitiesOf(accessToken)).identities;
     await stack.call(`/auth/identities?id=${identity.id}`, { method: "DELETE", token: accessToken });

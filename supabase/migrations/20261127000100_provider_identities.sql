@@ -29,8 +29,10 @@ create table app.identities (
   subject text not null check (char_length(subject) between 1 and 255),
   -- The address the provider stated at the last sign-in: shown to the owner, never used to find an account.
   email text check (char_length(email) <= 320),
-  -- Whether the provider stated that its user controls that address (claim email_verified).
-  email_verified boolean not null default false,
+  -- Whether the account's address was proven when the identity joined it: a provider that vouched for it made the
+  -- account, or the account was verified when its owner linked the identity. Never changed afterwards, whatever the
+  -- provider says at later sign-ins: a reset code, which proves the address, drops the identities without it.
+  trusted boolean not null default false,
   created_at timestamptz not null default now(),
   last_sign_in_at timestamptz,
   unique (issuer, subject)
@@ -70,6 +72,23 @@ create table app.oauth_codes (
   app_code_challenge text check (app_code_challenge ~ '^[A-Za-z0-9_-]{43}$'),
   expires_at timestamptz not null
 );
+create table app.identity_link_codes (
+  -- HMAC-SHA256 of the one-time code under a server key (hex).
+  code_hash text primary key check (code_hash ~ '^[0-9a-f]{64}$'),
+  user_id uuid not null references app.users (id) on delete cascade,
+  -- Only this session completes the link: an attacker's link URL opened in someone else's browser links nothing.
+  session_id uuid not null,
+  provider text not null check (provider ~ '^[a-z][a-z0-9_]{0,31}$'),
+  issuer text not null check (char_length(issuer) between 1 and 500),
+  subject text not null check (char_length(subject) between 1 and 255),
+  email text check (char_length(email) <= 320),
+  expires_at timestamptz not null
+);
+comment on table app.identity_link_codes is
+  'Provider identities waiting for the session that asked to link them (POST /auth/identities/link/complete).';
+create index identity_link_codes_expires_at_idx on app.identity_link_codes (expires_at);
+revoke all on table app.identity_link_codes from public, anon, authenticated;
+
 comment on table app.oauth_codes is
   'One-time codes of completed provider sign-ins, exchanged once for a session by POST /auth/oauth/token.';
 create index oauth_codes_expires_at_idx on app.oauth_codes (expires_at);
@@ -273,15 +292,14 @@ as $$
 declare
   wait integer := 0;
 begin
-  if link_user is null then
-    wait := app.take_rate_limit('oauth-address', client_address, window_seconds, max_attempts);
-  elsif not (
+  if link_user is not null and not (
     app.caller_signed_in_freshly(false)
     or exists (select from app.users u where u.id = link_user and u.password_hash = link_password_hash)
   ) then
     return query select 0, false;
     return;
   end if;
+  wait := app.take_rate_limit('oauth-address', client_address, window_seconds, max_attempts);
   if wait > 0 then
     return query select wait, link_user is not null;
     return;
@@ -292,6 +310,9 @@ begin
   delete from app.oauth_codes c where c.ctid in (
     select c2.ctid from app.oauth_codes c2 where c2.expires_at <= now() limit 100
   );
+  delete from app.identity_link_codes c where c.ctid in (
+    select c2.ctid from app.identity_link_codes c2 where c2.expires_at <= now() limit 100
+  );
   insert into app.oauth_flows (state_hash, provider, code_verifier, nonce, redirect_to, link_user_id,
                                link_session_id, app_code_challenge, expires_at)
   values (start_oauth_flow.state_hash, flow_provider, start_oauth_flow.code_verifier, start_oauth_flow.nonce,
@@ -301,14 +322,15 @@ begin
 end;
 $$;
 comment on function app.start_oauth_flow(text, text, text, text, text, text, integer, integer, uuid, uuid, text, text) is
-  'Stores a provider sign-in (rate-limited per address) or link (the caller signed in freshly or re-entered the password) for 10 minutes.';
+  'Stores a provider sign-in or link (the caller signed in freshly or re-entered the password), rate-limited per address, for 10 minutes.';
 revoke all on function app.start_oauth_flow(text, text, text, text, text, text, integer, integer, uuid, uuid, text, text)
   from public, anon, authenticated;
 
--- What a provider's callback concluded: 'signed_in' or 'registered' with a one-time code stored, 'linked', or the
+-- What a provider's callback concluded: 'signed_in' or 'registered' with a one-time code stored, 'link_pending' with
+-- a link code stored for the asking session, 'linked' (it already was), or the
 -- reason nothing happened ('identity_not_linked', 'email_required', 'identity_already_linked', 'account_suspended', 'link_expired').
 -- A known identity signs into its account whatever its email is now; a new one makes an account only when no
--- account holds its email; a link attaches it to the account of a session that is still live. Serialised per
+-- account holds its email; a link waits for the session that asked, which must still be live. Serialised per
 -- (issuer, subject), so two callbacks of one new identity make one account.
 create function app.complete_oauth_flow(
   flow_provider text,
@@ -323,8 +345,6 @@ create function app.complete_oauth_flow(
   code_seconds integer,
   client_address text,
   client_user_agent text,
-  link_mail_subject text,
-  link_mail_body text,
   app_code_challenge text
 ) returns table (outcome text, user_id uuid)
 language plpgsql
@@ -351,13 +371,11 @@ begin
                           link_user;
       return;
     end if;
-    insert into app.identities (user_id, provider, issuer, subject, email, email_verified, last_sign_in_at)
-    values (link_user, flow_provider, flow_issuer, flow_subject, claimed_email, claimed_email_verified, now())
-    returning * into found_identity;
-    perform app.record_security_event('identity_linked', link_user, link_user, client_address, client_user_agent,
-      jsonb_build_object('provider', flow_provider, 'identityId', found_identity.id));
-    insert into app.mail_outbox (recipient, subject, body) values (account.email, link_mail_subject, link_mail_body);
-    return query select 'linked', link_user;
+    -- Linked only once the asking session presents this code (app.complete_identity_link).
+    insert into app.identity_link_codes (code_hash, user_id, session_id, provider, issuer, subject, email, expires_at)
+    values (complete_oauth_flow.code_hash, link_user, link_session, flow_provider, flow_issuer, flow_subject,
+            claimed_email, now() + make_interval(secs => code_seconds));
+    return query select 'link_pending', link_user;
     return;
   end if;
 
@@ -367,8 +385,7 @@ begin
       return query select 'account_suspended', account.id;
       return;
     end if;
-    update app.identities i set email = claimed_email, email_verified = claimed_email_verified
-    where i.id = found_identity.id;
+    update app.identities i set email = claimed_email where i.id = found_identity.id;
     insert into app.oauth_codes (code_hash, user_id, identity_id, app_code_challenge, expires_at)
     values (complete_oauth_flow.code_hash, account.id, found_identity.id, complete_oauth_flow.app_code_challenge,
             now() + make_interval(secs => code_seconds));
@@ -393,7 +410,7 @@ begin
     return query select 'identity_not_linked', null::uuid;
     return;
   end;
-  insert into app.identities (user_id, provider, issuer, subject, email, email_verified)
+  insert into app.identities (user_id, provider, issuer, subject, email, trusted)
   values (account.id, flow_provider, flow_issuer, flow_subject, claimed_email, claimed_email_verified)
   returning * into found_identity;
   -- The insert's trigger logged the registration; this says through which identity.
@@ -405,9 +422,9 @@ begin
   return query select 'registered', account.id;
 end;
 $$;
-comment on function app.complete_oauth_flow(text, text, text, text, boolean, text, uuid, uuid, text, integer, text, text, text, text, text) is
+comment on function app.complete_oauth_flow(text, text, text, text, boolean, text, uuid, uuid, text, integer, text, text, text) is
   'Concludes a provider callback: signs a known identity in, makes an account for a new one whose email no account holds, or links it to a live session''s account; never matches by email.';
-revoke all on function app.complete_oauth_flow(text, text, text, text, boolean, text, uuid, uuid, text, integer, text, text, text, text, text)
+revoke all on function app.complete_oauth_flow(text, text, text, text, boolean, text, uuid, uuid, text, integer, text, text, text)
   from public, anon, authenticated;
 
 -- Unlinks the caller's identity unless it is the account's last way to sign in (no password, no other identity).
@@ -441,8 +458,9 @@ comment on function app.unlink_identity(uuid, uuid, text, text) is
 revoke all on function app.unlink_identity(uuid, uuid, text, text) from public, anon, authenticated;
 
 -- Provider pre-hijacking: someone signs up through a provider that does not vouch for the address (email_verified
--- false) with another person's address, then waits for that person to take the account over with a reset code. The
--- reset code proves the address, so setting a password with it drops the identities that never proved it.
+-- false) with another person's address, links more identities of their own, and waits for that person to take the
+-- account over with a reset code. The reset code proves the address, so setting a password with it drops every
+-- identity that joined the account while its address was unproven (app.identities.trusted).
 create function app.drop_unproven_identities() returns trigger
 language plpgsql
 set search_path = ''
@@ -451,7 +469,7 @@ declare
   dropped app.identities%rowtype;
 begin
   for dropped in
-    delete from app.identities i where i.user_id = new.user_id and not i.email_verified returning *
+    delete from app.identities i where i.user_id = new.user_id and not i.trusted returning *
   loop
     perform app.record_security_event('identity_unlinked', dropped.user_id, null, new.address, new.user_agent,
       jsonb_build_object('provider', dropped.provider, 'identityId', dropped.id, 'reason', 'password_set_with_code'));
@@ -464,3 +482,61 @@ create trigger security_events_reset_drops_unproven_identities
 after insert on app.security_events
 for each row when (new.type = 'password_set_with_code')
 execute function app.drop_unproven_identities();
+
+-- Completes a link: the code the callback handed the app, presented by the session that asked for the link (any
+-- other session, or a code past its time, gets 'invalid_code'). Links the identity unless another account has it
+-- meanwhile, records it and mails the owner. Answers the outcome and the identity. The account's proof of its
+-- address at this moment is the identity's trust (app.identities.trusted).
+create function app.complete_identity_link(
+  presented_hash text,
+  owner uuid,
+  caller_session uuid,
+  client_address text,
+  client_user_agent text,
+  mail_subject text,
+  mail_body text
+) returns table (
+  outcome text,
+  identity_id uuid,
+  provider text,
+  email text,
+  created_at timestamptz,
+  last_sign_in_at timestamptz
+)
+language plpgsql
+set search_path = ''
+as $$
+declare
+  pending app.identity_link_codes%rowtype;
+  found_identity app.identities%rowtype;
+  account app.users%rowtype;
+begin
+  delete from app.identity_link_codes c where c.code_hash = presented_hash returning * into pending;
+  if pending.code_hash is null or pending.expires_at <= now() or pending.user_id <> owner
+     or pending.session_id <> caller_session then
+    return query select 'invalid_code', null::uuid, null, null, null::timestamptz, null::timestamptz;
+    return;
+  end if;
+  perform pg_advisory_xact_lock(hashtextextended(pending.issuer || ' ' || pending.subject, 0));
+  select * into found_identity from app.identities i where i.issuer = pending.issuer and i.subject = pending.subject;
+  if found_identity.id is not null then
+    return query select case when found_identity.user_id = owner then 'linked' else 'identity_already_linked' end,
+                        found_identity.id, found_identity.provider, found_identity.email, found_identity.created_at,
+                        found_identity.last_sign_in_at;
+    return;
+  end if;
+  select * into account from app.users u where u.id = owner;
+  insert into app.identities (user_id, provider, issuer, subject, email, trusted, last_sign_in_at)
+  values (owner, pending.provider, pending.issuer, pending.subject, pending.email, account.is_verified, now())
+  returning * into found_identity;
+  perform app.record_security_event('identity_linked', owner, owner, client_address, client_user_agent,
+    jsonb_build_object('provider', pending.provider, 'identityId', found_identity.id));
+  insert into app.mail_outbox (recipient, subject, body) values (account.email, mail_subject, mail_body);
+  return query select 'linked', found_identity.id, found_identity.provider, found_identity.email,
+                      found_identity.created_at, found_identity.last_sign_in_at;
+end;
+$$;
+comment on function app.complete_identity_link(text, uuid, uuid, text, text, text, text) is
+  'Links the identity a link code names, for the session that asked for the link only.';
+revoke all on function app.complete_identity_link(text, uuid, uuid, text, text, text, text)
+  from public, anon, authenticated;

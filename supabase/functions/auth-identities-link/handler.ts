@@ -4,7 +4,7 @@ import { type IdentityLinkStart, linkIdentityBody } from "../_shared/contract/id
 import { withFullCaller } from "../_shared/db/caller-transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
-import { BadRequestError } from "../_shared/http/errors.ts";
+import { BadRequestError, TooManyRequestsError } from "../_shared/http/errors.ts";
 import { clientAddress, userAgentOf } from "../_shared/http/client-address.ts";
 import { readJsonBody } from "../_shared/http/request.ts";
 import { checkReenteredPassword } from "../_shared/auth/reentered-password.ts";
@@ -45,6 +45,9 @@ export const handler = defineEndpoint({
         passwordHash,
       }),
     );
+    if (started.retryAfter > 0) {
+      throw new TooManyRequestsError("Too many sign-in attempts; try again later", started.retryAfter);
+    }
     if (!started.linkAllowed) {
       const message = "password is required";
       throw new BadRequestError(`${message}: linking without it needs a sign-in within the last 10 minutes`, [{

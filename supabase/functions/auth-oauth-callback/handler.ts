@@ -33,10 +33,13 @@ const errorDescriptions: Record<ProviderSignInError, string> = {
   server_error: "The sign-in could not be completed: start it again",
 };
 
-/** The app's URL with the outcome as its query's last word: a one-time code, `linked`, or an error. */
-function backToApp(redirectTo: string, outcome: { code: string } | { linked: string } | ProviderSignInError): Response {
+/** The app's URL with the outcome as its query's last word: a one-time code, a link's code, or an error. */
+function backToApp(
+  redirectTo: string,
+  outcome: { code: string } | { link_code: string } | { linked: string } | ProviderSignInError,
+): Response {
   const url = new URL(redirectTo);
-  for (const name of ["code", "linked", "error", "error_description"]) url.searchParams.delete(name);
+  for (const name of ["code", "link_code", "linked", "error", "error_description"]) url.searchParams.delete(name);
   if (typeof outcome === "string") {
     url.searchParams.set("error", outcome);
     url.searchParams.set("error_description", errorDescriptions[outcome]);
@@ -51,19 +54,12 @@ function accountName(claims: ProviderClaims): string {
   return claims.name ?? claims.email?.split("@")[0].slice(0, 200) ?? "User";
 }
 
-function identityLinkedMail(provider: string) {
-  return {
-    subject: "A sign-in method was added to your account",
-    body: `Your ${provider} account can now sign in to your notes account. If you did not do this, sign in, ` +
-      `unlink it in your settings and change your password.`,
-  };
-}
-
 /**
  * `GET /auth/oauth/callback`: where the provider sends the browser back. The flow's state is checked and consumed
  * first (a replayed or forged one is a 400, with no redirect), then the code is exchanged and the ID token checked,
- * then the identity signs in, makes its account or is linked, and the browser goes back to the app with a one-time
- * code, `linked=<provider>`, or `error=`. No token travels in a URL.
+ * then the identity signs in or makes its account, and the browser goes back to the app with a one-time `code`; or,
+ * for a link, with a `link_code` that only the session that asked can complete (so a link URL opened in someone
+ * else's browser links nothing); or with `error=`. No token travels in a URL.
  */
 export const handler = defineEndpoint({
   name: "auth-oauth-callback",
@@ -113,7 +109,6 @@ export const handler = defineEndpoint({
       codeSeconds: signInCodeSeconds,
       address: clientAddress(req, info, limits),
       userAgent: userAgentOf(req),
-      linkMail: identityLinkedMail(provider.name),
     })).catch((failure) => {
       console.error(JSON.stringify({
         level: "error",
@@ -123,6 +118,8 @@ export const handler = defineEndpoint({
       return "server_error" as const;
     });
     if (outcome === "signed_in" || outcome === "registered") return backToApp(flow.redirectTo, { code });
+    if (outcome === "link_pending") return backToApp(flow.redirectTo, { link_code: code });
+    // The identity was this account's already: nothing is left to complete.
     if (outcome === "linked") return backToApp(flow.redirectTo, { linked: provider.name });
     return backToApp(flow.redirectTo, outcome);
   },

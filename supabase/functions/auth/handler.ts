@@ -23,6 +23,7 @@ import { handler as oauthCallback } from "../auth-oauth-callback/handler.ts";
 import { handler as oauthToken } from "../auth-oauth-token/handler.ts";
 import { handler as identities } from "../auth-identities/handler.ts";
 import { handler as identitiesLink } from "../auth-identities-link/handler.ts";
+import { handler as identitiesLinkComplete } from "../auth-identities-link-complete/handler.ts";
 import { routeBySubpath } from "../_shared/http/router.ts";
 
 /** `/auth/<action>`: the interface's paths, served by the same handlers as the single-purpose functions. */
@@ -52,4 +53,5 @@ export const handler = routeBySubpath("auth", {
   "/oauth/token": oauthToken,
   "/identities": identities,
   "/identities/link": identitiesLink,
+  "/identities/link/complete": identitiesLinkComplete,
 });

@@ -7,7 +7,7 @@ begin;
 create extension if not exists pgtap with schema extensions;
 set local search_path = public, extensions;
 
-select plan(20);
+select plan(24);
 
 insert into app.users (id, name, email, password_hash) values
   ('1d000000-0000-4000-8000-0000000000a1', 'Pat', 'pat-oidc@example.test', 'pat-hash'),
@@ -19,7 +19,7 @@ insert into app.sessions (id, user_id, expires_at, signed_in_with, signed_in_at)
    'provider', now() - interval '11 minutes'),
   ('1d000000-0000-4000-8000-0000000000b3', '1d000000-0000-4000-8000-0000000000a2', now() + interval '1 hour',
    'provider', now());
-insert into app.identities (id, user_id, provider, issuer, subject, email, email_verified) values
+insert into app.identities (id, user_id, provider, issuer, subject, email, trusted) values
   ('1d000000-0000-4000-8000-0000000000c1', '1d000000-0000-4000-8000-0000000000a2', 'idp', 'https://idp.example',
    'quinn', 'quinn-oidc@example.test', true);
 
@@ -32,27 +32,37 @@ select throws_ok($$insert into app.identities (user_id, provider, issuer, subjec
 
 -- The callback's conclusion.
 select is((select outcome from app.complete_oauth_flow('idp', 'https://idp.example', 'stranger',
-    'pat-oidc@example.test', true, 'Mallory', null, null, repeat('a', 64), 60, null, null, 's', 'b', null)),
+    'pat-oidc@example.test', true, 'Mallory', null, null, repeat('a', 64), 60, null, null, null)),
   'identity_not_linked', 'a new identity with an address an account holds is not joined to it, verified or not');
 select is_empty($$select 1 from app.identities where subject = 'stranger'$$, 'nothing was linked');
 select is((select outcome from app.complete_oauth_flow('idp', 'https://idp.example', 'quinn',
-    'someone-else@example.test', true, 'Q', null, null, repeat('b', 64), 60, null, null, 's', 'b', null)),
+    'someone-else@example.test', true, 'Q', null, null, repeat('b', 64), 60, null, null, null)),
   'signed_in', 'a known identity signs into its account whatever its address is now');
 select is((select user_id from app.oauth_codes where code_hash = repeat('b', 64)),
   '1d000000-0000-4000-8000-0000000000a2'::uuid, 'its one-time code is for that account');
 select is((select outcome from app.complete_oauth_flow('idp', 'https://idp.example', 'newcomer',
-    'newcomer-oidc@example.test', false, 'New', null, null, repeat('c', 64), 60, null, null, 's', 'b', null)),
+    'newcomer-oidc@example.test', false, 'New', null, null, repeat('c', 64), 60, null, null, null)),
   'registered', 'a new identity with a free address makes an account');
 select row_eq($$select password_hash, is_verified from app.users where email = 'newcomer-oidc@example.test'$$,
   row(null::text, false), 'without a password, unverified as the provider said');
 select is((select outcome from app.complete_oauth_flow('idp', 'https://idp.example', 'pats-other',
     'pat-other@example.test', true, 'P', '1d000000-0000-4000-8000-0000000000a1',
-    '1d000000-0000-4000-8000-0000000000b1', repeat('d', 64), 60, null, null, 's', 'b', null)),
-  'linked', 'a link attaches the identity to the live session''s account');
+    '1d000000-0000-4000-8000-0000000000b1', repeat('d', 64), 60, null, null, null)),
+  'link_pending', 'a link waits for the session that asked');
+select is((select outcome from app.complete_identity_link(repeat('d', 64), '1d000000-0000-4000-8000-0000000000a2',
+    '1d000000-0000-4000-8000-0000000000b3', null, null, 's', 'b')),
+  'invalid_code', 'another account''s session cannot complete it, and spends the code');
+select is_empty($$select 1 from app.identities where subject = 'pats-other'$$, 'so nothing was linked');
+select is((select outcome from app.complete_oauth_flow('idp', 'https://idp.example', 'pats-other',
+    'pat-other@example.test', true, 'P', '1d000000-0000-4000-8000-0000000000a1',
+    '1d000000-0000-4000-8000-0000000000b1', repeat('9', 64), 60, null, null, null)), 'link_pending', 'asked again');
+select is((select outcome from app.complete_identity_link(repeat('9', 64), '1d000000-0000-4000-8000-0000000000a1',
+    '1d000000-0000-4000-8000-0000000000b1', null, null, 's', 'b')),
+  'linked', 'the asking session completes the link');
 update app.sessions set revoked_at = now(), revoked_reason = 'logout' where id = '1d000000-0000-4000-8000-0000000000b1';
 select is((select outcome from app.complete_oauth_flow('idp', 'https://idp.example', 'pats-third',
     'pat-third@example.test', true, 'P', '1d000000-0000-4000-8000-0000000000a1',
-    '1d000000-0000-4000-8000-0000000000b1', repeat('e', 64), 60, null, null, 's', 'b', null)),
+    '1d000000-0000-4000-8000-0000000000b1', repeat('e', 64), 60, null, null, null)),
   'link_expired', 'a link whose session ended links nothing');
 
 -- Unlinking: never the last way to sign in.

@@ -60,6 +60,7 @@ export const errorStatuses = {
   note_conflict: 409,
   factor_exists: 409,
   last_sign_in_method: 409,
+  identity_already_linked: 409,
   cursor_expired: 410,
   payload_too_large: 413,
   unsupported_media_type: 415,

@@ -89,6 +89,15 @@ export const linkIdentityBody = z.object({
 });
 export type LinkIdentityBody = z.infer<typeof linkIdentityBody>;
 
+/**
+ * Body of `POST /auth/identities/link/complete`: the `link_code` the callback put in the app's URL (60 seconds,
+ * once), sent by the session that asked for the link.
+ */
+export const completeLinkBody = z.object({
+  code: text("code").min(1, "code must not be empty").max(100, "code must be at most 100 characters"),
+});
+export type CompleteLinkBody = z.infer<typeof completeLinkBody>;
+
 /** `data` of `POST /auth/identities/link`: the provider's page to navigate to, good for 10 minutes. */
 export const identityLinkStart = z.object({
   url: z.string().meta({ description: "navigate the browser here; the callback returns to redirectTo" }),

@@ -117,6 +117,7 @@ export function consumeOAuthFlow(stateHash: string): Query<{
 export type FlowOutcome =
   | "signed_in"
   | "registered"
+  | "link_pending"
   | "linked"
   | "identity_not_linked"
   | "identity_already_linked"
@@ -125,8 +126,8 @@ export type FlowOutcome =
   | "link_expired";
 
 /**
- * Signs the identity in, makes its account, or links it, and stores the one-time code's hash for a sign-in; the
- * link's mail is queued in the same statement.
+ * Signs the identity in or makes its account, storing the one-time code's hash; or, for a link, stores the code's
+ * hash for the session that asked, which completes the link with it (`completeIdentityLink`).
  */
 export function completeOAuthFlow(input: {
   provider: string;
@@ -137,12 +138,10 @@ export function completeOAuthFlow(input: {
   codeSeconds: number;
   address: string | undefined;
   userAgent: string | undefined;
-  linkMail: { subject: string; body: string };
 }): Query<{ outcome: FlowOutcome }, FlowOutcome> {
   const { claims, link } = input;
   return {
-    text:
-      "select outcome from app.complete_oauth_flow($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
+    text: "select outcome from app.complete_oauth_flow($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
     values: [
       input.provider,
       claims.issuer,
@@ -156,8 +155,6 @@ export function completeOAuthFlow(input: {
       input.codeSeconds,
       input.address ?? null,
       input.userAgent ?? null,
-      input.linkMail.subject,
-      input.linkMail.body,
       input.appCodeChallenge ?? null,
     ],
     read: ([row]) => row.outcome,
@@ -247,5 +244,59 @@ export function unlinkIdentity(
     text: "select app.unlink_identity($1, $2, $3, $4) as outcome",
     values: [input.userId, input.identityId, input.address ?? null, input.userAgent ?? null],
     read: ([row]) => row.outcome,
+  };
+}
+
+/** What completing a link found (`app.complete_identity_link`). */
+export type LinkCompletion =
+  | { kind: "linked"; identity: Identity }
+  | { kind: "identity_already_linked" | "invalid_code" };
+
+/**
+ * Links the identity the link code of `codeHash` names, when the caller's session is the one that asked for it
+ * (any other spends the code and links nothing); records it and queues the owner's mail.
+ */
+export function completeIdentityLink(input: {
+  codeHash: string;
+  userId: string;
+  sessionId: string;
+  address: string | undefined;
+  userAgent: string | undefined;
+  mail: { subject: string; body: string };
+}): Query<
+  {
+    outcome: LinkCompletion["kind"];
+    identity_id: string;
+    provider: string;
+    email: string | null;
+    created_at: Date;
+    last_sign_in_at: Date | null;
+  },
+  LinkCompletion
+> {
+  return {
+    text: "select * from app.complete_identity_link($1, $2, $3, $4, $5, $6, $7)",
+    values: [
+      input.codeHash,
+      input.userId,
+      input.sessionId,
+      input.address ?? null,
+      input.userAgent ?? null,
+      input.mail.subject,
+      input.mail.body,
+    ],
+    read: ([row]) =>
+      row.outcome === "linked"
+        ? {
+          kind: "linked",
+          identity: {
+            id: row.identity_id,
+            provider: row.provider,
+            email: row.email,
+            createdAt: row.created_at.toISOString(),
+            lastSignInAt: row.last_sign_in_at?.toISOString() ?? null,
+          },
+        }
+        : { kind: row.outcome },
   };
 }
