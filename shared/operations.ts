@@ -32,7 +32,10 @@ import {
   getNoteQuery,
   idempotencyKey,
   idempotencyKeyHeader,
+  identityLinkStart,
+  identityList,
   limits,
+  linkIdentityBody,
   listChangesQuery,
   listNotesQuery,
   listUsersQuery,
@@ -43,7 +46,11 @@ import {
   note,
   noteChange,
   noteList,
+  oauthAuthorizeQuery,
+  oauthCallbackQuery,
+  oauthTokenBody,
   passwordResetRequested,
+  providerSignInErrors,
   recoverBody,
   recovery,
   recoveryCodes,
@@ -63,6 +70,8 @@ import {
   streamReset,
   unenrollBody,
   unenrolled,
+  unlinkedIdentity,
+  unlinkIdentityQuery,
   verificationRequested,
   verifyEmailBody,
   verifyFactorBody,
@@ -73,6 +82,15 @@ import {
  * event's `data` (one line of JSON) and what it means.
  */
 export type StreamEvents = Readonly<Record<string, { data: z.ZodType; description: string }>>;
+
+/**
+ * A browser navigation's answer: a redirect (302) whose `Location` is where the browser goes next. It has no body;
+ * `location` says where it points and what its query carries.
+ */
+export interface RedirectSuccess {
+  status: 302;
+  location: string;
+}
 
 export interface OperationSpec {
   method: "GET" | "POST" | "DELETE";
@@ -86,6 +104,11 @@ export interface OperationSpec {
    * `"optional"`: it takes the token when there is one (verify-email, where it proves the account).
    */
   bearer?: true | "optional";
+  /**
+   * A browser navigates here (a provider sign-in's start and its callback): it takes no `apikey` and no token, is
+   * reached by its URL alone, and answers a redirect. Errors are still JSON, with no `Location`.
+   */
+  browserNavigation?: true;
   /** Served only to a caller whose account is an ADMIN now (else 403 `admin_required`). */
   admin?: true;
   /** A path below the function's own, which its router serves (`/events` of `admin-users`). */
@@ -96,8 +119,8 @@ export interface OperationSpec {
   query?: z.ZodObject;
   /** Optional request headers the operation reads, beyond `Authorization`/`apikey` and `Content-Type`. */
   headers?: readonly { name: string; schema: z.ZodType; description: string }[];
-  /** A JSON answer's success envelope around `data`, or a stream of server-sent `events`. */
-  success: { status: number; data: z.ZodType } | { status: number; events: StreamEvents };
+  /** A JSON answer's success envelope around `data`, a stream of server-sent `events`, or a redirect. */
+  success: { status: number; data: z.ZodType } | { status: number; events: StreamEvents } | RedirectSuccess;
   /** Every error status the operation can answer, each in the operation's error envelope. */
   errors: readonly number[];
 }
@@ -116,6 +139,17 @@ const secondStepNeeded = " A session of an account with an active second factor 
 const codeRules = "A code is the authenticator's 6 digits for the current 30-second step (one step either side is " +
   "accepted, so ±30 s of clock drift) and is accepted once: a step already used is refused. 5 wrong codes lock the " +
   "factor for 15 minutes for every caller and every session (429 with Retry-After), the right code included. ";
+
+// What change-password and delete-account ask of an account that may have no password (one a provider made).
+const freshProviderSignIn = (field: string) =>
+  `${field} may be left out only by a session that a provider sign-in (POST /auth/oauth/token) started within the ` +
+  "last 10 minutes; otherwise leaving it out is 401 credentials_required (an account made by a provider has no " +
+  "password until it sets one with a reset code: sign in with the provider again, then call at once).";
+
+// Where a provider sign-in or link sends the browser back, and what it must be.
+const returnRules = (field: string) =>
+  `${field} must be an absolute URL of the app whose origin and path are listed in the service's ` +
+  "OAUTH_REDIRECT_URLS (the app's own query is kept; a fragment or credentials are refused).";
 
 const adminOnly = "Only for a caller whose account is an ADMIN when the request arrives (the role is read from " +
   "the database on every request; a token issued before a revocation is refused with 403 admin_required). ";
@@ -266,8 +300,8 @@ export const operations = {
     summary: "Change the password",
     description: "Sets a new password for the signed-in user who knows the current one, and answers a fresh " +
       "session, as login. Every other session and token of the account is refused from its next request. A wrong " +
-      "current password is 401 invalid_credentials and counts toward the login limits (429 past them)." +
-      secondStepNeeded,
+      "current password is 401 invalid_credentials and counts toward the login limits (429 past them). " +
+      freshProviderSignIn("currentPassword") + secondStepNeeded,
     body: changePasswordBody,
     success: { status: 200, data: session },
     errors: [...bodyErrors, 401, 403, 429, ...always],
@@ -281,7 +315,8 @@ export const operations = {
     summary: "Delete the account",
     description: "Erases the signed-in user's account, its notes, sessions, codes and queued mails in one " +
       "transaction; the password is re-entered. A wrong password is 401 invalid_credentials, counts toward the " +
-      "login limits (429 past them) and deletes nothing. The address can then register again." + secondStepNeeded,
+      "login limits (429 past them) and deletes nothing. The address can then register again. " +
+      freshProviderSignIn("password") + secondStepNeeded,
     body: deleteAccountBody,
     success: { status: 200, data: deletedAccount },
     errors: [...bodyErrors, 401, 403, 429, ...always],
@@ -415,6 +450,114 @@ export const operations = {
     body: recoveryCodesBody,
     success: { status: 200, data: recoveryCodes },
     errors: [...bodyErrors, 401, 403, 404, 429, ...always],
+  },
+  oauthAuthorize: {
+    method: "GET",
+    functionName: "auth-oauth-authorize",
+    interfacePath: "/auth/oauth/authorize",
+    envelope: "auth",
+    browserNavigation: true,
+    summary: "Start a sign-in with a provider (browser navigation)",
+    description: "Navigate the browser here (location.assign or a link; no apikey, no fetch) to sign in with a " +
+      "configured OpenID Connect provider. It answers 302 to the provider's sign-in page; the provider returns " +
+      "the browser to GET /auth/oauth/callback, which sends it on to redirect_to with a one-time code (exchange " +
+      "it with POST /auth/oauth/token) or an error. " + returnRules("redirect_to") +
+      " The sign-in must complete within 10 " +
+      "minutes. A provider that is not configured, or a redirect_to not allowed, is a 400 naming the field, as " +
+      "JSON with no Location: show it rather than navigating. Starts count toward the per-address sign-in limit " +
+      "(429 with Retry-After).",
+    query: oauthAuthorizeQuery,
+    success: {
+      status: 302,
+      location: "The provider's authorization URL (authorization code flow with PKCE S256, state and nonce).",
+    },
+    errors: [400, 429, ...always],
+  },
+  oauthCallback: {
+    method: "GET",
+    functionName: "auth-oauth-callback",
+    interfacePath: "/auth/oauth/callback",
+    envelope: "auth",
+    browserNavigation: true,
+    summary: "The provider's return (browser navigation)",
+    description: "Register this URL (the functions' base URL + /auth/oauth/callback) as the redirect URI at the " +
+      "provider; apps never call it. It takes the provider's query as the provider sends it (state, code or " +
+      "error, and parameters of the provider's own, which are accepted). A missing, unknown or already used " +
+      "state is 400 invalid_state, as JSON with no redirect. Otherwise it answers 302 to the redirect_to of the " +
+      "sign-in or link, with exactly one outcome added to its query: code (a sign-in; a one-time code for POST " +
+      "/auth/oauth/token, valid 60 seconds), linked=<provider> (a link completed), or error and " +
+      `error_description (nothing happened; error is one of ${providerSignInErrors.join(", ")}). ` +
+      "identity_not_linked means an account with the provider's email exists: sign in to it the usual way, then " +
+      "link the provider from settings. No token travels in a URL.",
+    query: oauthCallbackQuery,
+    success: {
+      status: 302,
+      location: "The app's redirect_to, its own query kept, with code=<one-time code>, linked=<provider>, or " +
+        "error=<code>&error_description=<text> (replacing any earlier value of these four).",
+    },
+    errors: [400, ...always],
+  },
+  oauthToken: {
+    method: "POST",
+    functionName: "auth-oauth-token",
+    interfacePath: "/auth/oauth/token",
+    envelope: "auth",
+    summary: "Exchange a provider sign-in's one-time code for a session",
+    description: "Takes the code that the callback put in the app's URL (remove it from the URL, e.g. with " +
+      "history.replaceState) and answers a session exactly as login does: an account with an active second " +
+      "factor gets mfaRequired true and makes the second step next. The code works once, within 60 seconds; an " +
+      "unknown, used or expired code, or one of a suspended account, is 400 invalid_code: start the sign-in again.",
+    body: oauthTokenBody,
+    success: { status: 200, data: session },
+    errors: [...bodyErrors, 401, ...always],
+  },
+  listIdentities: {
+    method: "GET",
+    functionName: "auth-identities",
+    interfacePath: "/auth/identities",
+    envelope: "auth",
+    bearer: true,
+    summary: "The account's linked provider identities",
+    description: "The providers the account can sign in with (each with the address the provider last stated " +
+      "and when it was last used), and hasPassword: whether the account can also log in with a password (false " +
+      "for an account a provider made, until it sets one with a reset code)." + secondStepNeeded,
+    success: { status: 200, data: identityList },
+    errors: [400, 401, 403, ...always],
+  },
+  linkIdentity: {
+    method: "POST",
+    functionName: "auth-identities-link",
+    interfacePath: "/auth/identities/link",
+    envelope: "auth",
+    bearer: true,
+    summary: "Start linking a provider to the account",
+    description: "Answers the provider's URL: navigate the browser there (location.assign). After the user signs " +
+      "in at the provider, the callback links that identity to the caller's account, mails the user, and returns " +
+      "the browser to redirectTo with linked=<provider>, or with error (identity_already_linked: it belongs to " +
+      "another account; link_expired: the session ended meanwhile). " + returnRules("redirectTo") +
+      " The password is needed " +
+      "unless this session signed in within the last 10 minutes (any way): without it, 401 credentials_required " +
+      "(ask for it and call again); a wrong one is 401 invalid_credentials and counts toward the session's " +
+      "re-entry limit (429 past it). A provider that is not configured, or a redirectTo not allowed, is a 400 " +
+      "naming the field." + secondStepNeeded,
+    body: linkIdentityBody,
+    success: { status: 200, data: identityLinkStart },
+    errors: [...bodyErrors, 401, 403, 429, ...always],
+  },
+  unlinkIdentity: {
+    method: "DELETE",
+    functionName: "auth-identities",
+    interfacePath: "/auth/identities",
+    envelope: "auth",
+    bearer: true,
+    summary: "Unlink a provider identity",
+    description: "Removes one of the account's identities: that provider no longer signs in to it. Another " +
+      "account's identity, or an id that is none, is 404 identity_not_found. The account's last way to sign in " +
+      "(no password and no other identity) is 409 last_sign_in_method: set a password (reset code) or link " +
+      "another provider first." + secondStepNeeded,
+    query: unlinkIdentityQuery,
+    success: { status: 200, data: unlinkedIdentity },
+    errors: [400, 401, 403, 404, 409, ...always],
   },
   listUsers: {
     method: "GET",
@@ -593,7 +736,7 @@ export const operations = {
 
 export type OperationName = keyof typeof operations;
 
-/** The operations that answer a JSON envelope: every one but the event streams. */
+/** The operations that answer a JSON envelope: every one but the event streams and the browser navigations. */
 export type JsonOperationName = {
   [K in OperationName]: (typeof operations)[K]["success"] extends { data: z.ZodType } ? K : never;
 }[OperationName];

@@ -31,7 +31,11 @@ import {
   errorStatuses,
   factorInfo,
   factorList,
+  identity,
+  identityLinkStart,
+  identityList,
   limits,
+  linkIdentityBody,
   loggedOut,
   loginBody,
   logoutBody,
@@ -42,6 +46,7 @@ import {
   noteList,
   notesErrorEnvelope,
   notesSuccessEnvelope,
+  oauthTokenBody,
   pagination,
   passwordResetRequested,
   recoverBody,
@@ -62,6 +67,7 @@ import {
   streamReset,
   unenrollBody,
   unenrolled,
+  unlinkedIdentity,
   user,
   verificationRequested,
   verifyEmailBody,
@@ -72,6 +78,7 @@ import {
   operations,
   type OperationSpec,
   pathOf,
+  type RedirectSuccess,
   type StreamEvents,
 } from "../../shared/operations.ts";
 import { errorExample, requestExamples, successExamples } from "./examples.ts";
@@ -104,6 +111,8 @@ const bodyNames = new Map<z.ZodType, string>([
   [recoverBody, "RecoverBody"],
   [unenrollBody, "UnenrollBody"],
   [recoveryCodesBody, "RecoveryCodesBody"],
+  [oauthTokenBody, "OAuthTokenBody"],
+  [linkIdentityBody, "LinkIdentityBody"],
 ]);
 const dataNames = new Map<z.ZodType, string>([
   [session, "Session"],
@@ -126,6 +135,9 @@ const dataNames = new Map<z.ZodType, string>([
   [factorList, "FactorList"],
   [unenrolled, "Unenrolled"],
   [recoveryCodes, "RecoveryCodes"],
+  [identityList, "IdentityList"],
+  [identityLinkStart, "IdentityLinkStart"],
+  [unlinkedIdentity, "UnlinkedIdentity"],
 ]);
 // Component names of the data of server-sent events.
 const eventDataNames = new Map<z.ZodType, string>([
@@ -181,6 +193,7 @@ function componentSchemas(): JsonObject {
   answers.add(securityEvent, { id: "SecurityEvent" });
   answers.add(managedUser, { id: "ManagedUser" });
   answers.add(factorInfo, { id: "FactorInfo" });
+  answers.add(identity, { id: "Identity" });
   for (const [schema, id] of dataNames) answers.add(schema, { id });
   for (const [schema, id] of eventDataNames) answers.add(schema, { id });
   answers.add(authErrorEnvelope, { id: errorEnvelopeNames.auth });
@@ -255,17 +268,18 @@ function headerParameters(spec: OperationSpec): JsonObject[] {
 }
 
 const reasons: Record<number, string> = {
-  400: "Bad Request: a missing or invalid field or parameter, named in the message; `fields` lists every problem",
+  400: "Bad Request: a missing or invalid field or parameter, named in the message; `fields` lists every problem; " +
+    "(invalid_state) a provider's return that no sign-in started here, or one already completed",
   401: "Unauthorized: a missing or wrong `apikey`, wrong credentials, or a refused token; for a bearer token " +
     "`WWW-Authenticate` says the same as `code`",
   403: "Forbidden: the account is suspended, its address is not verified, (admin operations) it is not an ADMIN, " +
     "or (mfa_required) the session has not made the second step of the account's second factor: send a code to " +
     "`/auth/mfa/verify` or a recovery code to `/auth/mfa/recover` first",
-  404: "Not Found: no such note, session, user or second factor",
+  404: "Not Found: no such note, session, user, second factor or linked identity",
   405: "Method Not Allowed; `Allow` lists the methods served",
   409: "Conflict: the email is already registered (register), the account has a second factor already " +
-    "(enrolment), or the note has changed since `expectedUpdatedAt` (with the stored note as `note`; nothing was " +
-    "changed)",
+    "(enrolment), the note has changed since `expectedUpdatedAt` (with the stored note as `note`; nothing was " +
+    "changed), or (last_sign_in_method) the identity is the account's only way to sign in",
   410: "Gone: the cursor needs deletions that are no longer kept; sync again without `since`",
   422: "Unprocessable Content: the `Idempotency-Key` was already used for a create with a different body",
   413: `Payload Too Large: the body is over ${limits.bodyMaxBytes} bytes`,
@@ -363,6 +377,26 @@ function eventStreamResponse(name: OperationName, spec: OperationSpec, events: S
   };
 }
 
+/**
+ * The 302 of a browser navigation: no body, and `Location` where the browser goes next. `Referrer-Policy:
+ * no-referrer` keeps the URLs it passes through (state, codes) out of the next site's `Referer`.
+ */
+function redirectResponse(name: OperationName, spec: OperationSpec, success: RedirectSuccess): JsonObject {
+  return {
+    description: `${spec.summary}: a redirect the browser follows`,
+    headers: {
+      Location: {
+        description: success.location,
+        required: true,
+        schema: { type: "string", format: "uri" },
+        example: successExamples[name],
+      },
+      "Referrer-Policy": { description: "`no-referrer`", schema: { type: "string" } },
+      "Cache-Control": { description: "`no-store`", schema: { type: "string" } },
+    },
+  };
+}
+
 function operationObject(
   name: OperationName,
   operationId: string,
@@ -371,15 +405,19 @@ function operationObject(
   const spec: OperationSpec = operations[name];
   const { success } = spec;
   const responses: JsonObject = {
-    [success.status]: "events" in success ? eventStreamResponse(name, spec, success.events) : {
-      description: spec.summary,
-      content: {
-        "application/json": {
-          schema: schemaRef(successEnvelopeName(spec.envelope, success.data)),
-          example: successExamples[name],
+    [success.status]: "events" in success
+      ? eventStreamResponse(name, spec, success.events)
+      : "location" in success
+      ? redirectResponse(name, spec, success)
+      : {
+        description: spec.summary,
+        content: {
+          "application/json": {
+            schema: schemaRef(successEnvelopeName(spec.envelope, success.data)),
+            example: successExamples[name],
+          },
         },
       },
-    },
   };
   for (const status of spec.errors) {
     responses[status] = errorResponse(name, spec, status);
@@ -389,7 +427,10 @@ function operationObject(
     tags: [spec.admin ? "Admin" : spec.envelope === "auth" ? "Accounts" : "Notes"],
     summary: spec.summary,
     description: spec.description + extraDescription,
-    security: spec.envelope === "notes"
+    // A browser navigation is reached by its URL alone: an empty requirement says no credentials.
+    security: spec.browserNavigation
+      ? []
+      : spec.envelope === "notes"
       ? [{ bearer: [] }]
       : spec.bearer === "optional"
       ? [{ apikey: [] }, { apikey: [], bearer: [] }]

@@ -100,6 +100,8 @@ export const requestExamples: Partial<Record<OperationName, unknown>> = {
   mfaRecover: { recoveryCode: recoveryCodeList[0] },
   mfaUnenroll: { factorId, code: "215884" },
   mfaRecoveryCodes: { code: "608317" },
+  oauthToken: { code: "Jm4qX7c2VbR9tLw1ZsP0eYh3kN6dGf8aUo5iQyTx" },
+  linkIdentity: { provider: "google", redirectTo: "https://notes.example.com/settings" },
 };
 
 const adminId = "3f6d2a10-8c4b-4e7a-b1d9-5e2f0a7c6b31";
@@ -126,7 +128,15 @@ const securityEvents = [
   },
 ];
 
-/** The success answer of each operation. */
+const identityId = "5b8e1f3a-7c2d-4e9b-a6f0-3d1c8e2b9a57";
+// A provider's authorization URL, as the service builds it (PKCE S256, state and nonce).
+const providerUrl = "https://accounts.google.com/o/oauth2/v2/auth?client_id=1234567890-abc.apps.googleusercontent.com" +
+  "&scope=openid+email+profile&response_type=code" +
+  "&redirect_uri=https%3A%2F%2Fyour-project-ref.supabase.co%2Ffunctions%2Fv1%2Fauth%2Foauth%2Fcallback" +
+  "&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&code_challenge_method=S256" +
+  "&state=af0ifjsldkj3Kq8vM2nR5tW7yZ1bC4dF6gH9jL0pQs&nonce=n-0S6_WzA2Mj4kP7rT9vX1zB3dF5hJ8lN0qS";
+
+/** The success answer of each operation; for a redirect, its `Location`. */
 export const successExamples: Record<OperationName, unknown> = {
   register: {
     success: true,
@@ -348,6 +358,31 @@ export const successExamples: Record<OperationName, unknown> = {
     success: true,
     data: { id: noteId },
   },
+  oauthAuthorize: providerUrl,
+  oauthCallback: "https://notes.example.com/signed-in?code=Jm4qX7c2VbR9tLw1ZsP0eYh3kN6dGf8aUo5iQyTx",
+  oauthToken: { success: true, statusCode: 200, message: "Login successful", data: session },
+  listIdentities: {
+    success: true,
+    statusCode: 200,
+    message: "Identities fetched",
+    data: {
+      identities: [{
+        id: identityId,
+        provider: "google",
+        email: "ada@example.com",
+        createdAt: at,
+        lastSignInAt: "2026-01-15T10:00:00.000Z",
+      }],
+      hasPassword: true,
+    },
+  },
+  linkIdentity: {
+    success: true,
+    statusCode: 200,
+    message: "Continue at the provider",
+    data: { url: providerUrl },
+  },
+  unlinkIdentity: { success: true, statusCode: 200, message: "Identity unlinked", data: { id: identityId } },
   // A stream resumed after a cursor: two missed changes, caught up, a keep-alive, then the retry before its end.
   streamChanges: [
     "event: change",
@@ -507,7 +542,7 @@ const specificErrors: Partial<
     429: { message: "Too many login attempts; try again later", code: "rate_limited" },
   },
   deleteAccount: {
-    400: { field: "password", message: "password is required", code: "invalid_request" },
+    400: { field: "password", message: "password must be a string", code: "invalid_request" },
     401: { message: "Password is incorrect", code: "invalid_credentials" },
     429: { message: "Too many login attempts; try again later", code: "rate_limited" },
   },
@@ -536,6 +571,50 @@ const specificErrors: Partial<
   mfaList: { 400: unknownParameter, 401: { message: "Access token revoked", code: "token_revoked" } },
   mfaUnenroll: { 400: invalidCode, 404: factorNotFound, 429: factorLocked },
   mfaRecoveryCodes: { 400: invalidCode, 404: factorNotFound, 429: factorLocked },
+  oauthAuthorize: {
+    400: {
+      field: "redirect_to",
+      message: "redirect_to must be an app URL listed in OAUTH_REDIRECT_URLS",
+      code: "invalid_request",
+    },
+    429: { message: "Too many sign-in attempts; try again later", code: "rate_limited" },
+  },
+  oauthCallback: {
+    400: {
+      field: "state",
+      message: "This sign-in was already completed, or never started here: start it again from the app",
+      code: "invalid_state",
+    },
+  },
+  oauthToken: {
+    400: {
+      field: "code",
+      message: "code is invalid, expired or already used: sign in with the provider again",
+      code: "invalid_code",
+    },
+  },
+  listIdentities: { 400: unknownParameter, 401: { message: "Access token expired", code: "token_expired" } },
+  linkIdentity: {
+    400: {
+      field: "provider",
+      message: "provider must be a configured provider (google, microsoft)",
+      code: "invalid_request",
+    },
+    401: {
+      message: "Send the account's password: linking without it needs a sign-in within the last 10 minutes",
+      code: "credentials_required",
+    },
+    429: { message: "Too many login attempts; try again later", code: "rate_limited" },
+  },
+  unlinkIdentity: {
+    400: { field: "id", message: "id must be an identity's id", code: "invalid_request" },
+    401: { message: "Access token revoked", code: "token_revoked" },
+    404: { message: "Identity not found", code: "identity_not_found" },
+    409: {
+      message: "This is the account's only way to sign in: set a password or link another provider first",
+      code: "last_sign_in_method",
+    },
+  },
   listUsers: {
     400: { field: "status", message: "status must be one of ACTIVE, SUSPENDED", code: "invalid_request" },
     401: { message: "Missing access token", code: "token_missing" },
