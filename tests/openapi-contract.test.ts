@@ -44,6 +44,28 @@ describe("openapi.json", () => {
     expect(checked).toBeGreaterThan(80);
   });
 
+  it("documents each browser navigation's 302 as a redirect: a required Location with an absolute URL, no body, no credentials", () => {
+    const redirects = Object.entries(openApiDocument.paths).flatMap(([path, methods]) =>
+      Object.entries(methods).flatMap(([method, operation]) =>
+        operation.responses["302"] ? [{ path, method, operation }] : []
+      )
+    );
+    expect(redirects.map(({ method, path }) => `${method.toUpperCase()} ${path}`).sort()).toEqual([
+      "GET /auth/oauth/authorize",
+      "GET /auth/oauth/callback",
+    ]);
+    for (const { path, operation } of redirects) {
+      const redirect = operation.responses["302"] as {
+        content?: unknown;
+        headers: Record<string, { required?: boolean; example?: string }>;
+      };
+      expect(redirect.content, path).toBeUndefined();
+      expect(redirect.headers.Location.required, path).toBe(true);
+      expect(() => new URL(redirect.headers.Location.example ?? ""), path).not.toThrow();
+      expect((operation as { security?: unknown }).security, path).toEqual([]);
+    }
+  });
+
   it("has an event-stream example whose events are the documented ones, their data matching its schemas", () => {
     const media: unknown = openApiDocument.paths["/notes-stream"].get.responses["200"].content?.["text/event-stream"];
     const { example, "x-events": events } = media as {

@@ -9,9 +9,16 @@
  * must carry a documented `code` that goes with its status, and the main
  * cases the code named here.
  */
-import { connect } from "node:net";
+import { connect, createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { activation, bearer, enrollment, limits } from "../supabase/functions/_shared/contract/mod.ts";
+import {
+  activation,
+  bearer,
+  enrollment,
+  identityLinkStart,
+  identityList,
+  limits,
+} from "../supabase/functions/_shared/contract/mod.ts";
 import { codeAt, totpPolicy } from "../supabase/functions/_shared/auth/totp.ts";
 import { operations, type OperationSpec, pathOf } from "../shared/operations.ts";
 import {
@@ -27,17 +34,45 @@ import { sessionEnvelope } from "./support/auth.ts";
 import { changeListEnvelope, noteEnvelope } from "./support/notes.ts";
 import { expectDocumented, observed, openApiDocument } from "./support/openapi.ts";
 import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";
+import { type IdentityProvider, ProviderBrowser, startIdentityProvider } from "./support/identity-provider.ts";
 import { expectErrorCode } from "./support/error-codes.ts";
 import type { ErrorCode } from "../supabase/functions/_shared/contract/error-codes.ts";
 import { testAnonKey } from "../dev/harness/stack.ts";
 
 const password = "correct horse battery";
 let stack: ScratchStack;
+/** The provider the stack signs in with, as `local`: a real OpenID Connect provider (support/identity-provider.ts). */
+let provider: IdentityProvider;
+/** The app URL a provider sign-in or link returns to (OAUTH_REDIRECT_URLS). */
+const app = "http://127.0.0.1:5173/signed-in";
+
+/** A port free now, for the stack: the provider must know the callback's URL before the stack starts. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
 
 beforeAll(async () => {
+  const port = await freePort();
+  provider = await startIdentityProvider({
+    redirectUris: [`http://127.0.0.1:${port}/functions/v1/auth/oauth/callback`],
+  });
   stack = await startScratchStack("statuses", {
     proxied: true,
     env: {
+      PORT: String(port),
+      OIDC_PROVIDERS: "local",
+      OIDC_LOCAL_ISSUER: provider.issuer,
+      OIDC_LOCAL_CLIENT_ID: provider.clientId,
+      OIDC_LOCAL_CLIENT_SECRET: provider.clientSecret,
+      OIDC_ALLOW_HTTP: "true",
+      OAUTH_REDIRECT_URLS: app,
       TRUST_PROXY: "true",
       BCRYPT_COST: "4",
       BODY_TIMEOUT_MS: "300",
@@ -55,6 +90,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await stack?.stop();
+  await provider?.stop();
 });
 
 /**
@@ -218,6 +254,43 @@ async function enrolledCaller(): Promise<EnrolledCaller> {
   };
 }
 
+/** A person at the provider with a new subject and address. */
+function newPerson(): { sub: string; email: string } {
+  const sub = `person-${crypto.randomUUID()}`;
+  const email = uniqueEmail("provider");
+  provider.setAccount({ sub, email, email_verified: true, name: "Statuses Provider" });
+  return { sub, email };
+}
+
+/** The query of a provider sign-in's start: the stack's one provider, back to the app. */
+const authorizeQuery = `?${new URLSearchParams({ provider: "local", redirect_to: app })}`;
+
+/**
+ * Sends the browser of `sub` through a provider sign-in started at `start` (the provider's URL that authorize
+ * answered or link gave): the provider's return to the callback, as a query for `documented`.
+ */
+async function throughProvider(start: string, sub: string): Promise<string> {
+  const callback = await new ProviderBrowser().signIn(start, sub);
+  expect(callback.href.startsWith(`${stack.baseUrl}${pathOf(operations.oauthCallback)}?`), callback.href).toBe(true);
+  return callback.search;
+}
+
+/** A whole provider sign-in of `sub`, each step documented: the app's URL that the callback sends the browser to. */
+async function providerSignIn(sub: string): Promise<URL> {
+  const started = await documented(operations.oauthAuthorize, 302, { apiKey: null, query: authorizeQuery });
+  const callback = await throughProvider(started.headers.get("location") ?? fail("no Location"), sub);
+  const back = await documented(operations.oauthCallback, 302, { apiKey: null, query: callback });
+  return new URL(back.headers.get("location") ?? fail("no Location"));
+}
+
+/** The session of a provider sign-in of `sub`, from the one-time code exchanged. */
+async function providerSession(sub: string) {
+  const back = await providerSignIn(sub);
+  const code = back.searchParams.get("code") ?? fail(`no code in ${back.href}`);
+  const exchanged = await documented(operations.oauthToken, 200, { body: { code } });
+  return { code, ...sessionEnvelope.parse(exchanged.body).data };
+}
+
 /** Whether `spec` takes a bearer token: every notes operation, and the auth ones that act for a signed-in user. */
 const takesToken = (spec: OperationSpec) => spec.envelope === "notes" || spec.bearer === true;
 
@@ -231,15 +304,23 @@ describe("every documented status of every operation", () => {
     const caller = await signedUpCaller();
     for (const spec of Object.values(operations) as OperationSpec[]) {
       await documented(spec, 405, { method: "PUT", ...credentials(spec, caller), code: "method_not_allowed" });
-      const unknown = await documented(spec, 400, {
-        ...credentials(spec, caller),
-        query: "?bogus=1",
-        body: spec.body ? {} : undefined,
-        code: "invalid_request",
-      });
-      expect(unknown.body, pathOf(spec)).toMatchObject({
-        fields: [{ field: "bogus", message: "bogus is not a query parameter of this endpoint" }],
-      });
+      if (spec === operations.oauthCallback) {
+        // The provider's return takes parameters of the provider's own: without a state it is no sign-in of here.
+        const unknown = await documented(spec, 400, { apiKey: null, query: "?bogus=1", code: "invalid_state" });
+        expect(unknown.body, pathOf(spec)).toMatchObject({ fields: [{ field: "state" }] });
+      } else {
+        const unknown = await documented(spec, 400, {
+          ...credentials(spec, caller),
+          query: "?bogus=1",
+          body: spec.body ? {} : undefined,
+          code: "invalid_request",
+        });
+        expect(unknown.body, pathOf(spec)).toMatchObject({
+          fields: [{ field: "bogus", message: "bogus is not a query parameter of this endpoint" }],
+        });
+      }
+      // A browser navigation takes no credentials, so it has no 401 to answer.
+      if (spec.browserNavigation) continue;
       await documented(
         spec,
         401,
@@ -674,6 +755,12 @@ describe("every documented status of every operation", () => {
     });
     await documented(operations.deleteAccount, 403, { ...refused, body: { password } });
     await documented(operations.listSecurityEvents, 403, refused);
+    await documented(operations.listIdentities, 403, refused);
+    await documented(operations.linkIdentity, 403, {
+      ...refused,
+      body: { provider: "local", redirectTo: app, password },
+    });
+    await documented(operations.unlinkIdentity, 403, { ...refused, query: `?id=${crypto.randomUUID()}` });
     await documented(operations.mfaEnroll, 403, { ...refused, body: { password } });
     await documented(operations.mfaActivate, 403, {
       ...refused,
@@ -712,9 +799,125 @@ describe("every documented status of every operation", () => {
     });
   });
 
+  it("answers a provider sign-in's own outcomes: the redirects, the code's exchange, and identities", async () => {
+    // Start and return: 302s with a Location and no body; refusals are JSON with no Location.
+    const person = newPerson();
+    const back = await providerSignIn(person.sub);
+    expect(back.origin + back.pathname).toBe(app);
+    const code = back.searchParams.get("code") ?? fail(`no code in ${back.href}`);
+    await documented(operations.oauthAuthorize, 400, {
+      apiKey: null,
+      query: `?${new URLSearchParams({ provider: "nobody", redirect_to: app })}`,
+      code: "invalid_request",
+    });
+    await documented(operations.oauthAuthorize, 400, {
+      apiKey: null,
+      query: `?${new URLSearchParams({ provider: "local", redirect_to: "https://attacker.example/signed-in" })}`,
+      code: "invalid_request",
+    });
+    // LOGIN_MAX_ATTEMPTS_PER_ADDRESS is 1 here: a second start from one address is over the limit.
+    const starts = freshAddress();
+    await documented(operations.oauthAuthorize, 302, { apiKey: null, query: authorizeQuery, address: starts });
+    const limited = await documented(operations.oauthAuthorize, 429, {
+      apiKey: null,
+      query: authorizeQuery,
+      address: starts,
+      code: "rate_limited",
+    });
+    expect(limited.headers.get("retry-after")).toMatch(/^\d+$/);
+    await documented(operations.oauthCallback, 400, { apiKey: null, code: "invalid_state" });
+    await documented(operations.oauthCallback, 400, {
+      apiKey: null,
+      query: "?state=a-state-never-given&code=x",
+      code: "invalid_state",
+    });
+
+    // The one-time code: exchanged once, then refused.
+    const exchanged = await documented(operations.oauthToken, 200, { body: { code } });
+    const { accessToken } = sessionEnvelope.parse(exchanged.body).data;
+    await documented(operations.oauthToken, 400, { body: { code }, code: "invalid_code" });
+    await documented(operations.oauthToken, 400, { body: { code: "" }, code: "invalid_request" });
+
+    // The account the provider made: its one identity is its only way to sign in.
+    const listed = await documented(operations.listIdentities, 200, { token: accessToken });
+    const made = identityList.parse((listed.body as { data: unknown }).data);
+    expect(made.hasPassword).toBe(false);
+    await documented(operations.unlinkIdentity, 409, {
+      token: accessToken,
+      query: `?id=${made.identities[0].id}`,
+      code: "last_sign_in_method",
+    });
+    await documented(operations.unlinkIdentity, 404, {
+      token: accessToken,
+      query: `?id=${crypto.randomUUID()}`,
+      code: "identity_not_found",
+    });
+    await documented(operations.unlinkIdentity, 400, { token: accessToken, query: "?id=not-an-id" });
+
+    // A password account links the provider (fresh sign-in: no password needed), then unlinks it.
+    const owner = await signedUpCaller();
+    await documented(operations.linkIdentity, 400, {
+      token: owner.token,
+      body: { provider: "nobody", redirectTo: app },
+      code: "invalid_request",
+    });
+    const linker = newPerson();
+    const started = await documented(operations.linkIdentity, 200, {
+      token: owner.token,
+      body: { provider: "local", redirectTo: app },
+    });
+    const { url } = identityLinkStart.parse((started.body as { data: unknown }).data);
+    const linkedBack = await documented(operations.oauthCallback, 302, {
+      apiKey: null,
+      query: await throughProvider(url, linker.sub),
+    });
+    expect(new URL(linkedBack.headers.get("location") ?? "").searchParams.get("linked")).toBe("local");
+    const ownerIdentities = identityList.parse(
+      ((await documented(operations.listIdentities, 200, { token: owner.token })).body as { data: unknown }).data,
+    );
+    expect(ownerIdentities.hasPassword).toBe(true);
+    await documented(operations.unlinkIdentity, 200, {
+      token: owner.token,
+      query: `?id=${ownerIdentities.identities[0].id}`,
+    });
+
+    // A sign-in older than 10 minutes needs the password; its re-entries are limited (5 a window).
+    const stale = await signedUpCaller();
+    const sessionId = JSON.parse(atob(stale.token.replace(/^Bearer /, "").split(".")[1])).session_id;
+    await stack.sql`update app.sessions set signed_in_at = now() - interval '11 minutes' where id = ${sessionId}`;
+    const link = { provider: "local", redirectTo: app };
+    await documented(operations.linkIdentity, 401, { token: stale.token, body: link, code: "credentials_required" });
+    for (let guess = 0; guess < 5; guess++) {
+      await documented(operations.linkIdentity, 401, {
+        token: stale.token,
+        body: { ...link, password: `guess ${guess}` },
+        code: "invalid_credentials",
+      });
+    }
+    await documented(operations.linkIdentity, 429, {
+      token: stale.token,
+      body: { ...link, password },
+      code: "rate_limited",
+    });
+
+    // Change-password and delete-account without the password: only after a fresh provider sign-in.
+    await documented(operations.changePassword, 401, {
+      token: stale.token,
+      body: { newPassword: "a new long secret" },
+      code: "credentials_required",
+    });
+    const fresh = await providerSession(person.sub);
+    await documented(operations.changePassword, 200, {
+      token: fresh.accessToken,
+      body: { newPassword: "a new long secret" },
+    });
+  });
+
   it("answers account deletion's own outcomes", async () => {
     const { email, token } = await signedUpCaller();
-    await documented(operations.deleteAccount, 400, { token, body: {} });
+    await documented(operations.deleteAccount, 400, { token, body: { password: 42 } });
+    // Only a provider sign-in of the last 10 minutes stands in for the password; a password sign-in does not.
+    await documented(operations.deleteAccount, 401, { token, body: {}, code: "credentials_required" });
     await documented(operations.deleteAccount, 401, { token, body: { password: "wrong password" } });
     await documented(operations.deleteAccount, 200, { token, body: { password } });
     // A session's re-entered passwords are limited (5 a window): the sixth is refused, even the right one.
@@ -777,8 +980,13 @@ describe("every documented status of every operation", () => {
         mfaRecover: { recoveryCode: owner.recoveryCodes[0] },
         mfaUnenroll: { factorId: owner.factorId, code: "123456" },
         mfaRecoveryCodes: { code: "123456" },
+        oauthToken: { code: "a-code-never-given" },
+        linkIdentity: { provider: "local", redirectTo: app },
       };
       const queries: Record<string, string> = {
+        oauthAuthorize: authorizeQuery,
+        oauthCallback: "?state=a-state-never-given&code=x",
+        unlinkIdentity: `?id=${crypto.randomUUID()}`,
         deleteNote: `?id=${caller.noteId}`,
         getNote: `?id=${caller.noteId}`,
         revokeSession: `?id=${caller.refreshToken.split(".")[0]}`,

@@ -42,6 +42,8 @@ export async function call(path: string, request: ApiRequest = {}): Promise<ApiR
   Object.assign(headers, request.headers);
   const response = await fetch(`${request.baseUrl ?? inject("baseUrl")}${path}`, {
     method: request.method ?? (request.body === undefined ? "GET" : "POST"),
+    // A redirect (a provider sign-in's start and callback) is the answer under test, not a page to follow.
+    redirect: "manual",
     headers,
     body: request.body === undefined
       ? undefined

@@ -14,8 +14,13 @@ interface MediaType {
   schema: { $ref: string };
   example?: unknown;
 }
+interface HeaderObject {
+  required?: boolean;
+  schema: { type: string; format?: string };
+}
 interface ResponseObject {
   content?: Record<string, MediaType>;
+  headers?: Record<string, HeaderObject>;
 }
 interface OperationObject {
   operationId: string;
@@ -66,10 +71,21 @@ export function expectDocumented(method: string, path: string, response: ApiResp
   expect(operation, `${method} ${path} is documented`).toBeDefined();
   const documented = operation?.responses[String(response.status)];
   expect(documented, `${method} ${path} documents status ${response.status}: ${response.text}`).toBeDefined();
+  const key = `${documentedMethod.toUpperCase()} ${path}`;
+  const location = response.headers.get("location");
+  if (documented?.headers?.Location?.required) {
+    // A redirect: no body, and an absolute URL to go to.
+    expect(documented.content, `${method} ${path} ${response.status} documents no body`).toBeUndefined();
+    expect(response.text, `${method} ${path} ${response.status} has no body`).toBe("");
+    expect(location, `${method} ${path} ${response.status} has a Location`).not.toBeNull();
+    expect(() => new URL(location ?? ""), `Location ${location} is an absolute URL`).not.toThrow();
+    observed.set(key, (observed.get(key) ?? new Set()).add(response.status));
+    return;
+  }
+  expect(location, `${method} ${path} ${response.status} redirects nowhere`).toBeNull();
   const ref = documented?.content?.["application/json"]?.schema.$ref;
   expect(ref, `${method} ${path} ${response.status} has a JSON schema`).toBeDefined();
   const { valid, errors } = matchesRef(ref ?? "", response.body);
   expect(valid, `${method} ${path} ${response.status} body ${response.text} against ${ref}: ${errors}`).toBe(true);
-  const key = `${documentedMethod.toUpperCase()} ${path}`;
   observed.set(key, (observed.get(key) ?? new Set()).add(response.status));
 }
