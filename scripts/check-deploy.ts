@@ -196,7 +196,11 @@ interface Probe {
   dispatchSecret?: boolean;
   /** An event stream, which never ends by itself: read until this event comes, then closed. */
   untilEvent?: string;
+  /** A browser navigation (a provider sign-in's start and return): sent as a browser would, without an apikey. */
+  browserNavigation?: true;
   status: number;
+  /** The error `code` the answer must carry. */
+  code?: string;
 }
 
 /** How long a probe's event stream may take to send the event it waits for. */
@@ -415,6 +419,42 @@ function probes(
       authorized: true,
       status: 200,
     },
+    // Provider sign-in, with no provider configured here. The start refuses an unknown provider as JSON, never as a
+    // redirect; the return and the code's exchange look the unknown state and code up in the database.
+    {
+      name: "auth-oauth-authorize",
+      path: "/auth-oauth-authorize?provider=nobody&redirect_to=https%3A%2F%2Fapp.example%2Fsigned-in",
+      method: "GET",
+      browserNavigation: true,
+      status: 400,
+      code: "invalid_request",
+    },
+    {
+      name: "auth-oauth-callback",
+      path: "/auth-oauth-callback?state=never-started&code=x",
+      method: "GET",
+      browserNavigation: true,
+      status: 400,
+      code: "invalid_state",
+    },
+    {
+      name: "auth-oauth-token",
+      path: "/auth-oauth-token",
+      method: "POST",
+      body: { code: "never-given" },
+      status: 400,
+      code: "invalid_code",
+    },
+    { name: "auth-identities", path: "/auth-identities", method: "GET", authorized: true, status: 200 },
+    // Without a token: the function boots, reads its body and refuses before any provider would be called.
+    {
+      name: "auth-identities-link",
+      path: "/auth-identities-link",
+      method: "POST",
+      body: { provider: "nobody", redirectTo: "https://app.example/settings" },
+      status: 401,
+      code: "token_missing",
+    },
     {
       name: "auth-delete-account",
       path: "/auth-delete-account",
@@ -486,7 +526,9 @@ async function bootEach(
     try {
       const response = await fetch(`${child.ready[1]}${probe.path}`, {
         method: probe.method,
-        headers: {
+        // No probe expects a redirect: one would be followed nowhere, and reported below.
+        redirect: "manual",
+        headers: probe.browserNavigation ? {} : {
           "content-type": "application/json",
           apikey: apiKey,
           ...(probe.authorized ? { authorization: token } : {}),
@@ -505,13 +547,17 @@ async function bootEach(
           );
         }
       }
-      const body = streamed ? undefined : await response.json();
-      if (response.status !== probe.status) {
+      const location = response.headers.get("location");
+      const body = streamed || location !== null ? undefined : await response.json();
+      if (response.status !== probe.status || (probe.code !== undefined && body?.code !== probe.code)) {
         problems.push(
-          `${probe.name}: ${probe.method} ${probe.path} answered ${response.status}, expected ${probe.status}: ${
-            JSON.stringify(body)
-          }\n${child.output()}`,
+          `${probe.name}: ${probe.method} ${probe.path} answered ${response.status}, expected ${probe.status}${
+            probe.code ? ` ${probe.code}` : ""
+          }: ${JSON.stringify(body)}\n${child.output()}`,
         );
+      }
+      if (location !== null) {
+        problems.push(`${probe.name}: ${probe.method} ${probe.path} redirected to ${location}\n${child.output()}`);
       }
       token = body?.data?.accessToken ?? token;
       refreshToken = body?.data?.refreshToken ?? refreshToken;
