@@ -44,6 +44,8 @@ import {
   type Enrollment,
   type FactorList,
   idempotencyKeyHeader,
+  type IdentityLinkStart,
+  type IdentityList,
   type LogoutScope,
   type ManagedUserList,
   type Note,
@@ -60,6 +62,7 @@ import {
   streamReady,
   streamReset,
   tokenErrorCodes,
+  type UnlinkedIdentity,
   type User,
 } from "../supabase/functions/_shared/contract/mod.ts";
 import { refreshAttemptMs, refreshAttempts } from "../supabase/functions/_shared/contract/refresh-budget.ts";
@@ -100,6 +103,11 @@ export interface NotesClientOptions {
   /** How long before `expiresAt` the client refreshes ahead of a call; 60 seconds by default. */
   refreshMarginSeconds?: number;
   /**
+   * How the client reads and moves the browser's page for a provider sign-in: the page's own `location` and
+   * `history` by default, where there is a page. Give one in tests, in a webview, or wherever no page is.
+   */
+  navigation?: BrowserNavigation;
+  /**
    * How long a call may wait for its answer, in milliseconds; 15 000 by
    * default. One deadline per call: a refresh of the session or a retry
    * within the call spends the same time, never more. Past it the call throws
@@ -107,6 +115,71 @@ export interface NotesClientOptions {
    */
   timeoutMs?: number;
 }
+
+/**
+ * The page a provider sign-in leaves and comes back to. A browser's is `location` and `history`
+ * ({@link pageNavigation}); anything else that can show a URL and say where it is will do.
+ */
+export interface BrowserNavigation {
+  /** The page's URL now (`location.href`). */
+  url(): string;
+  /** Leaves the page for `url` (`location.assign(url)`). */
+  assign(url: string): void;
+  /** Rewrites the page's URL without leaving it or adding to its history (`history.replaceState`). */
+  replace(url: string): void;
+}
+
+/** The browser's own page, or undefined where there is none (Node, Deno, a worker). */
+export function pageNavigation(): BrowserNavigation | undefined {
+  const page = globalThis as unknown as {
+    location?: { href: string; assign(url: string): void };
+    history?: { state: unknown; replaceState(data: unknown, unused: string, url: string): void };
+  };
+  let location: typeof page.location;
+  try {
+    // Deno without --location throws on reading `location`.
+    location = page.location;
+  } catch {
+    return undefined;
+  }
+  const { history } = page;
+  if (!location || typeof location.assign !== "function" || !history) return undefined;
+  return {
+    url: () => location.href,
+    assign: (url) => location.assign(url),
+    replace: (url) => history.replaceState(history.state, "", url),
+  };
+}
+
+/** Where a provider sign-in or link starts, and where the browser comes back to. */
+export interface ProviderRedirect {
+  /** A provider the service is configured with (`OIDC_PROVIDERS`), e.g. `google`. */
+  provider: string;
+  /**
+   * The app's page the browser returns to, absolute, whose origin and path the service lists in
+   * `OAUTH_REDIRECT_URLS`; its own query is kept. That page calls {@link NotesClient.completeProviderSignIn}.
+   */
+  redirectTo: string;
+}
+
+/** The query parameters a provider sign-in's return adds to the app's URL, which completing it removes. */
+export const providerReturnParameters = ["code", "linked", "error", "error_description"] as const;
+
+/**
+ * What {@link NotesClient.completeProviderSignIn} found in the page's URL:
+ * - `signed_in`: the one-time code was exchanged and the session kept, as login keeps it. When `mfaRequired` is
+ *   true the session must make the second step (`client.mfa.verify` or `recover`) before anything else, as after
+ *   a login.
+ * - `linked`: a link the signed-in user started completed; `provider` can now sign in to this account.
+ * - `error`: nothing was signed in or linked; `error` is one of the contract's `providerSignInErrors`
+ *   (`access_denied`, `identity_not_linked`, ...) and `description` the service's hint. Show your own words.
+ * - `none`: the URL holds no provider return: an ordinary start of the app.
+ */
+export type ProviderSignInResult =
+  | { outcome: "signed_in"; session: Session; mfaRequired: boolean }
+  | { outcome: "linked"; provider: string }
+  | { outcome: "error"; error: string; description: string | undefined }
+  | { outcome: "none" };
 
 /** What every method takes, in its last argument, to bound or cancel that one call. */
 export interface RequestOptions {
@@ -404,6 +477,7 @@ export class NotesClient {
   readonly #storage: SessionStorage;
   readonly #refreshMarginMs: number;
   readonly #timeoutMs: number;
+  readonly #navigation: BrowserNavigation | undefined;
   /** How long each request of a refresh may take: the budget's, or a share of a shorter `timeoutMs`. */
   readonly #refreshAttemptMs: number;
   readonly #listeners = new Set<SessionListener>();
@@ -426,6 +500,7 @@ export class NotesClient {
     this.#storage = options.storage ?? memorySessionStorage();
     this.#refreshMarginMs = (options.refreshMarginSeconds ?? 60) * 1000;
     this.#timeoutMs = options.timeoutMs ?? defaultTimeoutMs;
+    this.#navigation = options.navigation ?? pageNavigation();
     this.#refreshAttemptMs = Math.min(refreshAttemptMs, this.#timeoutMs / refreshAttempts);
     const shared = this.#storage.sharedBy;
     this.#tabs = shared && typeof BroadcastChannel === "function"
@@ -566,6 +641,90 @@ export class NotesClient {
         recoveryCodes: string[];
       }).recoveryCodes,
   };
+
+  /**
+   * The URL that starts a sign-in with `provider` (`GET /auth/oauth/authorize`): a browser navigation, with no
+   * key and no token, so it can also be a link's `href`. After the provider, the browser comes back to
+   * `redirectTo`, where {@link completeProviderSignIn} finishes.
+   */
+  providerSignInUrl({ provider, redirectTo }: ProviderRedirect): string {
+    const url = new URL(`${this.#base}${pathOf(operations.oauthAuthorize)}`);
+    url.searchParams.set("provider", provider);
+    url.searchParams.set("redirect_to", redirectTo);
+    return url.href;
+  }
+
+  /**
+   * Starts a sign-in with `provider`: leaves the page for the service, which sends the browser on to the
+   * provider (`navigation.assign` of {@link providerSignInUrl}). Nothing is sent from here, and nothing comes
+   * back to this page: the browser returns to `redirectTo`. A provider that is not configured, or a `redirectTo`
+   * the service does not list, is answered there as a JSON 400. Throws, leaving the page as it is, where the
+   * client has no page to navigate (give `navigation`).
+   */
+  signInWithProvider(redirect: ProviderRedirect): void {
+    this.#page().assign(this.providerSignInUrl(redirect));
+  }
+
+  /**
+   * Finishes a provider sign-in or link on the page the browser came back to: reads `code`, `linked` or `error`
+   * from the page's URL (or from `url`, when given), removes them from the page's URL at once (so a reload or a
+   * shared link never carries the one-time code), and for a code exchanges it (`POST /auth/oauth/token`, valid
+   * 60 seconds, once) and keeps the session as login does. Call it once when the app starts. Throws the
+   * exchange's {@link NotesApiError} (400 `invalid_code` for a code spent, expired or of a suspended account:
+   * start the sign-in again).
+   */
+  async completeProviderSignIn(
+    options: { url?: string } & RequestOptions = {},
+  ): Promise<ProviderSignInResult> {
+    const href = options.url ?? this.#navigation?.url();
+    if (href === undefined) return { outcome: "none" };
+    const url = new URL(href);
+    const found = Object.fromEntries(providerReturnParameters.map((name) => [name, url.searchParams.get(name)]));
+    if (found.code === null && found.linked === null && found.error === null) return { outcome: "none" };
+    if (options.url === undefined) {
+      for (const name of providerReturnParameters) url.searchParams.delete(name);
+      this.#navigation?.replace(url.href);
+    }
+    if (found.error !== null) {
+      return { outcome: "error", error: found.error, description: found.error_description ?? undefined };
+    }
+    if (found.linked !== null) return { outcome: "linked", provider: found.linked };
+    const session = this.#keep(
+      await this.#call("oauthToken", { body: { code: found.code }, deadline: this.#deadline(options) }) as Session,
+    );
+    return { outcome: "signed_in", session, mfaRequired: session.mfaRequired };
+  }
+
+  /** The providers the signed-in account can sign in with, and whether it has a password too. */
+  async listIdentities(request: RequestOptions = {}): Promise<IdentityList> {
+    return await this.#call("listIdentities", { deadline: this.#deadline(request) }) as IdentityList;
+  }
+
+  /**
+   * Starts linking `provider` to the signed-in account; answers the provider's URL (good for 10 minutes), and
+   * with `navigate: true` also leaves the page for it. After the provider, the browser comes back to
+   * `redirectTo` with `linked=<provider>` or an error, which {@link completeProviderSignIn} reads. `password` is
+   * needed unless this session signed in within the last 10 minutes: without it the call throws 401
+   * `credentials_required` (ask for it, call again); a wrong one is 401 `invalid_credentials`.
+   */
+  async linkIdentity(
+    body: BodyOf<"linkIdentity">,
+    options: { navigate?: boolean } & RequestOptions = {},
+  ): Promise<IdentityLinkStart> {
+    // Checked before the call: a link started here must be able to leave the page.
+    const page = options.navigate ? this.#page() : undefined;
+    const start = await this.#call("linkIdentity", { body, deadline: this.#deadline(options) }) as IdentityLinkStart;
+    page?.assign(start.url);
+    return start;
+  }
+
+  /**
+   * Unlinks one of the account's identities (`id` of {@link listIdentities}). Throws 409 `last_sign_in_method`
+   * when it is the account's only way to sign in, and 404 `identity_not_found` for an id that is none of its.
+   */
+  async unlinkIdentity(id: string, request: RequestOptions = {}): Promise<UnlinkedIdentity> {
+    return await this.#call("unlinkIdentity", { query: { id }, deadline: this.#deadline(request) }) as UnlinkedIdentity;
+  }
 
   /** Creates an account and keeps its session. */
   async register(body: BodyOf<"register">, request: RequestOptions = {}): Promise<Session> {
@@ -835,6 +994,12 @@ export class NotesClient {
       if (!page.pagination.hasMore || page.notes.length === 0) return;
       offset += page.notes.length;
     }
+  }
+
+  /** The page to navigate, or an error saying that the client has none. */
+  #page(): BrowserNavigation {
+    if (this.#navigation) return this.#navigation;
+    throw new Error("This client has no page to navigate: create it with a `navigation`");
   }
 
   /** Keeps `session`, and the device token that login and register answer, which outlives it. */

@@ -10,6 +10,7 @@
 export * from "../supabase/functions/_shared/contract/mod.ts";
 export {
   type AdminApi,
+  type BrowserNavigation,
   type CreateNoteOptions,
   createNotesClient,
   type DeleteNoteOptions,
@@ -19,6 +20,10 @@ export {
   type MfaApi,
   NotesClient,
   type NotesClientOptions,
+  pageNavigation,
+  type ProviderRedirect,
+  providerReturnParameters,
+  type ProviderSignInResult,
   type RequestOptions,
   type SecurityEventsOptions,
   type SessionListener,
@@ -45,5 +50,6 @@ export {
   operations,
   type OperationSpec,
   pathOf,
+  type RedirectSuccess,
   type StreamEvents,
 } from "./operations.ts";

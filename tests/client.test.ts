@@ -5,9 +5,10 @@
  */
 import { spawn } from "node:child_process";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, createServer as createTcpServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import {
+  type BrowserNavigation,
   createNotesClient,
   memorySessionStorage,
   type NoteChange,
@@ -25,6 +26,7 @@ import { decodeAccessToken } from "./support/auth.ts";
 import { signToken } from "./support/tokens.ts";
 import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";
 import { sharedStackLimits } from "../dev/harness/stack.ts";
+import { type IdentityProvider, ProviderBrowser, startIdentityProvider } from "./support/identity-provider.ts";
 
 const url = inject("baseUrl");
 const password = "correct horse battery";
@@ -146,6 +148,9 @@ function callsNeedingASession(client: NotesClient): Record<string, () => Promise
     mfaList: () => client.mfa.list(),
     mfaUnenroll: () => client.mfa.unenroll({ factorId: id, code: "123456" }),
     mfaRecoveryCodes: () => client.mfa.regenerateRecoveryCodes({ code: "123456" }),
+    listIdentities: () => client.listIdentities(),
+    linkIdentity: () => client.linkIdentity({ provider: "google", redirectTo: "http://127.0.0.1:5173/" }),
+    unlinkIdentity: () => client.unlinkIdentity(id),
   };
   return {
     ...byOperation,
@@ -1200,5 +1205,207 @@ describe("the same calls through supabase-js functions.invoke", () => {
     expect(output).toMatch(/^Note created successfully$/m);
     expect(output).toMatch(/^DRAFT Groceries$/m);
     expect(output).toMatch(/^400 At least one of title or content is required$/m);
+  });
+});
+
+describe("sign-in with a provider", () => {
+  // A stack of its own with a real OpenID Connect provider (support/identity-provider.ts) as `local`.
+  let stack: ScratchStack;
+  let provider: IdentityProvider;
+  const app = "http://127.0.0.1:5173/";
+
+  /** A port free now, for the stack: the provider must know the callback's URL before the stack starts. */
+  function freePort(): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const server = createTcpServer();
+      server.once("error", reject);
+      server.listen(0, "127.0.0.1", () => {
+        const { port } = server.address() as AddressInfo;
+        server.close(() => resolve(port));
+      });
+    });
+  }
+
+  beforeAll(async () => {
+    const port = await freePort();
+    provider = await startIdentityProvider({
+      redirectUris: [`http://127.0.0.1:${port}/functions/v1/auth/oauth/callback`],
+    });
+    stack = await startScratchStack("client_provider", {
+      env: {
+        ...sharedStackLimits,
+        BCRYPT_COST: "4",
+        PORT: String(port),
+        OIDC_PROVIDERS: "local",
+        OIDC_LOCAL_ISSUER: provider.issuer,
+        OIDC_LOCAL_CLIENT_ID: provider.clientId,
+        OIDC_LOCAL_CLIENT_SECRET: provider.clientSecret,
+        OIDC_ALLOW_HTTP: "true",
+        OAUTH_REDIRECT_URLS: app,
+      },
+    });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+    await provider?.stop();
+  });
+
+  /** A page for the client: where it is, every URL it left for, and its URL as rewritten. */
+  function fakePage(start = `${app}?tab=notes`) {
+    let current = start;
+    const left: string[] = [];
+    const navigation: BrowserNavigation = {
+      url: () => current,
+      assign: (to) => void left.push(to),
+      replace: (to) => void (current = to),
+    };
+    return { navigation, left, url: () => current, arrive: (at: string) => void (current = at) };
+  }
+
+  /** A person at the provider with a new subject and address. */
+  function newPerson() {
+    const sub = `person-${crypto.randomUUID()}`;
+    const email = uniqueEmail("client-provider");
+    provider.setAccount({ sub, email, email_verified: true, name: "Client Provider" });
+    return { sub, email };
+  }
+
+  /** A browser navigation to the service: the Location it answers. */
+  async function redirectOf(to: string): Promise<string> {
+    const response = await fetch(to, { redirect: "manual" });
+    expect(response.status, await response.clone().text()).toBe(302);
+    return response.headers.get("location") ?? fail("no Location");
+  }
+
+  /**
+   * The browser's trip from the URL the client left for (the service's authorize URL, or a link's provider URL)
+   * through the provider as `sub`, back to the app: the app URL it arrives at.
+   */
+  async function roundTrip(leftFor: string, sub: string, options: { abort?: boolean } = {}): Promise<string> {
+    const atProvider = leftFor.startsWith(stack.baseUrl) ? await redirectOf(leftFor) : leftFor;
+    const callback = await new ProviderBrowser().signIn(atProvider, sub, options);
+    return await redirectOf(callback.href);
+  }
+
+  it("signs in: leaves for the service, and back on the app exchanges the code, keeps the session and cleans the URL", async () => {
+    const person = newPerson();
+    const page = fakePage();
+    const client = createNotesClient({ url: stack.baseUrl, anonKey, navigation: page.navigation });
+    expect(await client.completeProviderSignIn(), "an ordinary start").toEqual({ outcome: "none" });
+    expect(page.url()).toBe(`${app}?tab=notes`);
+
+    client.signInWithProvider({ provider: "local", redirectTo: `${app}?tab=notes` });
+    expect(page.left).toEqual([client.providerSignInUrl({ provider: "local", redirectTo: `${app}?tab=notes` })]);
+    expect(new URL(page.left[0]).pathname).toBe("/functions/v1/auth/oauth/authorize");
+    page.arrive(await roundTrip(page.left[0], person.sub));
+    const code = new URL(page.url()).searchParams.get("code") ?? fail(`no code in ${page.url()}`);
+
+    const sessions: unknown[] = [];
+    client.onSessionChange((session) => sessions.push(session));
+    const result = await client.completeProviderSignIn();
+    expect(result).toMatchObject({ outcome: "signed_in", mfaRequired: false });
+    expect(page.url(), "the code is gone from the URL, the app's own query kept").toBe(`${app}?tab=notes`);
+    expect(client.session?.payload).toMatchObject({ email: person.email, name: "Client Provider", isVerified: true });
+    expect(sessions).toHaveLength(1);
+    expect((await client.getUser()).email).toBe(person.email);
+    const { identities, hasPassword } = await client.listIdentities();
+    expect(hasPassword).toBe(false);
+    expect(identities).toMatchObject([{ provider: "local", email: person.email }]);
+
+    // The code works once: a page that kept it (another tab) cannot sign in with it again.
+    const kept = fakePage(`${app}?code=${encodeURIComponent(code)}`);
+    const again = createNotesClient({ url: stack.baseUrl, anonKey, navigation: kept.navigation });
+    const spent = await apiError(again.completeProviderSignIn());
+    expect(kept.url(), "removed before the exchange, so a reload does not send it again").toBe(app);
+    expect(spent).toMatchObject({ status: 400, code: "invalid_code" });
+    expect(again.session).toBeUndefined();
+  });
+
+  it("answers the provider's refusal as an error with its code, and cleans the URL", async () => {
+    const person = newPerson();
+    const page = fakePage();
+    const client = createNotesClient({ url: stack.baseUrl, anonKey, navigation: page.navigation });
+    client.signInWithProvider({ provider: "local", redirectTo: app });
+    page.arrive(await roundTrip(page.left[0], person.sub, { abort: true }));
+    const result = await client.completeProviderSignIn();
+    expect(result).toMatchObject({ outcome: "error", error: "access_denied" });
+    expect(result.outcome === "error" && result.description).toBeTruthy();
+    expect(page.url()).toBe(app);
+    expect(client.session).toBeUndefined();
+  });
+
+  it("says identity_not_linked for the address of an account with a password; linked, the provider signs in to it; unlinked, no more", async () => {
+    const person = newPerson();
+    const owner = createNotesClient({ url: stack.baseUrl, anonKey, navigation: fakePage().navigation });
+    await owner.register({ name: "Owner", email: person.email, password });
+
+    const visitor = fakePage();
+    const stranger = createNotesClient({ url: stack.baseUrl, anonKey, navigation: visitor.navigation });
+    stranger.signInWithProvider({ provider: "local", redirectTo: app });
+    visitor.arrive(await roundTrip(visitor.left[0], person.sub));
+    expect(await stranger.completeProviderSignIn()).toMatchObject({ outcome: "error", error: "identity_not_linked" });
+
+    // Signed in just now, the owner links without the password; the page leaves for the provider.
+    const settings = fakePage(`${app}?tab=settings`);
+    const linking = createNotesClient({ url: stack.baseUrl, anonKey, navigation: settings.navigation });
+    linking.setSession(owner.session);
+    const { url: providerUrl } = await linking.linkIdentity(
+      { provider: "local", redirectTo: `${app}?tab=settings` },
+      { navigate: true },
+    );
+    expect(settings.left).toEqual([providerUrl]);
+    settings.arrive(await roundTrip(providerUrl, person.sub));
+    expect(await linking.completeProviderSignIn()).toEqual({ outcome: "linked", provider: "local" });
+    expect(settings.url()).toBe(`${app}?tab=settings`);
+    const { identities, hasPassword } = await linking.listIdentities();
+    expect(hasPassword).toBe(true);
+    expect(identities).toMatchObject([{ provider: "local", email: person.email }]);
+
+    const back = fakePage();
+    const provided = createNotesClient({ url: stack.baseUrl, anonKey, navigation: back.navigation });
+    provided.signInWithProvider({ provider: "local", redirectTo: app });
+    back.arrive(await roundTrip(back.left[0], person.sub));
+    const signedIn = await provided.completeProviderSignIn();
+    expect(signedIn.outcome === "signed_in" && signedIn.session.payload.id).toBe(owner.session?.payload.id);
+
+    expect(await linking.unlinkIdentity(identities[0].id)).toEqual({ id: identities[0].id });
+    expect((await linking.listIdentities()).identities).toEqual([]);
+    expect(await apiError(linking.unlinkIdentity(identities[0].id))).toMatchObject({
+      status: 404,
+      code: "identity_not_found",
+    });
+  });
+
+  it("refuses to unlink an account's only way to sign in, and to link without the password after 10 minutes", async () => {
+    const person = newPerson();
+    const page = fakePage();
+    const client = createNotesClient({ url: stack.baseUrl, anonKey, navigation: page.navigation });
+    client.signInWithProvider({ provider: "local", redirectTo: app });
+    page.arrive(await roundTrip(page.left[0], person.sub));
+    await client.completeProviderSignIn();
+    const [only] = (await client.listIdentities()).identities;
+    expect(await apiError(client.unlinkIdentity(only.id))).toMatchObject({ status: 409, code: "last_sign_in_method" });
+
+    const { session } = await signedUp("stale-link", stack.baseUrl).then(({ client: made }) => made);
+    const sessionId = String(decodeAccessToken(session?.accessToken ?? fail("no session")).claims.session_id);
+    await stack.sql`update app.sessions set signed_in_at = now() - interval '11 minutes' where id = ${sessionId}`;
+    const stale = createNotesClient({ url: stack.baseUrl, anonKey, navigation: page.navigation });
+    stale.setSession(session);
+    const left = page.left.length;
+    const refused = await apiError(stale.linkIdentity({ provider: "local", redirectTo: app }, { navigate: true }));
+    expect(refused).toMatchObject({ status: 401, code: "credentials_required" });
+    expect(stale.session, "a password asked for is no ended session").toBeDefined();
+    expect(page.left).toHaveLength(left);
+    const started = await stale.linkIdentity({ provider: "local", redirectTo: app, password });
+    expect(new URL(started.url).origin).toBe(provider.issuer);
+  });
+
+  it("needs a page to navigate, where none is given and there is none", async () => {
+    const client = createNotesClient({ url: stack.baseUrl, anonKey });
+    expect(() => client.signInWithProvider({ provider: "local", redirectTo: app })).toThrow(/navigation/);
+    expect(await client.completeProviderSignIn()).toEqual({ outcome: "none" });
+    expect(client.providerSignInUrl({ provider: "local", redirectTo: app })).toBe(
+      `${stack.baseUrl}/auth/oauth/authorize?provider=local&redirect_to=${encodeURIComponent(app)}`,
+    );
   });
 });
