@@ -7,6 +7,13 @@
  * `npm start` does, its log shown in the terminal so codes can be read there).
  * What it cannot do it says in one line, without a stack trace.
  *
+ * The sign-in providers the page offers are NOTES_PROVIDERS (comma-separated),
+ * else OIDC_PROVIDERS, the service's own setting, which a stack started here
+ * reads from the same environment with the rest of its OIDC_* settings. The
+ * browser comes back from a provider to the demo's page, so the service's
+ * OAUTH_REDIRECT_URLS must list it (`http://127.0.0.1:5173/` for Vite's first
+ * port).
+ *
  * @example
  * ```ts
  * export default defineConfig({ plugins: [notesStack()] });
@@ -147,8 +154,9 @@ async function findFunctions(): Promise<{ functions: Functions; child?: ChildPro
 }
 
 /**
- * Provides `import.meta.env.VITE_NOTES_URL`, `VITE_NOTES_ANON_KEY` and
- * `VITE_NOTES_CODES_HINT`, using a running stack or starting one when none is named.
+ * Provides `import.meta.env.VITE_NOTES_URL`, `VITE_NOTES_ANON_KEY`,
+ * `VITE_NOTES_CODES_HINT` and `VITE_NOTES_PROVIDERS`, using a running stack or
+ * starting one when none is named.
  */
 export function notesStack(): Plugin {
   let child: ChildProcess | undefined;
@@ -167,6 +175,9 @@ export function notesStack(): Plugin {
           "import.meta.env.VITE_NOTES_URL": JSON.stringify(functions.url),
           "import.meta.env.VITE_NOTES_ANON_KEY": JSON.stringify(functions.anonKey),
           "import.meta.env.VITE_NOTES_CODES_HINT": JSON.stringify(codesHint(functions)),
+          "import.meta.env.VITE_NOTES_PROVIDERS": JSON.stringify(
+            process.env.NOTES_PROVIDERS ?? process.env.OIDC_PROVIDERS ?? "",
+          ),
         },
       };
     },

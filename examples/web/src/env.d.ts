@@ -7,4 +7,6 @@ interface ImportMetaEnv {
   readonly VITE_NOTES_ANON_KEY: string;
   /** Where a local stack prints the codes it mails ("in the terminal where …"); empty for a deployed project. */
   readonly VITE_NOTES_CODES_HINT: string;
+  /** The sign-in providers to offer, comma-separated (`google,microsoft`); empty for none. Set by vite.config.ts. */
+  readonly VITE_NOTES_PROVIDERS: string;
 }

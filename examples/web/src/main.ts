@@ -22,6 +22,7 @@ import { accountItem, eventItem } from "./admin-item.ts";
 import { byId, onSubmit } from "./dom.ts";
 import { reportErrors, showError, showInfo } from "./messages.ts";
 import { holdsUnsavedWork, noteItem } from "./note-item.ts";
+import { providersPanel } from "./providers.ts";
 import { secondFactorPanel } from "./second-factor.ts";
 import { sessionItem } from "./session-item.ts";
 
@@ -61,6 +62,7 @@ const adminEvents = byId("admin-events", HTMLUListElement);
 const adminEventsHeading = byId("admin-events-heading", HTMLHeadingElement);
 let adminQuery = "";
 const secondFactor = secondFactorPanel(client);
+const providers = providersPanel(client);
 
 function showSignedIn(): void {
   const session = client.session;
@@ -81,6 +83,7 @@ function showSignedIn(): void {
     sessionList.replaceChildren();
     account.open = false;
     secondFactor.clear();
+    providers.clear();
   }
   if (!needsSecondStep) {
     verifyCodeForm.hidden = false;
@@ -384,14 +387,15 @@ byId("resend-verification", HTMLButtonElement).addEventListener("click", () =>
 
 onSubmit("change-password-form", ({ currentPassword, newPassword }, form) =>
   reportErrors(async () => {
-    await client.changePassword({ currentPassword, newPassword });
+    // Left empty only after a provider sign-in of the last 10 minutes; the service says so otherwise.
+    await client.changePassword({ currentPassword: currentPassword || undefined, newPassword });
     form.reset();
     showInfo("Password changed: your other devices are signed out");
   }, form));
 
 onSubmit("delete-account-form", ({ password }, form) =>
   reportErrors(async () => {
-    await client.deleteAccount({ password });
+    await client.deleteAccount({ password: password || undefined });
     form.reset();
     showInfo("Your account and its notes are deleted");
   }, form));
@@ -428,7 +432,10 @@ byId("show-sessions", HTMLButtonElement).addEventListener("click", () => reportE
 
 // The second factor's state is read when the account's settings open.
 account.addEventListener("toggle", () => {
-  if (account.open && client.session && !client.session.mfaRequired) void reportErrors(secondFactor.show);
+  if (account.open && client.session && !client.session.mfaRequired) {
+    void reportErrors(secondFactor.show);
+    void reportErrors(providers.show);
+  }
 });
 
 logout.addEventListener("click", () =>
@@ -444,4 +451,9 @@ logoutEverywhere.addEventListener("click", () =>
   }));
 
 showSignedIn();
-if (client.session && !client.session.mfaRequired) void reportErrors(showNotes);
+// Back from a provider: the one-time code is exchanged (or the link's outcome said) before anything else.
+void reportErrors(async () => {
+  const returned = await providers.complete();
+  if (returned.outcome === "signed_in") return await signedInWith("Signed in with your provider");
+  if (client.session && !client.session.mfaRequired) await showNotes();
+});

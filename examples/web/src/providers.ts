@@ -1,0 +1,153 @@
+/**
+ * Sign-in with OpenID Connect providers in the demo app: a "Sign in with
+ * <provider>" button per provider on the sign-in screen, finishing the
+ * sign-in (or a link) when the browser comes back, and the account's linked
+ * providers in its settings, each with an unlink button, and a "Link
+ * <provider>" button for each one not linked yet.
+ *
+ * Which providers to offer: `VITE_NOTES_PROVIDERS`, a comma-separated list
+ * that stack-plugin.ts takes from NOTES_PROVIDERS, else from OIDC_PROVIDERS
+ * (the service's own setting, which a stack the demo starts reads from the
+ * same environment). The browser comes back to this page (its origin and
+ * path), which the service must list in OAUTH_REDIRECT_URLS.
+ *
+ * @example
+ * ```ts
+ * const providers = providersPanel(client);
+ * const outcome = await providers.complete();
+ * ```
+ */
+import type { NotesClient, ProviderSignInResult } from "../../../shared/index.ts";
+import { byId } from "./dom.ts";
+import { reportErrors, showInfo } from "./messages.ts";
+
+/** The providers this demo offers, as configured (`VITE_NOTES_PROVIDERS`). */
+export const configuredProviders: readonly string[] = (import.meta.env.VITE_NOTES_PROVIDERS ?? "")
+  .split(",")
+  .map((name) => name.trim())
+  .filter((name) => name !== "");
+
+/** What the page says for each reason a provider's return signed nothing in (the service's `error=`). */
+const returnErrors: Record<string, string> = {
+  access_denied: "The sign-in was cancelled at the provider.",
+  identity_not_linked: "An account with this email address already exists: log in with its password, then link " +
+    "the provider under Account.",
+  identity_already_linked: "That provider account is already linked to another account.",
+  email_required: "The provider did not share an email address, which an account needs.",
+  account_suspended: "This account is suspended.",
+  link_expired: "You were signed out before the link completed: sign in and link again.",
+  flow_expired: "The sign-in took more than 10 minutes: start it again.",
+  provider_error: "The provider's answer could not be used: try again.",
+  server_error: "The sign-in could not be completed: try again.",
+};
+
+/** A provider's name as a person reads it: `google` → `Google`. */
+function label(provider: string): string {
+  return provider.charAt(0).toUpperCase() + provider.slice(1).replaceAll("_", " ");
+}
+
+/** This page, where the provider's round trip comes back: its origin and path, as OAUTH_REDIRECT_URLS lists it. */
+function thisPage(): string {
+  return `${location.origin}${location.pathname}`;
+}
+
+function button(text: string, onClick?: () => void): HTMLButtonElement {
+  const element = document.createElement("button");
+  element.type = "button";
+  element.textContent = text;
+  if (onClick) element.addEventListener("click", onClick);
+  return element;
+}
+
+export function providersPanel(client: NotesClient): {
+  /** Finishes a provider's return found in the page's URL; answers what it was. */
+  complete(): Promise<ProviderSignInResult>;
+  /** Shows the account's linked providers and the ones it can link. */
+  show(): Promise<void>;
+  clear(): void;
+} {
+  const signInSection = byId("provider-sign-in", HTMLElement);
+  const signInButtons = byId("provider-buttons", HTMLElement);
+  const settings = byId("identities", HTMLElement);
+  const linked = byId("identity-list", HTMLUListElement);
+  const state = byId("identities-state", HTMLParagraphElement);
+  const linkForm = byId("link-identity-form", HTMLFormElement);
+  const linkButtons = byId("link-buttons", HTMLElement);
+
+  signInSection.hidden = configuredProviders.length === 0;
+  settings.hidden = configuredProviders.length === 0;
+  signInButtons.replaceChildren(
+    ...configuredProviders.map((provider) =>
+      button(`Sign in with ${label(provider)}`, () => client.signInWithProvider({ provider, redirectTo: thisPage() }))
+    ),
+  );
+
+  function clear(): void {
+    linked.replaceChildren();
+    linkButtons.replaceChildren();
+    state.textContent = "";
+    linkForm.hidden = true;
+  }
+
+  async function show(): Promise<void> {
+    if (configuredProviders.length === 0) return;
+    const { identities, hasPassword } = await client.listIdentities();
+    state.textContent = identities.length === 0
+      ? "No provider is linked: you sign in with your password."
+      : hasPassword
+      ? "You can sign in with your password or with:"
+      : "You sign in with (no password set; request a reset code above to set one):";
+    linked.replaceChildren(
+      ...identities.map((identity) => {
+        const item = document.createElement("li");
+        const text = document.createElement("span");
+        text.textContent = `${label(identity.provider)}${identity.email ? ` (${identity.email})` : ""}`;
+        item.append(
+          text,
+          button("Unlink", () =>
+            void reportErrors(async () => {
+              await client.unlinkIdentity(identity.id);
+              await show();
+              showInfo(`${label(identity.provider)} unlinked`);
+            })),
+        );
+        return item;
+      }),
+    );
+    const linkable = configuredProviders.filter((provider) => !identities.some((each) => each.provider === provider));
+    linkForm.hidden = linkable.length === 0;
+    // One submit button per provider: the one pressed says which to link.
+    linkButtons.replaceChildren(
+      ...linkable.map((provider) => {
+        const submit = button(`Link ${label(provider)}`);
+        submit.type = "submit";
+        submit.value = provider;
+        return submit;
+      }),
+    );
+  }
+
+  linkForm.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const provider = event.submitter instanceof HTMLButtonElement ? event.submitter.value : "";
+    const password = String(new FormData(linkForm).get("password") ?? "");
+    // The page leaves for the provider, and comes back here with `linked=` or `error=` (see complete).
+    void reportErrors(async () => {
+      await client.linkIdentity(
+        { provider, redirectTo: thisPage(), password: password || undefined },
+        { navigate: true },
+      );
+    }, linkForm);
+  });
+
+  async function complete(): Promise<ProviderSignInResult> {
+    const result = await client.completeProviderSignIn();
+    if (result.outcome === "error") {
+      throw new Error(returnErrors[result.error] ?? result.description ?? `The sign-in failed (${result.error})`);
+    }
+    if (result.outcome === "linked") showInfo(`${label(result.provider)} is linked: it signs in to this account`);
+    return result;
+  }
+
+  return { complete, show, clear };
+}
