@@ -25,12 +25,20 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Starts the app's dev server against the functions at `functionsUrl`. */
-export async function serveDemoApp(functionsUrl: string, anonKey: string) {
+/**
+ * Starts the app's dev server against the functions at `functionsUrl`, on `options.port` (a free one by default),
+ * offering the sign-in providers `options.providers` names (comma-separated; none by default).
+ */
+export async function serveDemoApp(
+  functionsUrl: string,
+  anonKey: string,
+  options: { port?: number; providers?: string } = {},
+) {
   // The plugin of vite.config.ts reads these and starts no stack of its own.
   process.env.NOTES_URL = functionsUrl;
   process.env.NOTES_ANON_KEY = anonKey;
-  const port = await freePort();
+  process.env.NOTES_PROVIDERS = options.providers ?? "";
+  const port = options.port ?? await freePort();
   const server = await createServer({
     configFile: fileURLToPath(new URL("../../examples/web/vite.config.ts", import.meta.url)),
     server: { port, strictPort: true },
