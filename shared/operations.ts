@@ -143,7 +143,7 @@ const codeRules = "A code is the authenticator's 6 digits for the current 30-sec
 // What change-password and delete-account ask of an account that may have no password (one a provider made).
 const freshProviderSignIn = (field: string) =>
   `${field} may be left out only by a session that a provider sign-in (POST /auth/oauth/token) started within the ` +
-  "last 10 minutes; otherwise leaving it out is 401 credentials_required (an account made by a provider has no " +
+  "last 10 minutes; otherwise leaving it out is a 400 naming the field (an account made by a provider has no " +
   "password until it sets one with a reset code: sign in with the provider again, then call at once).";
 
 // Where a provider sign-in or link sends the browser back, and what it must be.
@@ -461,11 +461,13 @@ export const operations = {
     description: "Navigate the browser here (location.assign or a link; no apikey, no fetch) to sign in with a " +
       "configured OpenID Connect provider. It answers 302 to the provider's sign-in page; the provider returns " +
       "the browser to GET /auth/oauth/callback, which sends it on to redirect_to with a one-time code (exchange " +
-      "it with POST /auth/oauth/token) or an error. " + returnRules("redirect_to") +
-      " The sign-in must complete within 10 " +
-      "minutes. A provider that is not configured, or a redirect_to not allowed, is a 400 naming the field, as " +
-      "JSON with no Location: show it rather than navigating. Starts count toward the per-address sign-in limit " +
-      "(429 with Retry-After).",
+      "it with POST /auth/oauth/token) or an error. " + returnRules("redirect_to") + " Send code_challenge (PKCE " +
+      "S256, RFC 7636: base64url of the SHA-256 of a random verifier the app keeps, e.g. in sessionStorage): the " +
+      "code then signs in only with that verifier, so a code or callback URL fed to another browser signs " +
+      "nobody in. The typed client always sends one. The sign-in must complete within 10 minutes. " +
+      "A provider that is not configured, or a redirect_to not allowed, is a 400 naming the field, as JSON with no " +
+      "Location: show it rather than navigating. Starts count toward the per-address sign-in limit (429 with " +
+      "Retry-After); a provider that cannot be reached is a 503.",
     query: oauthAuthorizeQuery,
     success: {
       status: 302,
@@ -505,8 +507,10 @@ export const operations = {
     summary: "Exchange a provider sign-in's one-time code for a session",
     description: "Takes the code that the callback put in the app's URL (remove it from the URL, e.g. with " +
       "history.replaceState) and answers a session exactly as login does: an account with an active second " +
-      "factor gets mfaRequired true and makes the second step next. The code works once, within 60 seconds; an " +
-      "unknown, used or expired code, or one of a suspended account, is 400 invalid_code: start the sign-in again.",
+      "factor gets mfaRequired true and makes the second step next. Send codeVerifier, the PKCE verifier whose " +
+      "code_challenge started the sign-in (required then; refused for a sign-in started without one). The code " +
+      "works once, within 60 seconds; an unknown, used or expired code, one of a suspended account, or a missing " +
+      "or wrong codeVerifier is 400 invalid_code: start the sign-in again.",
     body: oauthTokenBody,
     success: { status: 200, data: session },
     errors: [...bodyErrors, 401, ...always],
@@ -536,7 +540,7 @@ export const operations = {
       "the browser to redirectTo with linked=<provider>, or with error (identity_already_linked: it belongs to " +
       "another account; link_expired: the session ended meanwhile). " + returnRules("redirectTo") +
       " The password is needed " +
-      "unless this session signed in within the last 10 minutes (any way): without it, 401 credentials_required " +
+      "unless this session signed in within the last 10 minutes (any way): without it, a 400 naming password " +
       "(ask for it and call again); a wrong one is 401 invalid_credentials and counts toward the session's " +
       "re-entry limit (429 past it). A provider that is not configured, or a redirectTo not allowed, is a 400 " +
       "naming the field." + secondStepNeeded,

@@ -9,7 +9,8 @@
  * must carry a documented `code` that goes with its status, and the main
  * cases the code named here.
  */
-import { connect, createServer } from "node:net";
+import { createHash, randomBytes } from "node:crypto";
+import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   activation,
@@ -38,6 +39,7 @@ import { type IdentityProvider, ProviderBrowser, startIdentityProvider } from ".
 import { expectErrorCode } from "./support/error-codes.ts";
 import type { ErrorCode } from "../supabase/functions/_shared/contract/error-codes.ts";
 import { testAnonKey } from "../dev/harness/stack.ts";
+import { freePort } from "../dev/harness/free-port.ts";
 
 const password = "correct horse battery";
 let stack: ScratchStack;
@@ -45,18 +47,6 @@ let stack: ScratchStack;
 let provider: IdentityProvider;
 /** The app URL a provider sign-in or link returns to (OAUTH_REDIRECT_URLS). */
 const app = "http://127.0.0.1:5173/signed-in";
-
-/** A port free now, for the stack: the provider must know the callback's URL before the stack starts. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 beforeAll(async () => {
   const port = await freePort();
@@ -275,9 +265,15 @@ async function throughProvider(start: string, sub: string): Promise<string> {
   return callback.search;
 }
 
-/** A whole provider sign-in of `sub`, each step documented: the app's URL that the callback sends the browser to. */
-async function providerSignIn(sub: string): Promise<URL> {
-  const started = await documented(operations.oauthAuthorize, 302, { apiKey: null, query: authorizeQuery });
+/**
+ * A whole provider sign-in of `sub`, each step documented, with the app's PKCE `codeChallenge` when given: the app's
+ * URL that the callback sends the browser to.
+ */
+async function providerSignIn(sub: string, codeChallenge?: string): Promise<URL> {
+  const query = codeChallenge === undefined
+    ? authorizeQuery
+    : `${authorizeQuery}&code_challenge=${codeChallenge}&code_challenge_method=S256`;
+  const started = await documented(operations.oauthAuthorize, 302, { apiKey: null, query });
   const callback = await throughProvider(started.headers.get("location") ?? fail("no Location"), sub);
   const back = await documented(operations.oauthCallback, 302, { apiKey: null, query: callback });
   return new URL(back.headers.get("location") ?? fail("no Location"));
@@ -837,6 +833,16 @@ describe("every documented status of every operation", () => {
     const { accessToken } = sessionEnvelope.parse(exchanged.body).data;
     await documented(operations.oauthToken, 400, { body: { code }, code: "invalid_code" });
     await documented(operations.oauthToken, 400, { body: { code: "" }, code: "invalid_request" });
+    // Started with the app's PKCE challenge, a code is exchanged only with its verifier.
+    const verifier = randomBytes(32).toString("base64url");
+    const challenge = createHash("sha256").update(verifier).digest("base64url");
+    const bound = (await providerSignIn(person.sub, challenge)).searchParams.get("code") ?? fail("no code");
+    await documented(operations.oauthToken, 400, {
+      body: { code: bound, codeVerifier: randomBytes(32).toString("base64url") },
+      code: "invalid_code",
+    });
+    const rebound = (await providerSignIn(person.sub, challenge)).searchParams.get("code") ?? fail("no code");
+    await documented(operations.oauthToken, 200, { body: { code: rebound, codeVerifier: verifier } });
 
     // The account the provider made: its one identity is its only way to sign in.
     const listed = await documented(operations.listIdentities, 200, { token: accessToken });
@@ -886,7 +892,12 @@ describe("every documented status of every operation", () => {
     const sessionId = JSON.parse(atob(stale.token.replace(/^Bearer /, "").split(".")[1])).session_id;
     await stack.sql`update app.sessions set signed_in_at = now() - interval '11 minutes' where id = ${sessionId}`;
     const link = { provider: "local", redirectTo: app };
-    await documented(operations.linkIdentity, 401, { token: stale.token, body: link, code: "credentials_required" });
+    const asked = await documented(operations.linkIdentity, 400, {
+      token: stale.token,
+      body: link,
+      code: "invalid_request",
+    });
+    expect(asked.body).toMatchObject({ fields: [{ field: "password", message: "password is required" }] });
     for (let guess = 0; guess < 5; guess++) {
       await documented(operations.linkIdentity, 401, {
         token: stale.token,
@@ -901,10 +912,10 @@ describe("every documented status of every operation", () => {
     });
 
     // Change-password and delete-account without the password: only after a fresh provider sign-in.
-    await documented(operations.changePassword, 401, {
+    await documented(operations.changePassword, 400, {
       token: stale.token,
       body: { newPassword: "a new long secret" },
-      code: "credentials_required",
+      code: "invalid_request",
     });
     const fresh = await providerSession(person.sub);
     await documented(operations.changePassword, 200, {
@@ -915,9 +926,8 @@ describe("every documented status of every operation", () => {
 
   it("answers account deletion's own outcomes", async () => {
     const { email, token } = await signedUpCaller();
-    await documented(operations.deleteAccount, 400, { token, body: { password: 42 } });
     // Only a provider sign-in of the last 10 minutes stands in for the password; a password sign-in does not.
-    await documented(operations.deleteAccount, 401, { token, body: {}, code: "credentials_required" });
+    await documented(operations.deleteAccount, 400, { token, body: {} });
     await documented(operations.deleteAccount, 401, { token, body: { password: "wrong password" } });
     await documented(operations.deleteAccount, 200, { token, body: { password } });
     // A session's re-entered passwords are limited (5 a window): the sixth is refused, even the right one.

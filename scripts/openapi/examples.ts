@@ -100,7 +100,10 @@ export const requestExamples: Partial<Record<OperationName, unknown>> = {
   mfaRecover: { recoveryCode: recoveryCodeList[0] },
   mfaUnenroll: { factorId, code: "215884" },
   mfaRecoveryCodes: { code: "608317" },
-  oauthToken: { code: "Jm4qX7c2VbR9tLw1ZsP0eYh3kN6dGf8aUo5iQyTx" },
+  oauthToken: {
+    code: "Jm4qX7c2VbR9tLw1ZsP0eYh3kN6dGf8aUo5iQyTx",
+    codeVerifier: "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk",
+  },
   linkIdentity: { provider: "google", redirectTo: "https://notes.example.com/settings" },
 };
 
@@ -542,7 +545,7 @@ const specificErrors: Partial<
     429: { message: "Too many login attempts; try again later", code: "rate_limited" },
   },
   deleteAccount: {
-    400: { field: "password", message: "password must be a string", code: "invalid_request" },
+    400: { field: "password", message: "password is required", code: "invalid_request" },
     401: { message: "Password is incorrect", code: "invalid_credentials" },
     429: { message: "Too many login attempts; try again later", code: "rate_limited" },
   },
@@ -589,7 +592,8 @@ const specificErrors: Partial<
   oauthToken: {
     400: {
       field: "code",
-      message: "code is invalid, expired or already used: sign in with the provider again",
+      message:
+        "code is invalid, expired, already used, or not of this app's codeVerifier: sign in with the provider again",
       code: "invalid_code",
     },
   },
@@ -600,10 +604,7 @@ const specificErrors: Partial<
       message: "provider must be a configured provider (google, microsoft)",
       code: "invalid_request",
     },
-    401: {
-      message: "Send the account's password: linking without it needs a sign-in within the last 10 minutes",
-      code: "credentials_required",
-    },
+    401: { message: "Password is incorrect", code: "invalid_credentials" },
     429: { message: "Too many login attempts; try again later", code: "rate_limited" },
   },
   unlinkIdentity: {
