@@ -117,8 +117,9 @@ export interface NotesClientOptions {
 }
 
 /**
- * The page a provider sign-in leaves and comes back to. A browser's is `location` and `history`
- * ({@link pageNavigation}); anything else that can show a URL and say where it is will do.
+ * The page a provider sign-in leaves and comes back to, and what it keeps across that round trip. A browser's is
+ * `location`, `history` and `sessionStorage` ({@link pageNavigation}); anything else that can show a URL, say where
+ * it is, and keep a string until it comes back will do.
  */
 export interface BrowserNavigation {
   /** The page's URL now (`location.href`). */
@@ -127,6 +128,31 @@ export interface BrowserNavigation {
   assign(url: string): void;
   /** Rewrites the page's URL without leaving it or adding to its history (`history.replaceState`). */
   replace(url: string): void;
+  /**
+   * Keeps the PKCE verifier of the sign-in this page starts until the browser comes back to it (this tab's
+   * `sessionStorage`), or forgets it when undefined. Only the page that keeps it can exchange the code.
+   */
+  saveVerifier(verifier: string | undefined): void;
+  /** The verifier {@link saveVerifier} kept, if any. */
+  loadVerifier(): string | undefined;
+}
+
+/** Where {@link pageNavigation} keeps a sign-in's PKCE verifier in `sessionStorage`. */
+const verifierKey = "notes-provider-sign-in-verifier";
+
+/** This tab's `sessionStorage`, or undefined where there is none or it refuses to be used (some private modes). */
+function tabStorage(): {
+  getItem(key: string): string | null;
+  setItem(key: string, value: string): void;
+  removeItem(key: string): void;
+} | undefined {
+  try {
+    const storage = (globalThis as { sessionStorage?: Storage }).sessionStorage;
+    storage?.getItem(verifierKey);
+    return storage;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The browser's own page, or undefined where there is none (Node, Deno, a worker). */
@@ -144,11 +170,35 @@ export function pageNavigation(): BrowserNavigation | undefined {
   }
   const { history } = page;
   if (!location || typeof location.assign !== "function" || !history) return undefined;
+  const storage = tabStorage();
+  // Without a usable sessionStorage, the verifier lives as long as this page: enough for a link's href opened here.
+  let inMemory: string | undefined;
   return {
     url: () => location.href,
     assign: (url) => location.assign(url),
     replace: (url) => history.replaceState(history.state, "", url),
+    saveVerifier: (verifier) => {
+      inMemory = verifier;
+      if (verifier === undefined) storage?.removeItem(verifierKey);
+      else storage?.setItem(verifierKey, verifier);
+    },
+    loadVerifier: () => storage?.getItem(verifierKey) ?? inMemory,
   };
+}
+
+/** base64url without padding (RFC 4648, section 5), as PKCE writes verifiers and challenges. */
+function base64url(bytes: Uint8Array): string {
+  return btoa(String.fromCharCode(...bytes)).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+}
+
+/** A new PKCE verifier (RFC 7636): 32 random bytes, 43 characters. */
+function newVerifier(): string {
+  return base64url(crypto.getRandomValues(new Uint8Array(32)));
+}
+
+/** The S256 challenge of `verifier`: base64url of its SHA-256. */
+async function challengeOf(verifier: string): Promise<string> {
+  return base64url(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier))));
 }
 
 /** Where a provider sign-in or link starts, and where the browser comes back to. */
@@ -644,13 +694,21 @@ export class NotesClient {
 
   /**
    * The URL that starts a sign-in with `provider` (`GET /auth/oauth/authorize`): a browser navigation, with no
-   * key and no token, so it can also be a link's `href`. After the provider, the browser comes back to
-   * `redirectTo`, where {@link completeProviderSignIn} finishes.
+   * key and no token, so it can also be a link's `href` (opened in this tab). It makes a new PKCE verifier, which
+   * the page keeps (`navigation.saveVerifier`), and carries its challenge: the code the browser comes back with
+   * is exchanged only with that verifier, so only this tab can finish the sign-in. After the provider, the
+   * browser comes back to `redirectTo`, where {@link completeProviderSignIn} finishes. Throws where the client
+   * has no page (give `navigation`).
    */
-  providerSignInUrl({ provider, redirectTo }: ProviderRedirect): string {
+  async providerSignInUrl({ provider, redirectTo }: ProviderRedirect): Promise<string> {
+    const page = this.#page();
+    const verifier = newVerifier();
     const url = new URL(`${this.#base}${pathOf(operations.oauthAuthorize)}`);
     url.searchParams.set("provider", provider);
     url.searchParams.set("redirect_to", redirectTo);
+    url.searchParams.set("code_challenge", await challengeOf(verifier));
+    url.searchParams.set("code_challenge_method", "S256");
+    page.saveVerifier(verifier);
     return url.href;
   }
 
@@ -661,17 +719,18 @@ export class NotesClient {
    * the service does not list, is answered there as a JSON 400. Throws, leaving the page as it is, where the
    * client has no page to navigate (give `navigation`).
    */
-  signInWithProvider(redirect: ProviderRedirect): void {
-    this.#page().assign(this.providerSignInUrl(redirect));
+  async signInWithProvider(redirect: ProviderRedirect): Promise<void> {
+    const url = await this.providerSignInUrl(redirect);
+    this.#page().assign(url);
   }
 
   /**
    * Finishes a provider sign-in or link on the page the browser came back to: reads `code`, `linked` or `error`
    * from the page's URL (or from `url`, when given), removes them from the page's URL at once (so a reload or a
-   * shared link never carries the one-time code), and for a code exchanges it (`POST /auth/oauth/token`, valid
-   * 60 seconds, once) and keeps the session as login does. Call it once when the app starts. Throws the
-   * exchange's {@link NotesApiError} (400 `invalid_code` for a code spent, expired or of a suspended account:
-   * start the sign-in again).
+   * shared link never carries the one-time code), and for a code exchanges it with the verifier the page kept
+   * (`POST /auth/oauth/token`, valid 60 seconds, once) and keeps the session as login does. Call it once when the
+   * app starts. Throws the exchange's {@link NotesApiError} (400 `invalid_code` for a code spent, expired, of a
+   * suspended account, or started in another tab or browser: start the sign-in again).
    */
   async completeProviderSignIn(
     options: { url?: string } & RequestOptions = {},
@@ -689,8 +748,14 @@ export class NotesClient {
       return { outcome: "error", error: found.error, description: found.error_description ?? undefined };
     }
     if (found.linked !== null) return { outcome: "linked", provider: found.linked };
+    // The verifier serves one exchange, whatever its answer.
+    const codeVerifier = this.#navigation?.loadVerifier();
+    this.#navigation?.saveVerifier(undefined);
     const session = this.#keep(
-      await this.#call("oauthToken", { body: { code: found.code }, deadline: this.#deadline(options) }) as Session,
+      await this.#call("oauthToken", {
+        body: { code: found.code, codeVerifier },
+        deadline: this.#deadline(options),
+      }) as Session,
     );
     return { outcome: "signed_in", session, mfaRequired: session.mfaRequired };
   }
@@ -704,8 +769,8 @@ export class NotesClient {
    * Starts linking `provider` to the signed-in account; answers the provider's URL (good for 10 minutes), and
    * with `navigate: true` also leaves the page for it. After the provider, the browser comes back to
    * `redirectTo` with `linked=<provider>` or an error, which {@link completeProviderSignIn} reads. `password` is
-   * needed unless this session signed in within the last 10 minutes: without it the call throws 401
-   * `credentials_required` (ask for it, call again); a wrong one is 401 `invalid_credentials`.
+   * needed unless this session signed in within the last 10 minutes: without it the call throws a 400 naming
+   * `password` (ask for it, call again); a wrong one is 401 `invalid_credentials`.
    */
   async linkIdentity(
     body: BodyOf<"linkIdentity">,

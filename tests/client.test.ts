@@ -4,8 +4,9 @@
  * same calls through supabase-js's functions.invoke of docs/clients.md), run as written.
  */
 import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import { type AddressInfo, createServer as createTcpServer } from "node:net";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import {
   type BrowserNavigation,
@@ -26,6 +27,7 @@ import { decodeAccessToken } from "./support/auth.ts";
 import { signToken } from "./support/tokens.ts";
 import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";
 import { sharedStackLimits } from "../dev/harness/stack.ts";
+import { freePort } from "../dev/harness/free-port.ts";
 import { type IdentityProvider, ProviderBrowser, startIdentityProvider } from "./support/identity-provider.ts";
 
 const url = inject("baseUrl");
@@ -1214,18 +1216,6 @@ describe("sign-in with a provider", () => {
   let provider: IdentityProvider;
   const app = "http://127.0.0.1:5173/";
 
-  /** A port free now, for the stack: the provider must know the callback's URL before the stack starts. */
-  function freePort(): Promise<number> {
-    return new Promise((resolve, reject) => {
-      const server = createTcpServer();
-      server.once("error", reject);
-      server.listen(0, "127.0.0.1", () => {
-        const { port } = server.address() as AddressInfo;
-        server.close(() => resolve(port));
-      });
-    });
-  }
-
   beforeAll(async () => {
     const port = await freePort();
     provider = await startIdentityProvider({
@@ -1253,11 +1243,14 @@ describe("sign-in with a provider", () => {
   /** A page for the client: where it is, every URL it left for, and its URL as rewritten. */
   function fakePage(start = `${app}?tab=notes`) {
     let current = start;
+    let verifier: string | undefined;
     const left: string[] = [];
     const navigation: BrowserNavigation = {
       url: () => current,
       assign: (to) => void left.push(to),
       replace: (to) => void (current = to),
+      saveVerifier: (kept) => void (verifier = kept),
+      loadVerifier: () => verifier,
     };
     return { navigation, left, url: () => current, arrive: (at: string) => void (current = at) };
   }
@@ -1294,9 +1287,16 @@ describe("sign-in with a provider", () => {
     expect(await client.completeProviderSignIn(), "an ordinary start").toEqual({ outcome: "none" });
     expect(page.url()).toBe(`${app}?tab=notes`);
 
-    client.signInWithProvider({ provider: "local", redirectTo: `${app}?tab=notes` });
-    expect(page.left).toEqual([client.providerSignInUrl({ provider: "local", redirectTo: `${app}?tab=notes` })]);
-    expect(new URL(page.left[0]).pathname).toBe("/functions/v1/auth/oauth/authorize");
+    await client.signInWithProvider({ provider: "local", redirectTo: `${app}?tab=notes` });
+    expect(page.left).toHaveLength(1);
+    const start = new URL(page.left[0]);
+    expect(start.pathname).toBe("/functions/v1/auth/oauth/authorize");
+    expect(Object.fromEntries(start.searchParams)).toEqual({
+      provider: "local",
+      redirect_to: `${app}?tab=notes`,
+      code_challenge: createHash("sha256").update(page.navigation.loadVerifier() ?? "").digest("base64url"),
+      code_challenge_method: "S256",
+    });
     page.arrive(await roundTrip(page.left[0], person.sub));
     const code = new URL(page.url()).searchParams.get("code") ?? fail(`no code in ${page.url()}`);
 
@@ -1305,6 +1305,7 @@ describe("sign-in with a provider", () => {
     const result = await client.completeProviderSignIn();
     expect(result).toMatchObject({ outcome: "signed_in", mfaRequired: false });
     expect(page.url(), "the code is gone from the URL, the app's own query kept").toBe(`${app}?tab=notes`);
+    expect(page.navigation.loadVerifier(), "the verifier served its one exchange").toBeUndefined();
     expect(client.session?.payload).toMatchObject({ email: person.email, name: "Client Provider", isVerified: true });
     expect(sessions).toHaveLength(1);
     expect((await client.getUser()).email).toBe(person.email);
@@ -1312,7 +1313,7 @@ describe("sign-in with a provider", () => {
     expect(hasPassword).toBe(false);
     expect(identities).toMatchObject([{ provider: "local", email: person.email }]);
 
-    // The code works once: a page that kept it (another tab) cannot sign in with it again.
+    // The code works once, and only with this tab's verifier: another page that got it signs nobody in.
     const kept = fakePage(`${app}?code=${encodeURIComponent(code)}`);
     const again = createNotesClient({ url: stack.baseUrl, anonKey, navigation: kept.navigation });
     const spent = await apiError(again.completeProviderSignIn());
@@ -1325,7 +1326,7 @@ describe("sign-in with a provider", () => {
     const person = newPerson();
     const page = fakePage();
     const client = createNotesClient({ url: stack.baseUrl, anonKey, navigation: page.navigation });
-    client.signInWithProvider({ provider: "local", redirectTo: app });
+    await client.signInWithProvider({ provider: "local", redirectTo: app });
     page.arrive(await roundTrip(page.left[0], person.sub, { abort: true }));
     const result = await client.completeProviderSignIn();
     expect(result).toMatchObject({ outcome: "error", error: "access_denied" });
@@ -1341,7 +1342,7 @@ describe("sign-in with a provider", () => {
 
     const visitor = fakePage();
     const stranger = createNotesClient({ url: stack.baseUrl, anonKey, navigation: visitor.navigation });
-    stranger.signInWithProvider({ provider: "local", redirectTo: app });
+    await stranger.signInWithProvider({ provider: "local", redirectTo: app });
     visitor.arrive(await roundTrip(visitor.left[0], person.sub));
     expect(await stranger.completeProviderSignIn()).toMatchObject({ outcome: "error", error: "identity_not_linked" });
 
@@ -1363,7 +1364,7 @@ describe("sign-in with a provider", () => {
 
     const back = fakePage();
     const provided = createNotesClient({ url: stack.baseUrl, anonKey, navigation: back.navigation });
-    provided.signInWithProvider({ provider: "local", redirectTo: app });
+    await provided.signInWithProvider({ provider: "local", redirectTo: app });
     back.arrive(await roundTrip(back.left[0], person.sub));
     const signedIn = await provided.completeProviderSignIn();
     expect(signedIn.outcome === "signed_in" && signedIn.session.payload.id).toBe(owner.session?.payload.id);
@@ -1380,7 +1381,7 @@ describe("sign-in with a provider", () => {
     const person = newPerson();
     const page = fakePage();
     const client = createNotesClient({ url: stack.baseUrl, anonKey, navigation: page.navigation });
-    client.signInWithProvider({ provider: "local", redirectTo: app });
+    await client.signInWithProvider({ provider: "local", redirectTo: app });
     page.arrive(await roundTrip(page.left[0], person.sub));
     await client.completeProviderSignIn();
     const [only] = (await client.listIdentities()).identities;
@@ -1393,7 +1394,8 @@ describe("sign-in with a provider", () => {
     stale.setSession(session);
     const left = page.left.length;
     const refused = await apiError(stale.linkIdentity({ provider: "local", redirectTo: app }, { navigate: true }));
-    expect(refused).toMatchObject({ status: 401, code: "credentials_required" });
+    expect(refused).toMatchObject({ status: 400, code: "invalid_request" });
+    expect(refused.fields).toEqual([{ field: "password", message: "password is required" }]);
     expect(stale.session, "a password asked for is no ended session").toBeDefined();
     expect(page.left).toHaveLength(left);
     const started = await stale.linkIdentity({ provider: "local", redirectTo: app, password });
@@ -1402,10 +1404,8 @@ describe("sign-in with a provider", () => {
 
   it("needs a page to navigate, where none is given and there is none", async () => {
     const client = createNotesClient({ url: stack.baseUrl, anonKey });
-    expect(() => client.signInWithProvider({ provider: "local", redirectTo: app })).toThrow(/navigation/);
+    await expect(client.signInWithProvider({ provider: "local", redirectTo: app })).rejects.toThrow(/navigation/);
+    await expect(client.providerSignInUrl({ provider: "local", redirectTo: app })).rejects.toThrow(/navigation/);
     expect(await client.completeProviderSignIn()).toEqual({ outcome: "none" });
-    expect(client.providerSignInUrl({ provider: "local", redirectTo: app })).toBe(
-      `${stack.baseUrl}/auth/oauth/authorize?provider=local&redirect_to=${encodeURIComponent(app)}`,
-    );
   });
 });

@@ -78,7 +78,10 @@ export function providersPanel(client: NotesClient): {
   settings.hidden = configuredProviders.length === 0;
   signInButtons.replaceChildren(
     ...configuredProviders.map((provider) =>
-      button(`Sign in with ${label(provider)}`, () => client.signInWithProvider({ provider, redirectTo: thisPage() }))
+      button(
+        `Sign in with ${label(provider)}`,
+        () => void reportErrors(() => client.signInWithProvider({ provider, redirectTo: thisPage() })),
+      )
     ),
   );
 
