@@ -446,6 +446,16 @@ function probes(
       code: "invalid_code",
     },
     { name: "auth-identities", path: "/auth-identities", method: "GET", authorized: true, status: 200 },
+    // A link code never given: the statement that completes a link looks it up, and says no.
+    {
+      name: "auth-identities-link-complete",
+      path: "/auth-identities-link-complete",
+      method: "POST",
+      body: { code: "never-given" },
+      authorized: true,
+      status: 400,
+      code: "invalid_code",
+    },
     // Without a token: the function boots, reads its body and refuses before any provider would be called.
     {
       name: "auth-identities-link",

@@ -16,6 +16,7 @@ import {
   activation,
   changeList,
   changePasswordBody,
+  completeLinkBody,
   createNoteBody,
   createPasswordBody,
   currentUser,
@@ -32,6 +33,7 @@ import {
   getNoteQuery,
   idempotencyKey,
   idempotencyKeyHeader,
+  identity,
   identityLinkStart,
   identityList,
   limits,
@@ -487,15 +489,17 @@ export const operations = {
       "error, and parameters of the provider's own, which are accepted). A missing, unknown or already used " +
       "state is 400 invalid_state, as JSON with no redirect. Otherwise it answers 302 to the redirect_to of the " +
       "sign-in or link, with exactly one outcome added to its query: code (a sign-in; a one-time code for POST " +
-      "/auth/oauth/token, valid 60 seconds), linked=<provider> (a link completed), or error and " +
+      "/auth/oauth/token, valid 60 seconds), link_code (a link; a one-time code for POST " +
+      "/auth/identities/link/complete by the session that asked, valid 60 seconds), linked=<provider> (the " +
+      "identity was this account's already: nothing to complete), or error and " +
       `error_description (nothing happened; error is one of ${providerSignInErrors.join(", ")}). ` +
       "identity_not_linked means an account with the provider's email exists: sign in to it the usual way, then " +
       "link the provider from settings. No token travels in a URL.",
     query: oauthCallbackQuery,
     success: {
       status: 302,
-      location: "The app's redirect_to, its own query kept, with code=<one-time code>, linked=<provider>, or " +
-        "error=<code>&error_description=<text> (replacing any earlier value of these four).",
+      location: "The app's redirect_to, its own query kept, with code=<one-time code>, link_code=<one-time code>, " +
+        "linked=<provider>, or error=<code>&error_description=<text> (replacing any earlier value of these five).",
     },
     errors: [400, ...always],
   },
@@ -536,10 +540,11 @@ export const operations = {
     bearer: true,
     summary: "Start linking a provider to the account",
     description: "Answers the provider's URL: navigate the browser there (location.assign). After the user signs " +
-      "in at the provider, the callback links that identity to the caller's account, mails the user, and returns " +
-      "the browser to redirectTo with linked=<provider>, or with error (identity_already_linked: it belongs to " +
-      "another account; link_expired: the session ended meanwhile). " + returnRules("redirectTo") +
-      " The password is needed " +
+      "in at the provider, the callback returns the browser to redirectTo with link_code: send it with POST " +
+      "/auth/identities/link/complete from this same session to link the identity (a link URL opened in another " +
+      "browser links nothing); or with linked=<provider> (already this account's), or with error " +
+      "(identity_already_linked: it belongs to another account; link_expired: the session ended meanwhile). " +
+      returnRules("redirectTo") + " Link starts count toward the per-address sign-in limit. The password is needed " +
       "unless this session signed in within the last 10 minutes (any way): without it, a 400 naming password " +
       "(ask for it and call again); a wrong one is 401 invalid_credentials and counts toward the session's " +
       "re-entry limit (429 past it). A provider that is not configured, or a redirectTo not allowed, is a 400 " +
@@ -547,6 +552,22 @@ export const operations = {
     body: linkIdentityBody,
     success: { status: 200, data: identityLinkStart },
     errors: [...bodyErrors, 401, 403, 429, ...always],
+  },
+  completeLink: {
+    method: "POST",
+    functionName: "auth-identities-link-complete",
+    interfacePath: "/auth/identities/link/complete",
+    envelope: "auth",
+    bearer: true,
+    summary: "Complete a link with the link_code of the app's URL",
+    description: "Links the provider identity whose link_code the callback put in the app's URL (remove it from " +
+      "the URL), for the session that asked for the link (POST /auth/identities/link) only, and mails the user. " +
+      "Answers the linked identity. The code works once, within 60 seconds; an unknown, used or expired code, or " +
+      "one of a link another session asked for (which it spends), is 400 invalid_code: link again. An identity " +
+      "that another account linked meanwhile is 409 identity_already_linked." + secondStepNeeded,
+    body: completeLinkBody,
+    success: { status: 200, data: identity },
+    errors: [...bodyErrors, 401, 403, 409, ...always],
   },
   unlinkIdentity: {
     method: "DELETE",

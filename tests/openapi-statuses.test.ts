@@ -287,6 +287,21 @@ async function providerSession(sub: string) {
   return { code, ...sessionEnvelope.parse(exchanged.body).data };
 }
 
+/** The link_code that a link started by `token` brings back once `sub` signed in at the provider, each step documented. */
+async function linkCode(token: string, sub: string): Promise<string> {
+  const started = await documented(operations.linkIdentity, 200, {
+    token,
+    body: { provider: "local", redirectTo: app },
+  });
+  const { url } = identityLinkStart.parse((started.body as { data: unknown }).data);
+  const back = await documented(operations.oauthCallback, 302, {
+    apiKey: null,
+    query: await throughProvider(url, sub),
+  });
+  const location = new URL(back.headers.get("location") ?? fail("no Location"));
+  return location.searchParams.get("link_code") ?? fail(`no link_code in ${location.href}`);
+}
+
 /** Whether `spec` takes a bearer token: every notes operation, and the auth ones that act for a signed-in user. */
 const takesToken = (spec: OperationSpec) => spec.envelope === "notes" || spec.bearer === true;
 
@@ -757,6 +772,7 @@ describe("every documented status of every operation", () => {
       body: { provider: "local", redirectTo: app, password },
     });
     await documented(operations.unlinkIdentity, 403, { ...refused, query: `?id=${crypto.randomUUID()}` });
+    await documented(operations.completeLink, 403, { ...refused, body: { code: "a-code-never-given" } });
     await documented(operations.mfaEnroll, 403, { ...refused, body: { password } });
     await documented(operations.mfaActivate, 403, {
       ...refused,
@@ -867,17 +883,27 @@ describe("every documented status of every operation", () => {
       body: { provider: "nobody", redirectTo: app },
       code: "invalid_request",
     });
+    // Two accounts start linking one provider identity: the first to complete links it, the second meets a 409.
     const linker = newPerson();
-    const started = await documented(operations.linkIdentity, 200, {
+    const rival = await signedUpCaller();
+    const ownerCode = await linkCode(owner.token, linker.sub);
+    const rivalCode = await linkCode(rival.token, linker.sub);
+    await documented(operations.completeLink, 400, {
       token: owner.token,
-      body: { provider: "local", redirectTo: app },
+      body: { code: "a-code-never-given" },
+      code: "invalid_code",
     });
-    const { url } = identityLinkStart.parse((started.body as { data: unknown }).data);
-    const linkedBack = await documented(operations.oauthCallback, 302, {
-      apiKey: null,
-      query: await throughProvider(url, linker.sub),
+    await documented(operations.completeLink, 200, { token: owner.token, body: { code: ownerCode } });
+    await documented(operations.completeLink, 400, {
+      token: owner.token,
+      body: { code: ownerCode },
+      code: "invalid_code",
     });
-    expect(new URL(linkedBack.headers.get("location") ?? "").searchParams.get("linked")).toBe("local");
+    await documented(operations.completeLink, 409, {
+      token: rival.token,
+      body: { code: rivalCode },
+      code: "identity_already_linked",
+    });
     const ownerIdentities = identityList.parse(
       ((await documented(operations.listIdentities, 200, { token: owner.token })).body as { data: unknown }).data,
     );
@@ -992,6 +1018,7 @@ describe("every documented status of every operation", () => {
         mfaRecoveryCodes: { code: "123456" },
         oauthToken: { code: "a-code-never-given" },
         linkIdentity: { provider: "local", redirectTo: app },
+        completeLink: { code: "a-code-never-given" },
       };
       const queries: Record<string, string> = {
         oauthAuthorize: authorizeQuery,

@@ -17,6 +17,7 @@ import {
   authSuccessEnvelope,
   changeList,
   changePasswordBody,
+  completeLinkBody,
   createNoteBody,
   createPasswordBody,
   currentUser,
@@ -113,6 +114,7 @@ const bodyNames = new Map<z.ZodType, string>([
   [recoveryCodesBody, "RecoveryCodesBody"],
   [oauthTokenBody, "OAuthTokenBody"],
   [linkIdentityBody, "LinkIdentityBody"],
+  [completeLinkBody, "CompleteLinkBody"],
 ]);
 const dataNames = new Map<z.ZodType, string>([
   [session, "Session"],
@@ -138,6 +140,7 @@ const dataNames = new Map<z.ZodType, string>([
   [identityList, "IdentityList"],
   [identityLinkStart, "IdentityLinkStart"],
   [unlinkedIdentity, "UnlinkedIdentity"],
+  [identity, "Identity"],
 ]);
 // Component names of the data of server-sent events.
 const eventDataNames = new Map<z.ZodType, string>([
@@ -193,7 +196,6 @@ function componentSchemas(): JsonObject {
   answers.add(securityEvent, { id: "SecurityEvent" });
   answers.add(managedUser, { id: "ManagedUser" });
   answers.add(factorInfo, { id: "FactorInfo" });
-  answers.add(identity, { id: "Identity" });
   for (const [schema, id] of dataNames) answers.add(schema, { id });
   for (const [schema, id] of eventDataNames) answers.add(schema, { id });
   answers.add(authErrorEnvelope, { id: errorEnvelopeNames.auth });
@@ -279,7 +281,8 @@ const reasons: Record<number, string> = {
   405: "Method Not Allowed; `Allow` lists the methods served",
   409: "Conflict: the email is already registered (register), the account has a second factor already " +
     "(enrolment), the note has changed since `expectedUpdatedAt` (with the stored note as `note`; nothing was " +
-    "changed), or (last_sign_in_method) the identity is the account's only way to sign in",
+    "changed), (last_sign_in_method) the identity is the account's only way to sign in, or " +
+    "(identity_already_linked) another account linked that provider identity first",
   410: "Gone: the cursor needs deletions that are no longer kept; sync again without `since`",
   422: "Unprocessable Content: the `Idempotency-Key` was already used for a create with a different body",
   413: `Payload Too Large: the body is over ${limits.bodyMaxBytes} bytes`,

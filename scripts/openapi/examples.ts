@@ -105,6 +105,7 @@ export const requestExamples: Partial<Record<OperationName, unknown>> = {
     codeVerifier: "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk",
   },
   linkIdentity: { provider: "google", redirectTo: "https://notes.example.com/settings" },
+  completeLink: { code: "Qh7nW2kR9xT4vL1cZ8bM5sP0dF3gJ6yA" },
 };
 
 const adminId = "3f6d2a10-8c4b-4e7a-b1d9-5e2f0a7c6b31";
@@ -385,6 +386,12 @@ export const successExamples: Record<OperationName, unknown> = {
     message: "Continue at the provider",
     data: { url: providerUrl },
   },
+  completeLink: {
+    success: true,
+    statusCode: 200,
+    message: "Identity linked",
+    data: { id: identityId, provider: "google", email: "ada@example.com", createdAt: at, lastSignInAt: null },
+  },
   unlinkIdentity: { success: true, statusCode: 200, message: "Identity unlinked", data: { id: identityId } },
   // A stream resumed after a cursor: two missed changes, caught up, a keep-alive, then the retry before its end.
   streamChanges: [
@@ -606,6 +613,15 @@ const specificErrors: Partial<
     },
     401: { message: "Password is incorrect", code: "invalid_credentials" },
     429: { message: "Too many login attempts; try again later", code: "rate_limited" },
+  },
+  completeLink: {
+    400: {
+      field: "code",
+      message: "code is invalid, expired, already used, or of a link another session asked for: link again",
+      code: "invalid_code",
+    },
+    401: { message: "Access token expired", code: "token_expired" },
+    409: { message: "This provider identity is linked to another account", code: "identity_already_linked" },
   },
   unlinkIdentity: {
     400: { field: "id", message: "id must be an identity's id", code: "invalid_request" },
