@@ -44,6 +44,7 @@ import {
   type Enrollment,
   type FactorList,
   idempotencyKeyHeader,
+  type Identity,
   type IdentityLinkStart,
   type IdentityList,
   type LogoutScope,
@@ -213,21 +214,23 @@ export interface ProviderRedirect {
 }
 
 /** The query parameters a provider sign-in's return adds to the app's URL, which completing it removes. */
-export const providerReturnParameters = ["code", "linked", "error", "error_description"] as const;
+export const providerReturnParameters = ["code", "link_code", "linked", "error", "error_description"] as const;
 
 /**
  * What {@link NotesClient.completeProviderSignIn} found in the page's URL:
  * - `signed_in`: the one-time code was exchanged and the session kept, as login keeps it. When `mfaRequired` is
  *   true the session must make the second step (`client.mfa.verify` or `recover`) before anything else, as after
  *   a login.
- * - `linked`: a link the signed-in user started completed; `provider` can now sign in to this account.
+ * - `linked`: a link the signed-in user started is complete; `provider` can now sign in to this account. `identity`
+ *   is the one linked, when this call completed the link (the service hands the asking session a link code, which
+ *   this call sends), and undefined when the identity was the account's already.
  * - `error`: nothing was signed in or linked; `error` is one of the contract's `providerSignInErrors`
  *   (`access_denied`, `identity_not_linked`, ...) and `description` the service's hint. Show your own words.
  * - `none`: the URL holds no provider return: an ordinary start of the app.
  */
 export type ProviderSignInResult =
   | { outcome: "signed_in"; session: Session; mfaRequired: boolean }
-  | { outcome: "linked"; provider: string }
+  | { outcome: "linked"; provider: string; identity: Identity | undefined }
   | { outcome: "error"; error: string; description: string | undefined }
   | { outcome: "none" };
 
@@ -725,12 +728,14 @@ export class NotesClient {
   }
 
   /**
-   * Finishes a provider sign-in or link on the page the browser came back to: reads `code`, `linked` or `error`
-   * from the page's URL (or from `url`, when given), removes them from the page's URL at once (so a reload or a
+   * Finishes a provider sign-in or link on the page the browser came back to: reads `code`, `link_code`, `linked`
+   * or `error` from the page's URL (or from `url`, when given), removes them from the page's URL at once (so a reload or a
    * shared link never carries the one-time code), and for a code exchanges it with the verifier the page kept
-   * (`POST /auth/oauth/token`, valid 60 seconds, once) and keeps the session as login does. Call it once when the
+   * (`POST /auth/oauth/token`, valid 60 seconds, once) and keeps the session as login does; for a link code,
+   * completes the link with this client's session (`POST /auth/identities/link/complete`). Call it once when the
    * app starts. Throws the exchange's {@link NotesApiError} (400 `invalid_code` for a code spent, expired, of a
-   * suspended account, or started in another tab or browser: start the sign-in again).
+   * suspended account, or started in another tab or browser: start the sign-in again), or the completion's (400
+   * `invalid_code`, 409 `identity_already_linked`; `not_signed_in` without a session).
    */
   async completeProviderSignIn(
     options: { url?: string } & RequestOptions = {},
@@ -739,7 +744,9 @@ export class NotesClient {
     if (href === undefined) return { outcome: "none" };
     const url = new URL(href);
     const found = Object.fromEntries(providerReturnParameters.map((name) => [name, url.searchParams.get(name)]));
-    if (found.code === null && found.linked === null && found.error === null) return { outcome: "none" };
+    if (found.code === null && found.link_code === null && found.linked === null && found.error === null) {
+      return { outcome: "none" };
+    }
     if (options.url === undefined) {
       for (const name of providerReturnParameters) url.searchParams.delete(name);
       this.#navigation?.replace(url.href);
@@ -747,7 +754,15 @@ export class NotesClient {
     if (found.error !== null) {
       return { outcome: "error", error: found.error, description: found.error_description ?? undefined };
     }
-    if (found.linked !== null) return { outcome: "linked", provider: found.linked };
+    if (found.linked !== null) return { outcome: "linked", provider: found.linked, identity: undefined };
+    if (found.link_code !== null) {
+      // Only the session that asked for the link can complete it: this client's.
+      const identity = await this.#call("completeLink", {
+        body: { code: found.link_code },
+        deadline: this.#deadline(options),
+      }) as Identity;
+      return { outcome: "linked", provider: identity.provider, identity };
+    }
     // The verifier serves one exchange, whatever its answer.
     const codeVerifier = this.#navigation?.loadVerifier();
     this.#navigation?.saveVerifier(undefined);
@@ -768,7 +783,8 @@ export class NotesClient {
   /**
    * Starts linking `provider` to the signed-in account; answers the provider's URL (good for 10 minutes), and
    * with `navigate: true` also leaves the page for it. After the provider, the browser comes back to
-   * `redirectTo` with `linked=<provider>` or an error, which {@link completeProviderSignIn} reads. `password` is
+   * `redirectTo` with a `link_code` (or an error), which {@link completeProviderSignIn} sends from this session to
+   * complete the link. `password` is
    * needed unless this session signed in within the last 10 minutes: without it the call throws a 400 naming
    * `password` (ask for it, call again); a wrong one is 401 `invalid_credentials`.
    */

@@ -153,6 +153,7 @@ function callsNeedingASession(client: NotesClient): Record<string, () => Promise
     listIdentities: () => client.listIdentities(),
     linkIdentity: () => client.linkIdentity({ provider: "google", redirectTo: "http://127.0.0.1:5173/" }),
     unlinkIdentity: () => client.unlinkIdentity(id),
+    completeLink: () => client.completeProviderSignIn({ url: "http://127.0.0.1:5173/?link_code=never-sent" }),
   };
   return {
     ...byOperation,
@@ -1356,7 +1357,12 @@ describe("sign-in with a provider", () => {
     );
     expect(settings.left).toEqual([providerUrl]);
     settings.arrive(await roundTrip(providerUrl, person.sub));
-    expect(await linking.completeProviderSignIn()).toEqual({ outcome: "linked", provider: "local" });
+    expect(new URL(settings.url()).searchParams.get("link_code"), "the callback hands a link code").toBeTruthy();
+    expect(await linking.completeProviderSignIn()).toMatchObject({
+      outcome: "linked",
+      provider: "local",
+      identity: { provider: "local", email: person.email },
+    });
     expect(settings.url()).toBe(`${app}?tab=settings`);
     const { identities, hasPassword } = await linking.listIdentities();
     expect(hasPassword).toBe(true);
