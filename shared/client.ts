@@ -213,6 +213,9 @@ export interface ProviderRedirect {
   redirectTo: string;
 }
 
+/** The `error` of a code that reached a tab which started no sign-in: it was not exchanged. */
+export const notStartedHere = "not_started_here";
+
 /** The query parameters a provider sign-in's return adds to the app's URL, which completing it removes. */
 export const providerReturnParameters = ["code", "link_code", "linked", "error", "error_description"] as const;
 
@@ -225,7 +228,9 @@ export const providerReturnParameters = ["code", "link_code", "linked", "error",
  *   is the one linked, when this call completed the link (the service hands the asking session a link code, which
  *   this call sends), and undefined when the identity was the account's already.
  * - `error`: nothing was signed in or linked; `error` is one of the contract's `providerSignInErrors`
- *   (`access_denied`, `identity_not_linked`, ...) and `description` the service's hint. Show your own words.
+ *   (`access_denied`, `identity_not_linked`, ...) and `description` the service's hint. Show your own words. Or
+ *   `error` is `not_started_here`: a code arrived in a tab that started no sign-in (one an attacker handed this
+ *   browser, to sign it in to their account), and was not used.
  * - `none`: the URL holds no provider return: an ordinary start of the app.
  */
 export type ProviderSignInResult =
@@ -766,6 +771,11 @@ export class NotesClient {
     // The verifier serves one exchange, whatever its answer.
     const codeVerifier = this.#navigation?.loadVerifier();
     this.#navigation?.saveVerifier(undefined);
+    // No sign-in was started in this tab: the code is someone else's (an attacker's link, to sign this browser in
+    // to their account), and is not sent.
+    if (codeVerifier === undefined) {
+      return { outcome: "error", error: notStartedHere, description: "No sign-in was started here; start it again" };
+    }
     const session = this.#keep(
       await this.#call("oauthToken", {
         body: { code: found.code, codeVerifier },

@@ -20,6 +20,7 @@ export {
   type MfaApi,
   NotesClient,
   type NotesClientOptions,
+  notStartedHere,
   pageNavigation,
   type ProviderRedirect,
   providerReturnParameters,

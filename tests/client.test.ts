@@ -1316,11 +1316,34 @@ describe("sign-in with a provider", () => {
 
     // The code works once, and only with this tab's verifier: another page that got it signs nobody in.
     const kept = fakePage(`${app}?code=${encodeURIComponent(code)}`);
+    kept.navigation.saveVerifier("another-tabs-verifier-of-at-least-forty-three-characters-long");
     const again = createNotesClient({ url: stack.baseUrl, anonKey, navigation: kept.navigation });
     const spent = await apiError(again.completeProviderSignIn());
     expect(kept.url(), "removed before the exchange, so a reload does not send it again").toBe(app);
     expect(spent).toMatchObject({ status: 400, code: "invalid_code" });
     expect(again.session).toBeUndefined();
+  });
+
+  it("does not send a code that reached a tab which started no sign-in", async () => {
+    // An attacker's own sign-in, started without a challenge, whose return URL the attacker hands this browser.
+    const attacker = newPerson();
+    const start = `${stack.baseUrl}/auth/oauth/authorize?${new URLSearchParams({
+      provider: "local",
+      redirect_to: app,
+    })}`;
+    const page = fakePage(await roundTrip(start, attacker.sub));
+    const code = new URL(page.url()).searchParams.get("code") ?? fail("no code");
+    const client = createNotesClient({ url: stack.baseUrl, anonKey, navigation: page.navigation });
+    expect(await client.completeProviderSignIn()).toMatchObject({ outcome: "error", error: "not_started_here" });
+    expect(client.session).toBeUndefined();
+    expect(page.url()).toBe(app);
+    // Not sent: the code was not spent by this page.
+    const exchanged = await fetch(`${stack.baseUrl}/auth/oauth/token`, {
+      method: "POST",
+      headers: { apikey: anonKey, "content-type": "application/json" },
+      body: JSON.stringify({ code }),
+    });
+    expect(exchanged.status).toBe(200);
   });
 
   it("answers the provider's refusal as an error with its code, and cleans the URL", async () => {

@@ -39,6 +39,7 @@ const returnErrors: Record<string, string> = {
   flow_expired: "The sign-in took more than 10 minutes: start it again.",
   provider_error: "The provider's answer could not be used: try again.",
   server_error: "The sign-in could not be completed: try again.",
+  not_started_here: "This sign-in was not started on this page, so it was not used: start it here.",
 };
 
 /** A provider's name as a person reads it: `google` → `Google`. */
