@@ -17,7 +17,7 @@ import type { TcpProxy } from "../dev/harness/tcp-proxy.ts";
 import { codeAt, totpPolicy } from "../supabase/functions/_shared/auth/totp.ts";
 import { median } from "./load.ts";
 import { searchWord } from "./seed.ts";
-import { type IdentityProvider, ProviderBrowser } from "../tests/support/identity-provider.ts";
+import { type IdentityProvider, ProviderBrowser } from "../dev/harness/identity-provider.ts";
 
 /** One endpoint's latencies and the round trips they imply. */
 export interface RoundTripRow {

@@ -61,7 +61,7 @@ import { measureFirstPages, measureRoundTrips } from "./round-trips.ts";
 import { setRole } from "../scripts/admin.ts";
 import { startTcpProxy } from "../dev/harness/tcp-proxy.ts";
 import { freePort } from "../dev/harness/free-port.ts";
-import { startIdentityProvider } from "../tests/support/identity-provider.ts";
+import { startIdentityProvider } from "../dev/harness/identity-provider.ts";
 import { coldStartTable, measureColdStarts } from "./startup.ts";
 import { liveUpdateSettings, measureLiveUpdates, openStreamsTable, writeToEventTable } from "./streams.ts";
 

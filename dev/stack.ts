@@ -17,6 +17,7 @@ import type { Handler } from "../supabase/functions/_shared/http/endpoint.ts";
 import { createGateway, loadFunctions } from "./gateway.ts";
 import { DataDirInUse, lockDataDir } from "./data-dir-lock.ts";
 import { startLocalMail } from "./local-mail.ts";
+import { startLocalIdentityProvider } from "./local-identity-provider.ts";
 import { migrate, MigrationError } from "./migrate.ts";
 import { writeDatabaseSettings } from "./database-settings.ts";
 import { readStackSettings, serverBounds } from "./settings.ts";
@@ -107,6 +108,16 @@ async function main() {
   }
 
   if (!functionsUrlGiven) Deno.env.set("FUNCTIONS_URL", `http://127.0.0.1:${server.port}/functions/v1`);
+  const localProvider = await startLocalIdentityProvider(Deno.env.get("FUNCTIONS_URL") ?? "").catch((error) =>
+    fail(`cannot start the local identity provider: ${errorText(error)}`)
+  );
+  try {
+    // The provider's settings joined the rest: checked before the first request, as the others were.
+    loadConfig(Deno.env);
+  } catch (error) {
+    if (error instanceof ConfigError) fail(error.message);
+    throw error;
+  }
   gateway.resolve(createGateway(await loadFunctions()));
   const stopLocalMail = startLocalMail();
 
@@ -116,6 +127,9 @@ async function main() {
   console.log(`  Base URL:  ${base}`);
   console.log(`  apikey:    ${settings.anonKey}`);
   console.log(`  API docs:  http://127.0.0.1:${server.port}/docs`);
+  if (localProvider) {
+    console.log(`  Sign-in:   provider "local" at ${localProvider.issuer}: any name signs in, as <name>@example.com`);
+  }
   for (const name of settings.defaulted) {
     console.warn(`  WARNING: ${name} is not set; using the public development default. Never deploy with it.`);
   }
@@ -128,6 +142,7 @@ async function main() {
     stopChangeNotices();
     await server.close(1_000);
     await stopLocalMail();
+    await localProvider?.stop();
     await closeDb();
     await embedded?.stop();
     // One line, so whoever pressed Ctrl-C need not look in the data folder to trust the stop.

@@ -28,7 +28,7 @@ import { signToken } from "./support/tokens.ts";
 import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";
 import { sharedStackLimits } from "../dev/harness/stack.ts";
 import { freePort } from "../dev/harness/free-port.ts";
-import { type IdentityProvider, ProviderBrowser, startIdentityProvider } from "./support/identity-provider.ts";
+import { type IdentityProvider, ProviderBrowser, startIdentityProvider } from "../dev/harness/identity-provider.ts";
 
 const url = inject("baseUrl");
 const password = "correct horse battery";
@@ -1212,7 +1212,7 @@ describe("the same calls through supabase-js functions.invoke", () => {
 });
 
 describe("sign-in with a provider", () => {
-  // A stack of its own with a real OpenID Connect provider (support/identity-provider.ts) as `local`.
+  // A stack of its own with a real OpenID Connect provider (dev/harness/identity-provider.ts) as `local`.
   let stack: ScratchStack;
   let provider: IdentityProvider;
   const app = "http://127.0.0.1:5173/";

@@ -35,7 +35,7 @@ import { sessionEnvelope } from "./support/auth.ts";
 import { changeListEnvelope, noteEnvelope } from "./support/notes.ts";
 import { expectDocumented, observed, openApiDocument } from "./support/openapi.ts";
 import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";
-import { type IdentityProvider, ProviderBrowser, startIdentityProvider } from "./support/identity-provider.ts";
+import { type IdentityProvider, ProviderBrowser, startIdentityProvider } from "../dev/harness/identity-provider.ts";
 import { expectErrorCode } from "./support/error-codes.ts";
 import type { ErrorCode } from "../supabase/functions/_shared/contract/error-codes.ts";
 import { testAnonKey } from "../dev/harness/stack.ts";
@@ -43,7 +43,7 @@ import { freePort } from "../dev/harness/free-port.ts";
 
 const password = "correct horse battery";
 let stack: ScratchStack;
-/** The provider the stack signs in with, as `local`: a real OpenID Connect provider (support/identity-provider.ts). */
+/** The provider the stack signs in with, as `local`: a real OpenID Connect provider (dev/harness/identity-provider.ts). */
 let provider: IdentityProvider;
 /** The app URL a provider sign-in or link returns to (OAUTH_REDIRECT_URLS). */
 const app = "http://127.0.0.1:5173/signed-in";

@@ -10,7 +10,7 @@ import { codeAt, totpPolicy } from "../supabase/functions/_shared/auth/totp.ts";
 import { sessionEnvelope } from "./support/auth.ts";
 import { freshAddress, readMailedCode, readResetCode, uniqueEmail } from "./support/api.ts";
 import { expectErrorCode } from "./support/error-codes.ts";
-import { type IdentityProvider, ProviderBrowser, startIdentityProvider } from "./support/identity-provider.ts";
+import { type IdentityProvider, ProviderBrowser, startIdentityProvider } from "../dev/harness/identity-provider.ts";
 import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";
 import { freePort } from "../dev/harness/free-port.ts";
 

@@ -1,7 +1,7 @@
 /**
  * Sign-in with an OpenID Connect provider, as a person in a browser meets it
  * and as an attacker replays or forges it: against a real provider
- * (`oidc-provider`, support/identity-provider.ts) whose sign-in pages the test
+ * (`oidc-provider`, dev/harness/identity-provider.ts) whose sign-in pages the test
  * drives, on a stack of its own configured with it. Nothing in the flow is
  * mocked on the service's side: it discovers the provider, redirects to it,
  * exchanges the code with PKCE and checks the signed ID token.
@@ -11,7 +11,7 @@ import { identity, identityLinkStart, identityList, session } from "../supabase/
 import { sessionEnvelope } from "./support/auth.ts";
 import { freshAddress, readResetCode, uniqueEmail } from "./support/api.ts";
 import { expectErrorCode } from "./support/error-codes.ts";
-import { type IdentityProvider, ProviderBrowser, startIdentityProvider } from "./support/identity-provider.ts";
+import { type IdentityProvider, ProviderBrowser, startIdentityProvider } from "../dev/harness/identity-provider.ts";
 import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";
 import { freePort } from "../dev/harness/free-port.ts";
 

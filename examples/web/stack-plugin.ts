@@ -9,7 +9,8 @@
  *
  * The sign-in providers the page offers are NOTES_PROVIDERS (comma-separated),
  * else OIDC_PROVIDERS, the service's own setting, which a stack started here
- * reads from the same environment with the rest of its OIDC_* settings. The
+ * reads from the same environment with the rest of its OIDC_* settings, and
+ * `local` with LOCAL_IDENTITY_PROVIDER=true (a test provider the stack starts). The
  * browser comes back from a provider to the demo's page, so the service's
  * OAUTH_REDIRECT_URLS must list it (`http://127.0.0.1:5173/` for Vite's first
  * port).
@@ -153,6 +154,14 @@ async function findFunctions(): Promise<{ functions: Functions; child?: ChildPro
   return running ? { functions: running } : await startStack(portText);
 }
 
+/** NOTES_PROVIDERS, else OIDC_PROVIDERS and, with LOCAL_IDENTITY_PROVIDER=true, the stack's `local`. */
+function offeredProviders(): string {
+  if (process.env.NOTES_PROVIDERS !== undefined) return process.env.NOTES_PROVIDERS;
+  const local = ["true", "1"].includes(process.env.LOCAL_IDENTITY_PROVIDER ?? "") ? ["local"] : [];
+  return [...(process.env.OIDC_PROVIDERS ?? "").split(","), ...local].map((name) => name.trim()).filter(Boolean)
+    .join(",");
+}
+
 /**
  * Provides `import.meta.env.VITE_NOTES_URL`, `VITE_NOTES_ANON_KEY`,
  * `VITE_NOTES_CODES_HINT` and `VITE_NOTES_PROVIDERS`, using a running stack or
@@ -175,9 +184,7 @@ export function notesStack(): Plugin {
           "import.meta.env.VITE_NOTES_URL": JSON.stringify(functions.url),
           "import.meta.env.VITE_NOTES_ANON_KEY": JSON.stringify(functions.anonKey),
           "import.meta.env.VITE_NOTES_CODES_HINT": JSON.stringify(codesHint(functions)),
-          "import.meta.env.VITE_NOTES_PROVIDERS": JSON.stringify(
-            process.env.NOTES_PROVIDERS ?? process.env.OIDC_PROVIDERS ?? "",
-          ),
+          "import.meta.env.VITE_NOTES_PROVIDERS": JSON.stringify(offeredProviders()),
         },
       };
     },

@@ -1,6 +1,6 @@
 /**
  * The demo app's "Sign in with <provider>" button in headless Chromium, with a
- * real OpenID Connect provider (`oidc-provider`, support/identity-provider.ts)
+ * real OpenID Connect provider (`oidc-provider`, dev/harness/identity-provider.ts)
  * whose own sign-in and consent pages the browser goes through: the page
  * leaves for the service, the provider, the service's callback, and comes back
  * to the demo, which exchanges the one-time code and shows the account, with
@@ -12,7 +12,7 @@ import { mkdirSync } from "node:fs";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { anonKey, uniqueEmail } from "../support/api.ts";
-import { type IdentityProvider, startIdentityProvider } from "../support/identity-provider.ts";
+import { type IdentityProvider, startIdentityProvider } from "../../dev/harness/identity-provider.ts";
 import { type ScratchStack, startScratchStack } from "../support/scratch-stack.ts";
 import { launchChromium } from "./chromium.ts";
 import { freePort, serveDemoApp } from "./demo-app.ts";

@@ -1,5 +1,6 @@
 /**
- * A real OpenID Connect provider for tests of signing in through one: panva's `oidc-provider`, a certified
+ * A real OpenID Connect provider for tests of signing in through one, and for trying provider sign-in locally
+ * (`LOCAL_IDENTITY_PROVIDER=true npm start`): panva's `oidc-provider`, a certified
  * implementation, on a loopback port, with its development sign-in pages driven over HTTP by `ProviderBrowser`.
  * Nothing is mocked: the service discovers it, redirects to it, exchanges codes with PKCE and verifies signed ID
  * tokens exactly as it would with any provider, so a test covers the relying party's whole handling of the protocol.
@@ -82,6 +83,11 @@ export async function startIdentityProvider(options: {
   accounts?: ProviderAccount[];
   clientId?: string;
   clientSecret?: string;
+  /**
+   * Any login name signs in, as `<name>@example.com` with a verified address: for a developer trying the flow, who
+   * has no accounts to set up. Without it, a login that no `setAccount` made fails.
+   */
+  anyone?: boolean;
 }): Promise<IdentityProvider> {
   const clientId = options.clientId ?? "notes-service";
   const clientSecret = options.clientSecret ?? randomBytes(24).toString("base64url");
@@ -110,8 +116,12 @@ export async function startIdentityProvider(options: {
       // Scoped claims go into the ID token too, not only to userinfo, as most providers' ID tokens carry the email.
       conformIdTokenClaims: false,
       // Claims are read at each token, so `setAccount` between sign-ins changes what the next ID token says.
-      findAccount: (_context: unknown, id: string) =>
-        accounts.has(id) ? { accountId: id, claims: () => ({ ...accounts.get(id), sub: id }) } : undefined,
+      findAccount: (_context: unknown, id: string) => {
+        if (options.anyone && !accounts.has(id)) {
+          accounts.set(id, { sub: id, email: `${id.toLowerCase()}@example.com`, email_verified: true, name: id });
+        }
+        return accounts.has(id) ? { accountId: id, claims: () => ({ ...accounts.get(id), sub: id }) } : undefined;
+      },
       jwks: { keys: [signingKey] },
       ttl: { AccessToken: 3600, AuthorizationCode: 60, IdToken: 3600, Interaction: 600, Session: 3600, Grant: 3600 },
       cookies: { keys: [randomBytes(32).toString("base64url")] },
