@@ -565,3 +565,32 @@ describe("an identity whose address the provider did not vouch for", () => {
     expect(back.searchParams.get("error"), "the address is the owner's now").toBe("identity_not_linked");
   });
 });
+
+describe("LOCAL_IDENTITY_PROVIDER=true", () => {
+  it("runs a local provider as `local` at which any name signs in, as a developer tries it", async () => {
+    const local = await startScratchStack("local_provider", {
+      env: { BCRYPT_COST: "4", LOCAL_IDENTITY_PROVIDER: "true" },
+    });
+    try {
+      const start = await fetch(
+        `${local.baseUrl}/auth/oauth/authorize?${new URLSearchParams({
+          provider: "local",
+          redirect_to: "http://127.0.0.1:5173/",
+        })}`,
+        { redirect: "manual" },
+      );
+      expect(start.status, await start.clone().text()).toBe(302);
+      const callback = await new ProviderBrowser().signIn(start.headers.get("location")!, "Grace");
+      const back = await fetch(callback, { redirect: "manual" });
+      const code = new URL(back.headers.get("location")!).searchParams.get("code");
+      const signedIn = await local.call("/auth/oauth/token", { body: { code } });
+      expect(sessionEnvelope.parse(signedIn.body).data.payload).toMatchObject({
+        email: "grace@example.com",
+        name: "Grace",
+        isVerified: true,
+      });
+    } finally {
+      await local.stop();
+    }
+  });
+});
