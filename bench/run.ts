@@ -60,8 +60,7 @@ import { seedNotes, seedPlan } from "./seed.ts";
 import { measureFirstPages, measureRoundTrips } from "./round-trips.ts";
 import { setRole } from "../scripts/admin.ts";
 import { startTcpProxy } from "../dev/harness/tcp-proxy.ts";
-import { freePort } from "../dev/harness/free-port.ts";
-import { startIdentityProvider } from "../dev/harness/identity-provider.ts";
+import { identityProviderForStack } from "../dev/harness/identity-provider.ts";
 import { coldStartTable, measureColdStarts } from "./startup.ts";
 import { liveUpdateSettings, measureLiveUpdates, openStreamsTable, writeToEventTable } from "./streams.ts";
 
@@ -337,25 +336,12 @@ async function grantAdminRole(databaseUrl: string, email: string): Promise<void>
 async function measureLatencies(databaseUrl: string, env: Record<string, string>, heavyAuthorization: string) {
   const database = new URL(databaseUrl);
   const proxy = await startTcpProxy({ host: database.hostname, port: Number(database.port || 5432) });
-  // A real provider for the provider sign-in's calls; it must know the stack's callback before the stack starts.
-  const port = await freePort();
-  const identityProvider = await startIdentityProvider({
-    redirectUris: [`http://127.0.0.1:${port}/functions/v1/auth/oauth/callback`],
-  });
+  // A real provider for the provider sign-in's calls, as `local`.
   const appUrl = "http://127.0.0.1:5173/";
+  const { provider: identityProvider, env: providerEnv } = await identityProviderForStack([appUrl]);
   // The proxy's URL goes in env too: the stack's env would otherwise name the database directly.
   const stack = await startStack({
-    env: {
-      ...env,
-      DATABASE_URL: proxy.route(databaseUrl),
-      PORT: String(port),
-      OIDC_PROVIDERS: "local",
-      OIDC_LOCAL_ISSUER: identityProvider.issuer,
-      OIDC_LOCAL_CLIENT_ID: identityProvider.clientId,
-      OIDC_LOCAL_CLIENT_SECRET: identityProvider.clientSecret,
-      OIDC_ALLOW_HTTP: "true",
-      OAUTH_REDIRECT_URLS: appUrl,
-    },
+    env: { ...env, ...providerEnv, DATABASE_URL: proxy.route(databaseUrl) },
   }).catch(async (error) => {
     await identityProvider.stop();
     throw error;

@@ -6,7 +6,7 @@
  * provider (`dev/harness/identity-provider.ts`), a development dependency.
  */
 import { booleanSetting } from "../supabase/functions/_shared/config/mod.ts";
-import { type IdentityProvider, startIdentityProvider } from "./harness/identity-provider.ts";
+import { type IdentityProvider, localProviderSettings, startIdentityProvider } from "./harness/identity-provider.ts";
 
 /** The demo's page on Vite's first port: where the browser may return when OAUTH_REDIRECT_URLS names nowhere. */
 const demoPage = "http://127.0.0.1:5173/";
@@ -20,11 +20,8 @@ export async function startLocalIdentityProvider(functionsUrl: string): Promise<
   if (!booleanSetting(Deno.env, "LOCAL_IDENTITY_PROVIDER", false)) return undefined;
   const provider = await startIdentityProvider({ redirectUris: [`${functionsUrl}/auth/oauth/callback`], anyone: true });
   const listed = Deno.env.get("OIDC_PROVIDERS");
-  Deno.env.set("OIDC_PROVIDERS", listed ? `${listed},local` : "local");
-  Deno.env.set("OIDC_LOCAL_ISSUER", provider.issuer);
-  Deno.env.set("OIDC_LOCAL_CLIENT_ID", provider.clientId);
-  Deno.env.set("OIDC_LOCAL_CLIENT_SECRET", provider.clientSecret);
-  Deno.env.set("OIDC_ALLOW_HTTP", "true");
+  for (const [name, value] of Object.entries(localProviderSettings(provider))) Deno.env.set(name, value);
+  if (listed) Deno.env.set("OIDC_PROVIDERS", `${listed},local`);
   if (!Deno.env.get("OAUTH_REDIRECT_URLS")) Deno.env.set("OAUTH_REDIRECT_URLS", demoPage);
   return provider;
 }

@@ -27,8 +27,7 @@ import { decodeAccessToken } from "./support/auth.ts";
 import { signToken } from "./support/tokens.ts";
 import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";
 import { sharedStackLimits } from "../dev/harness/stack.ts";
-import { freePort } from "../dev/harness/free-port.ts";
-import { type IdentityProvider, ProviderBrowser, startIdentityProvider } from "../dev/harness/identity-provider.ts";
+import { type IdentityProvider, identityProviderForStack, ProviderBrowser } from "../dev/harness/identity-provider.ts";
 
 const url = inject("baseUrl");
 const password = "correct horse battery";
@@ -1218,23 +1217,9 @@ describe("sign-in with a provider", () => {
   const app = "http://127.0.0.1:5173/";
 
   beforeAll(async () => {
-    const port = await freePort();
-    provider = await startIdentityProvider({
-      redirectUris: [`http://127.0.0.1:${port}/functions/v1/auth/oauth/callback`],
-    });
-    stack = await startScratchStack("client_provider", {
-      env: {
-        ...sharedStackLimits,
-        BCRYPT_COST: "4",
-        PORT: String(port),
-        OIDC_PROVIDERS: "local",
-        OIDC_LOCAL_ISSUER: provider.issuer,
-        OIDC_LOCAL_CLIENT_ID: provider.clientId,
-        OIDC_LOCAL_CLIENT_SECRET: provider.clientSecret,
-        OIDC_ALLOW_HTTP: "true",
-        OAUTH_REDIRECT_URLS: app,
-      },
-    });
+    let env: Record<string, string>;
+    ({ provider, env } = await identityProviderForStack([app]));
+    stack = await startScratchStack("client_provider", { env: { ...sharedStackLimits, BCRYPT_COST: "4", ...env } });
   });
   afterAll(async () => {
     await stack?.stop();

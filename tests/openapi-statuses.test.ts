@@ -35,11 +35,10 @@ import { sessionEnvelope } from "./support/auth.ts";
 import { changeListEnvelope, noteEnvelope } from "./support/notes.ts";
 import { expectDocumented, observed, openApiDocument } from "./support/openapi.ts";
 import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";
-import { type IdentityProvider, ProviderBrowser, startIdentityProvider } from "../dev/harness/identity-provider.ts";
+import { type IdentityProvider, identityProviderForStack, ProviderBrowser } from "../dev/harness/identity-provider.ts";
 import { expectErrorCode } from "./support/error-codes.ts";
 import type { ErrorCode } from "../supabase/functions/_shared/contract/error-codes.ts";
 import { testAnonKey } from "../dev/harness/stack.ts";
-import { freePort } from "../dev/harness/free-port.ts";
 
 const password = "correct horse battery";
 let stack: ScratchStack;
@@ -49,20 +48,12 @@ let provider: IdentityProvider;
 const app = "http://127.0.0.1:5173/signed-in";
 
 beforeAll(async () => {
-  const port = await freePort();
-  provider = await startIdentityProvider({
-    redirectUris: [`http://127.0.0.1:${port}/functions/v1/auth/oauth/callback`],
-  });
+  let env: Record<string, string>;
+  ({ provider, env } = await identityProviderForStack([app]));
   stack = await startScratchStack("statuses", {
     proxied: true,
     env: {
-      PORT: String(port),
-      OIDC_PROVIDERS: "local",
-      OIDC_LOCAL_ISSUER: provider.issuer,
-      OIDC_LOCAL_CLIENT_ID: provider.clientId,
-      OIDC_LOCAL_CLIENT_SECRET: provider.clientSecret,
-      OIDC_ALLOW_HTTP: "true",
-      OAUTH_REDIRECT_URLS: app,
+      ...env,
       TRUST_PROXY: "true",
       BCRYPT_COST: "4",
       BODY_TIMEOUT_MS: "300",

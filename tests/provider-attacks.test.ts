@@ -5,102 +5,36 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
-import { activation, enrollment, identityLinkStart, identityList } from "../supabase/functions/_shared/contract/mod.ts";
+import { activation, enrollment, identityLinkStart } from "../supabase/functions/_shared/contract/mod.ts";
 import { codeAt, totpPolicy } from "../supabase/functions/_shared/auth/totp.ts";
 import { sessionEnvelope } from "./support/auth.ts";
 import { freshAddress, readMailedCode, readResetCode, uniqueEmail } from "./support/api.ts";
 import { expectErrorCode } from "./support/error-codes.ts";
-import { type IdentityProvider, ProviderBrowser, startIdentityProvider } from "../dev/harness/identity-provider.ts";
+import { type IdentityProvider, identityProviderForStack, ProviderBrowser } from "../dev/harness/identity-provider.ts";
 import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";
-import { freePort } from "../dev/harness/free-port.ts";
+import { journeyPassword, ProviderJourneys } from "./support/provider-journeys.ts";
 
 let stack: ScratchStack;
 let provider: IdentityProvider;
+let journeys: ProviderJourneys;
 const app = "http://127.0.0.1:5173/signed-in";
 const settingsPage = "http://127.0.0.1:5173/settings";
-const password = "correct horse battery";
+const password = journeyPassword;
 const addressLimit = 5;
 
 beforeAll(async () => {
-  const port = await freePort();
-  provider = await startIdentityProvider({
-    redirectUris: [`http://127.0.0.1:${port}/functions/v1/auth/oauth/callback`],
-  });
+  let env: Record<string, string>;
+  ({ provider, env } = await identityProviderForStack([app, settingsPage]));
   stack = await startScratchStack("provider_attacks", {
-    env: {
-      BCRYPT_COST: "4",
-      TRUST_PROXY: "true",
-      PORT: String(port),
-      OIDC_PROVIDERS: "local",
-      OIDC_LOCAL_ISSUER: provider.issuer,
-      OIDC_LOCAL_CLIENT_ID: provider.clientId,
-      OIDC_LOCAL_CLIENT_SECRET: provider.clientSecret,
-      OIDC_ALLOW_HTTP: "true",
-      OAUTH_REDIRECT_URLS: `${app},${settingsPage}`,
-      LOGIN_MAX_ATTEMPTS_PER_ADDRESS: String(addressLimit),
-    },
+    env: { ...env, BCRYPT_COST: "4", TRUST_PROXY: "true", LOGIN_MAX_ATTEMPTS_PER_ADDRESS: String(addressLimit) },
   });
+  journeys = new ProviderJourneys(stack, provider, app);
 });
 
 afterAll(async () => {
   await stack?.stop();
   await provider?.stop();
 });
-
-function newPerson(options: { email?: string; verified?: boolean } = {}) {
-  const sub = `person-${crypto.randomUUID()}`;
-  const email = options.email ?? uniqueEmail("provider");
-  provider.setAccount({ sub, email, email_verified: options.verified ?? true, name: "Provider Person" });
-  return { sub, email };
-}
-
-function navigate(url: string | URL, address = freshAddress(), method = "GET"): Promise<Response> {
-  return fetch(url, { method, redirect: "manual", headers: { "x-forwarded-for": address } });
-}
-
-function authorizeUrl(query: Record<string, string>): string {
-  return `${stack.baseUrl}/auth/oauth/authorize?${new URLSearchParams(query)}`;
-}
-
-/** Starts a sign-in and goes through the provider as `sub`: the callback URL, not yet fetched. */
-async function callbackOf(sub: string, browser = new ProviderBrowser(), redirectTo = app): Promise<URL> {
-  const start = await navigate(authorizeUrl({ provider: "local", redirect_to: redirectTo }));
-  expect(start.status, await start.clone().text()).toBe(302);
-  return await browser.signIn(start.headers.get("location")!, sub);
-}
-
-async function backToApp(callback: URL): Promise<URL> {
-  const back = await navigate(callback);
-  expect(back.status, await back.clone().text()).toBe(302);
-  return new URL(back.headers.get("location")!);
-}
-
-function exchange(code: string) {
-  return stack.call("/auth/oauth/token", { body: { code }, headers: { "x-forwarded-for": freshAddress() } });
-}
-
-async function signedIn(sub: string, browser = new ProviderBrowser()) {
-  const back = await backToApp(await callbackOf(sub, browser));
-  expect(back.searchParams.get("error"), back.href).toBeNull();
-  const response = await exchange(back.searchParams.get("code")!);
-  expect(response.status, response.text).toBe(200);
-  return sessionEnvelope.parse(response.body).data;
-}
-
-async function registerWithPassword(email: string) {
-  const response = await stack.call("/auth/register", {
-    body: { name: "Password Person", email, password },
-    headers: { "x-forwarded-for": freshAddress() },
-  });
-  expect(response.status, response.text).toBe(201);
-  return sessionEnvelope.parse(response.body).data;
-}
-
-async function identitiesOf(accessToken: string) {
-  const response = await stack.call("/auth/identities", { token: accessToken });
-  expect(response.status, response.text).toBe(200);
-  return identityList.parse((response.body as { data: unknown }).data);
-}
 
 function startLink(accessToken: string, body: Record<string, string> = {}, address = freshAddress()) {
   return stack.call("/auth/identities/link", {
@@ -118,7 +52,7 @@ async function linkUrl(accessToken: string): Promise<string> {
 
 /** Goes through the provider with `url` as `sub` and completes the link as the session of `accessToken`. */
 async function linkAs(accessToken: string, url: string, sub: string): Promise<void> {
-  const back = await backToApp(await new ProviderBrowser().signIn(url, sub));
+  const back = await journeys.backToApp(await new ProviderBrowser().signIn(url, sub));
   const completed = await stack.call("/auth/identities/link/complete", {
     token: accessToken,
     body: { code: back.searchParams.get("link_code") },
@@ -148,37 +82,40 @@ async function ownerResets(email: string) {
 describe("a pre-hijacked account (made by a provider that did not vouch for the address)", () => {
   it("loses the attacker's identity at the owner's reset even after the provider later vouched for another address", async () => {
     const victimEmail = uniqueEmail("victim");
-    const attacker = newPerson({ email: victimEmail, verified: false });
-    const { payload } = await signedIn(attacker.sub);
+    const attacker = journeys.newPerson({ email: victimEmail, verified: false });
+    const { payload } = await journeys.signedIn(attacker.sub);
     // The attacker changes the address at the provider to one of his own that it does verify, and signs in again:
     // the identity now says email_verified, though it never proved the account's address.
     provider.setAccount({ sub: attacker.sub, email: uniqueEmail("attacker-own"), email_verified: true });
-    expect((await signedIn(attacker.sub)).payload.id).toBe(payload.id);
+    expect((await journeys.signedIn(attacker.sub)).payload.id).toBe(payload.id);
 
     await ownerResets(victimEmail);
     expect(await stack.sql`select 1 from app.identities where subject = ${attacker.sub}`).toHaveLength(0);
     // The attacker's next sign-in is a stranger's: an account of their own address, never the owner's.
-    expect((await signedIn(attacker.sub)).payload.id, "the attacker signs in to the account its owner took over")
+    expect(
+      (await journeys.signedIn(attacker.sub)).payload.id,
+      "the attacker signs in to the account its owner took over",
+    )
       .not.toBe(payload.id);
   });
 
   it("loses a second identity the attacker linked to it before the owner's reset", async () => {
     const victimEmail = uniqueEmail("victim2");
-    const unproven = newPerson({ email: victimEmail, verified: false });
-    const { accessToken, payload } = await signedIn(unproven.sub);
+    const unproven = journeys.newPerson({ email: victimEmail, verified: false });
+    const { accessToken, payload } = await journeys.signedIn(unproven.sub);
     // From the fresh session, the attacker links a second identity, verified for an address of his own.
-    const second = newPerson({ email: uniqueEmail("attacker-second"), verified: true });
+    const second = journeys.newPerson({ email: uniqueEmail("attacker-second"), verified: true });
     await linkAs(accessToken, await linkUrl(accessToken), second.sub);
 
     await ownerResets(victimEmail);
     expect(await stack.sql`select 1 from app.identities where subject = ${second.sub}`).toHaveLength(0);
-    expect((await signedIn(second.sub)).payload.id, "the attacker signs in to the account its owner took over")
+    expect((await journeys.signedIn(second.sub)).payload.id, "the attacker signs in to the account its owner took over")
       .not.toBe(payload.id);
   });
 
   it("keeps an identity its owner linked while the address was proven", async () => {
     const email = uniqueEmail("proven");
-    const owner = await registerWithPassword(email);
+    const owner = await journeys.registerWithPassword(email);
     // The owner proves the address with the mailed code, then links a provider from a fresh session.
     const verification = await readMailedCode(email, { kind: "verification", logFile: stack.logFile });
     const verified = await stack.call("/auth/verify-email", {
@@ -186,32 +123,32 @@ describe("a pre-hijacked account (made by a provider that did not vouch for the 
       body: { email, code: verification },
     });
     expect(verified.status, verified.text).toBe(200);
-    const linked = newPerson({ email: uniqueEmail("owner-elsewhere"), verified: false });
+    const linked = journeys.newPerson({ email: uniqueEmail("owner-elsewhere"), verified: false });
     await linkAs(owner.accessToken, await linkUrl(owner.accessToken), linked.sub);
 
     await ownerResets(email);
-    expect((await signedIn(linked.sub)).payload.id).toBe(owner.payload.id);
+    expect((await journeys.signedIn(linked.sub)).payload.id).toBe(owner.payload.id);
   });
 });
 
 describe("flows not bound to the browser that started them", () => {
   it("does not link the victim's identity to the attacker's account when the victim opens the attacker's link URL", async () => {
-    const attacker = await registerWithPassword(uniqueEmail("csrf-attacker"));
+    const attacker = await journeys.registerWithPassword(uniqueEmail("csrf-attacker"));
     const url = await linkUrl(attacker.accessToken);
     // The victim, signed in at the provider in the browser, follows a link the attacker sent.
-    const victim = newPerson({ email: uniqueEmail("csrf-victim") });
+    const victim = journeys.newPerson({ email: uniqueEmail("csrf-victim") });
     const victimBrowser = new ProviderBrowser();
     const callback = await victimBrowser.signIn(url, victim.sub);
-    const back = await backToApp(callback);
+    const back = await journeys.backToApp(callback);
     // The victim's app, signed in to the victim's own account, completes what came back: not its session's link.
-    const victimsAccount = await registerWithPassword(victim.email);
+    const victimsAccount = await journeys.registerWithPassword(victim.email);
     const completed = await stack.call("/auth/identities/link/complete", {
       token: victimsAccount.accessToken,
       body: { code: back.searchParams.get("link_code") },
     });
     expectErrorCode(completed, "invalid_code");
     expect(
-      (await identitiesOf(attacker.accessToken)).identities,
+      (await journeys.identitiesOf(attacker.accessToken)).identities,
       "the victim's identity now opens the attacker's account",
     )
       .toEqual([]);
@@ -220,7 +157,7 @@ describe("flows not bound to the browser that started them", () => {
 
 describe("flooding", () => {
   it("counts link starts of one session like sign-in starts, so a session cannot store flows without bound", async () => {
-    const owner = await registerWithPassword(uniqueEmail("flood"));
+    const owner = await journeys.registerWithPassword(uniqueEmail("flood"));
     const address = freshAddress();
     const statuses: number[] = [];
     for (let i = 0; i < addressLimit * 3; i++) statuses.push((await startLink(owner.accessToken, {}, address)).status);
@@ -234,7 +171,9 @@ describe("flooding", () => {
     const address = freshAddress();
     const statuses: number[] = [];
     for (let i = 0; i < addressLimit + 2; i++) {
-      statuses.push((await navigate(authorizeUrl({ provider: "local", redirect_to: app }), address)).status);
+      statuses.push(
+        (await journeys.navigate(journeys.authorizeUrl({ provider: "local", redirect_to: app }), address)).status,
+      );
     }
     expect(statuses.slice(0, addressLimit)).toEqual(Array(addressLimit).fill(302));
     expect(statuses.slice(addressLimit)).toEqual([429, 429]);
@@ -243,24 +182,24 @@ describe("flooding", () => {
 
 describe("races on the single-use steps", () => {
   it("exchanges one code for exactly one session when it is sent twice at once", async () => {
-    const back = await backToApp(await callbackOf(newPerson().sub));
+    const back = await journeys.backToApp(await journeys.callbackOf(journeys.newPerson().sub));
     const code = back.searchParams.get("code")!;
-    const answers = await Promise.all([exchange(code), exchange(code), exchange(code)]);
+    const answers = await Promise.all([journeys.exchange(code), journeys.exchange(code), journeys.exchange(code)]);
     expect(answers.map((answer) => answer.status).sort()).toEqual([200, 400, 400]);
   });
 
   it("completes a callback once when it arrives twice at once", async () => {
-    const callback = await callbackOf(newPerson().sub);
-    const answers = await Promise.all([navigate(callback), navigate(callback)]);
+    const callback = await journeys.callbackOf(journeys.newPerson().sub);
+    const answers = await Promise.all([journeys.navigate(callback), journeys.navigate(callback)]);
     expect(answers.map((answer) => answer.status).sort()).toEqual([302, 400]);
   });
 
   it("leaves a passwordless account one identity when its last two are unlinked at once", async () => {
-    const first = newPerson();
-    const { accessToken } = await signedIn(first.sub);
-    const second = newPerson();
+    const first = journeys.newPerson();
+    const { accessToken } = await journeys.signedIn(first.sub);
+    const second = journeys.newPerson();
     await linkAs(accessToken, await linkUrl(accessToken), second.sub);
-    const { identities, hasPassword } = await identitiesOf(accessToken);
+    const { identities, hasPassword } = await journeys.identitiesOf(accessToken);
     expect([identities.length, hasPassword]).toEqual([2, false]);
     const answers = await Promise.all(
       identities.map((identity) =>
@@ -268,21 +207,21 @@ describe("races on the single-use steps", () => {
       ),
     );
     expect(answers.map((answer) => answer.status).sort()).toEqual([200, 409]);
-    expect((await identitiesOf(accessToken)).identities).toHaveLength(1);
+    expect((await journeys.identitiesOf(accessToken)).identities).toHaveLength(1);
   });
 });
 
 describe("a callback with a valid state", () => {
   it("refuses the provider code of another flow, and the spent state stays spent", async () => {
-    const person = newPerson();
-    const one = await callbackOf(person.sub);
-    const other = await callbackOf(newPerson().sub);
+    const person = journeys.newPerson();
+    const one = await journeys.callbackOf(person.sub);
+    const other = await journeys.callbackOf(journeys.newPerson().sub);
     const mixed = new URL(one);
     mixed.searchParams.set("code", other.searchParams.get("code")!);
-    const back = await backToApp(mixed);
+    const back = await journeys.backToApp(mixed);
     expect(back.searchParams.get("error")).toBe("provider_error");
     expect(back.searchParams.get("code")).toBeNull();
-    expect((await navigate(one)).status).toBe(400);
+    expect((await journeys.navigate(one)).status).toBe(400);
   });
 });
 
@@ -312,7 +251,7 @@ describe("return URLs that try to leave the app", () => {
         `${app}?pad=${"a".repeat(2000)}`,
       ]
     ) {
-      const refused = await navigate(authorizeUrl({ provider: "local", redirect_to: candidate }));
+      const refused = await journeys.navigate(journeys.authorizeUrl({ provider: "local", redirect_to: candidate }));
       expect(refused.status, candidate).toBe(400);
       expect(refused.headers.get("location"), candidate).toBeNull();
     }
@@ -330,9 +269,11 @@ describe("return URLs that try to leave the app", () => {
         "http://:@127.0.0.1:5173/signed-in",
       ]
     ) {
-      const start = await navigate(authorizeUrl({ provider: "local", redirect_to: candidate }));
+      const start = await journeys.navigate(journeys.authorizeUrl({ provider: "local", redirect_to: candidate }));
       expect(start.status, candidate).toBe(302);
-      const back = await backToApp(await new ProviderBrowser().signIn(start.headers.get("location")!, newPerson().sub));
+      const back = await journeys.backToApp(
+        await new ProviderBrowser().signIn(start.headers.get("location")!, journeys.newPerson().sub),
+      );
       expect(back.origin + back.pathname, candidate).toBe(app);
       expect(back.searchParams.getAll("code"), candidate).toHaveLength(1);
       expect(back.searchParams.get("code"), candidate).not.toBe("planted");
@@ -349,7 +290,11 @@ describe("methods and parameters of the new endpoints", () => {
   it("answers 405 to other methods of authorize, storing no flow", async () => {
     const [{ count: before }] = await stack.sql<{ count: number }[]>`select count(*)::int from app.oauth_flows`;
     for (const method of ["POST", "PUT", "DELETE", "HEAD"]) {
-      const refused = await navigate(authorizeUrl({ provider: "local", redirect_to: app }), freshAddress(), method);
+      const refused = await journeys.navigate(
+        journeys.authorizeUrl({ provider: "local", redirect_to: app }),
+        freshAddress(),
+        method,
+      );
       expect(refused.status, method).toBe(405);
       expect(refused.headers.get("location"), method).toBeNull();
     }
@@ -369,34 +314,34 @@ describe("methods and parameters of the new endpoints", () => {
         `provider=local&provider=other&redirect_to=${encodeURIComponent(app)}`,
       ]
     ) {
-      const answer = await navigate(`${stack.baseUrl}/auth/oauth/authorize?${query}`);
+      const answer = await journeys.navigate(`${stack.baseUrl}/auth/oauth/authorize?${query}`);
       expect(answer.status, query).toBe(400);
       expect(answer.headers.get("location"), query).toBeNull();
     }
   });
 
   it("refuses a duplicated or unknown parameter of unlink, unlinking nothing", async () => {
-    const { accessToken } = await signedIn(newPerson().sub);
-    const [{ id }] = (await identitiesOf(accessToken)).identities;
+    const { accessToken } = await journeys.signedIn(journeys.newPerson().sub);
+    const [{ id }] = (await journeys.identitiesOf(accessToken)).identities;
     for (
       const query of [`id=${id}&id=${crypto.randomUUID()}`, `id=${crypto.randomUUID()}&id=${id}`, `id=${id}&force=1`]
     ) {
       const refused = await stack.call(`/auth/identities?${query}`, { method: "DELETE", token: accessToken });
       expect(refused.status, query).toBe(400);
     }
-    expect((await identitiesOf(accessToken)).identities).toHaveLength(1);
+    expect((await journeys.identitiesOf(accessToken)).identities).toHaveLength(1);
   });
 });
 
 describe("what leaves the callback", () => {
   it("sets no-referrer and no-store on the redirect, and logs neither the one-time code nor the provider's code", async () => {
-    const callback = await callbackOf(newPerson().sub);
-    const back = await navigate(callback);
+    const callback = await journeys.callbackOf(journeys.newPerson().sub);
+    const back = await journeys.navigate(callback);
     expect(back.status).toBe(302);
     expect(back.headers.get("referrer-policy")).toBe("no-referrer");
     expect(back.headers.get("cache-control")).toContain("no-store");
     const code = new URL(back.headers.get("location")!).searchParams.get("code")!;
-    await exchange(code);
+    await journeys.exchange(code);
     const log = readFileSync(stack.logFile, "utf8");
     expect(log.length).toBeGreaterThan(0);
     for (const secret of [code, callback.searchParams.get("code")!, callback.searchParams.get("state")!]) {
@@ -408,7 +353,7 @@ describe("what leaves the callback", () => {
 describe("an account with a second factor", () => {
   it("gives a provider sign-in an aal1 session that can neither link, unlink, change nor delete, nor test a password", async () => {
     const email = uniqueEmail("factor");
-    const owner = await registerWithPassword(email);
+    const owner = await journeys.registerWithPassword(email);
     const enrolled = await stack.call("/auth/mfa/enroll", { token: owner.accessToken, body: { password } });
     expect(enrolled.status, enrolled.text).toBe(201);
     const { factorId, secret } = enrollment.parse((enrolled.body as { data: unknown }).data);
@@ -420,10 +365,10 @@ describe("an account with a second factor", () => {
     });
     expect(activated.status, activated.text).toBe(200);
     const { accessToken: fullToken } = activation.parse((activated.body as { data: unknown }).data);
-    const person = newPerson({ email });
+    const person = journeys.newPerson({ email });
     await linkAs(fullToken, await linkUrl(fullToken), person.sub);
 
-    const half = await signedIn(person.sub);
+    const half = await journeys.signedIn(person.sub);
     expect(half.mfaRequired).toBe(true);
     const token = half.accessToken;
     expectErrorCode(await startLink(token), "mfa_required");
@@ -434,7 +379,7 @@ describe("an account with a second factor", () => {
       "mfa_required",
     );
     expectErrorCode(await stack.call("/auth/delete-account", { token, body: {} }), "mfa_required");
-    const [{ id }] = (await identitiesOf(fullToken)).identities;
+    const [{ id }] = (await journeys.identitiesOf(fullToken)).identities;
     expectErrorCode(await stack.call(`/auth/identities?id=${id}`, { method: "DELETE", token }), "mfa_required");
     expect(await stack.sql`select 1 from app.users where email = ${email}`).toHaveLength(1);
   });
@@ -442,30 +387,30 @@ describe("an account with a second factor", () => {
 
 describe("suspended accounts and ended sessions", () => {
   it("refuses a suspended account's provider sign-in and a code issued before the suspension", async () => {
-    const person = newPerson();
-    const { payload } = await signedIn(person.sub);
-    const back = await backToApp(await callbackOf(person.sub));
+    const person = journeys.newPerson();
+    const { payload } = await journeys.signedIn(person.sub);
+    const back = await journeys.backToApp(await journeys.callbackOf(person.sub));
     const code = back.searchParams.get("code")!;
     await stack.sql`update app.users set status = 'SUSPENDED' where id = ${payload.id}`;
-    expectErrorCode(await exchange(code), "invalid_code");
-    const again = await backToApp(await callbackOf(person.sub));
+    expectErrorCode(await journeys.exchange(code), "invalid_code");
+    const again = await journeys.backToApp(await journeys.callbackOf(person.sub));
     expect(again.searchParams.get("error")).toBe("account_suspended");
     expect(again.searchParams.get("code")).toBeNull();
   });
 
   it("links nothing when the session that started the link logged out before the callback", async () => {
-    const owner = await registerWithPassword(uniqueEmail("logged-out"));
+    const owner = await journeys.registerWithPassword(uniqueEmail("logged-out"));
     const url = await linkUrl(owner.accessToken);
     const out = await stack.call("/auth/logout", { token: owner.accessToken, body: {} });
     expect(out.status, out.text).toBe(200);
-    const person = newPerson();
-    const back = await backToApp(await new ProviderBrowser().signIn(url, person.sub));
+    const person = journeys.newPerson();
+    const back = await journeys.backToApp(await new ProviderBrowser().signIn(url, person.sub));
     expect(back.searchParams.get("error")).toBe("link_expired");
     expect(await stack.sql`select 1 from app.identities where subject = ${person.sub}`).toHaveLength(0);
   });
 
   it("does not extend the 10 fresh minutes by a refresh", async () => {
-    const { accessToken, refreshToken } = await signedIn(newPerson().sub);
+    const { accessToken, refreshToken } = await journeys.signedIn(journeys.newPerson().sub);
     await stack.sql`update app.sessions set signed_in_at = now() - interval '11 minutes'
                     where id = ${sessionIdOf(accessToken)}`;
     const refreshed = await stack.call("/auth/refresh", {

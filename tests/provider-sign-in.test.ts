@@ -7,42 +7,37 @@
  * exchanges the code with PKCE and checks the signed ID token.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { identity, identityLinkStart, identityList, session } from "../supabase/functions/_shared/contract/mod.ts";
+import { identity, identityLinkStart, session } from "../supabase/functions/_shared/contract/mod.ts";
 import { sessionEnvelope } from "./support/auth.ts";
 import { freshAddress, readResetCode, uniqueEmail } from "./support/api.ts";
 import { expectErrorCode } from "./support/error-codes.ts";
-import { type IdentityProvider, ProviderBrowser, startIdentityProvider } from "../dev/harness/identity-provider.ts";
+import { type IdentityProvider, identityProviderForStack, ProviderBrowser } from "../dev/harness/identity-provider.ts";
 import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";
+import { journeyPassword, ProviderJourneys } from "./support/provider-journeys.ts";
 import { freePort } from "../dev/harness/free-port.ts";
 
 let stack: ScratchStack;
 let provider: IdentityProvider;
+let journeys: ProviderJourneys;
 const app = "http://127.0.0.1:5173/signed-in";
-const password = "correct horse battery";
+const password = journeyPassword;
 
 beforeAll(async () => {
-  // The provider must know the callback's URL before the stack starts.
-  const port = await freePort();
-  provider = await startIdentityProvider({
-    redirectUris: [`http://127.0.0.1:${port}/functions/v1/auth/oauth/callback`],
-  });
+  let env: Record<string, string>;
+  ({ provider, env } = await identityProviderForStack([app, "http://127.0.0.1:5173/settings"]));
   stack = await startScratchStack("provider_sign_in", {
     env: {
+      ...env,
       BCRYPT_COST: "4",
       TRUST_PROXY: "true",
-      PORT: String(port),
-      // "offline" is configured, but nothing answers at its issuer.
+      // "offline" is configured too, but nothing answers at its issuer.
       OIDC_PROVIDERS: "local,offline",
       OIDC_OFFLINE_ISSUER: `http://127.0.0.1:${await freePort()}`,
       OIDC_OFFLINE_CLIENT_ID: "offline-client",
       OIDC_OFFLINE_CLIENT_SECRET: "offline-secret",
-      OIDC_LOCAL_ISSUER: provider.issuer,
-      OIDC_LOCAL_CLIENT_ID: provider.clientId,
-      OIDC_LOCAL_CLIENT_SECRET: provider.clientSecret,
-      OIDC_ALLOW_HTTP: "true",
-      OAUTH_REDIRECT_URLS: `${app},http://127.0.0.1:5173/settings`,
     },
   });
+  journeys = new ProviderJourneys(stack, provider, app);
 });
 
 afterAll(async () => {
@@ -50,86 +45,14 @@ afterAll(async () => {
   await provider?.stop();
 });
 
-/** A person at the provider with a new subject and address. */
-function newPerson(options: { email?: string; verified?: boolean; name?: string } = {}) {
-  const sub = `person-${crypto.randomUUID()}`;
-  const email = options.email ?? uniqueEmail("provider");
-  provider.setAccount({ sub, email, email_verified: options.verified ?? true, name: options.name ?? "Ada Provider" });
-  return { sub, email };
-}
-
-/** A browser navigation to the service: no apikey, redirects not followed. */
-function navigate(url: string | URL): Promise<Response> {
-  return fetch(url, { redirect: "manual", headers: { "x-forwarded-for": freshAddress() } });
-}
-
-function authorizeUrl(query: Record<string, string>): string {
-  return `${stack.baseUrl}/auth/oauth/authorize?${new URLSearchParams(query)}`;
-}
-
-/** Follows a provider round trip from its start at the provider: the callback's URL at the service. */
-async function throughProvider(providerUrl: string, sub: string, browser = new ProviderBrowser()): Promise<URL> {
-  return await browser.signIn(providerUrl, sub);
-}
-
-/** The whole browser journey of a sign-in: where the service finally sends the browser back to the app. */
-async function signInAtProvider(sub: string, browser = new ProviderBrowser(), redirectTo = app): Promise<URL> {
-  const start = await navigate(authorizeUrl({ provider: "local", redirect_to: redirectTo }));
-  expect(start.status, await start.clone().text()).toBe(302);
-  const callback = await throughProvider(start.headers.get("location")!, sub, browser);
-  expect(callback.href.startsWith(`${stack.baseUrl}/auth/oauth/callback?`)).toBe(true);
-  return await backToApp(callback);
-}
-
-async function backToApp(callback: URL): Promise<URL> {
-  const back = await navigate(callback);
-  expect(back.status, await back.clone().text()).toBe(302);
-  return new URL(back.headers.get("location")!);
-}
-
-function exchange(code: string) {
-  return stack.call("/auth/oauth/token", { body: { code }, headers: { "x-forwarded-for": freshAddress() } });
-}
-
-async function signedIn(sub: string) {
-  const back = await signInAtProvider(sub);
-  expect(back.searchParams.get("error"), back.href).toBeNull();
-  const response = await exchange(back.searchParams.get("code")!);
-  expect(response.status, response.text).toBe(200);
-  return sessionEnvelope.parse(response.body).data;
-}
-
-async function registerWithPassword(email: string) {
-  const response = await stack.call("/auth/register", {
-    body: { name: "Password Person", email, password },
-    headers: { "x-forwarded-for": freshAddress() },
-  });
-  expect(response.status, response.text).toBe(201);
-  return sessionEnvelope.parse(response.body).data;
-}
-
-/** The app completes a link with the `link_code` the callback put in its URL, as the asking session. */
-function completeLink(accessToken: string, back: URL) {
-  return stack.call("/auth/identities/link/complete", {
-    token: accessToken,
-    body: { code: back.searchParams.get("link_code") ?? "none" },
-  });
-}
-
-async function identitiesOf(accessToken: string) {
-  const response = await stack.call("/auth/identities", { token: accessToken });
-  expect(response.status, response.text).toBe(200);
-  return identityList.parse((response.body as { data: unknown }).data);
-}
-
 describe("a new person signs in with a provider", () => {
   it("gets an account of the provider's name and verified address, reaches notes, and the same account next time", async () => {
-    const person = newPerson({ name: "Grace Hopper" });
+    const person = journeys.newPerson({ name: "Grace Hopper" });
     const browser = new ProviderBrowser();
-    const back = await signInAtProvider(person.sub, browser);
+    const back = await journeys.signInAtProvider(person.sub, browser);
     expect(back.origin + back.pathname).toBe(app);
     expect([...back.searchParams.keys()], "only the one-time code travels in the URL").toEqual(["code"]);
-    const first = await exchange(back.searchParams.get("code")!);
+    const first = await journeys.exchange(back.searchParams.get("code")!);
     expect(first.status, first.text).toBe(200);
     const answer = sessionEnvelope.parse(first.body);
     expect(answer.message).toBe("Login successful");
@@ -144,16 +67,16 @@ describe("a new person signs in with a provider", () => {
     expect(note.status, note.text).toBe(201);
 
     // The same browser: the provider remembers it and shows no page; the same account answers.
-    const again = await signInAtProvider(person.sub, browser);
-    const second = sessionEnvelope.parse((await exchange(again.searchParams.get("code")!)).body).data;
+    const again = await journeys.signInAtProvider(person.sub, browser);
+    const second = sessionEnvelope.parse((await journeys.exchange(again.searchParams.get("code")!)).body).data;
     expect(second.payload.id).toBe(payload.id);
     const [{ count }] = await stack.sql`select count(*)::int from app.users where email = ${person.email}`;
     expect(count).toBe(1);
   });
 
   it("gets an unverified account when the provider does not vouch for the address", async () => {
-    const person = newPerson({ verified: false });
-    const { payload } = await signedIn(person.sub);
+    const person = journeys.newPerson({ verified: false });
+    const { payload } = await journeys.signedIn(person.sub);
     expect(payload.isVerified).toBe(false);
   });
 
@@ -161,64 +84,64 @@ describe("a new person signs in with a provider", () => {
     const sub = `nameless-${crypto.randomUUID()}`;
     const email = uniqueEmail("nameless");
     provider.setAccount({ sub, email, email_verified: true });
-    const { payload } = await signedIn(sub);
+    const { payload } = await journeys.signedIn(sub);
     expect(payload.name).toBe(email.split("@")[0]);
   });
 
   it("is signed in by its identity even after the provider's address changed", async () => {
-    const person = newPerson();
-    const { payload } = await signedIn(person.sub);
+    const person = journeys.newPerson();
+    const { payload } = await journeys.signedIn(person.sub);
     provider.setAccount({ sub: person.sub, email: uniqueEmail("moved"), email_verified: true });
-    expect((await signedIn(person.sub)).payload.id).toBe(payload.id);
+    expect((await journeys.signedIn(person.sub)).payload.id).toBe(payload.id);
   });
 });
 
 describe("the one-time code and the callback are single use", () => {
   it("refuses the code the second time", async () => {
-    const back = await signInAtProvider(newPerson().sub);
+    const back = await journeys.signInAtProvider(journeys.newPerson().sub);
     const code = back.searchParams.get("code")!;
-    expect((await exchange(code)).status).toBe(200);
-    expectErrorCode(await exchange(code), "invalid_code");
+    expect((await journeys.exchange(code)).status).toBe(200);
+    expectErrorCode(await journeys.exchange(code), "invalid_code");
   });
 
   it("refuses a code after its 60 seconds", async () => {
-    const back = await signInAtProvider(newPerson().sub);
+    const back = await journeys.signInAtProvider(journeys.newPerson().sub);
     await stack.sql`update app.oauth_codes set expires_at = now() - interval '1 second'`;
-    expectErrorCode(await exchange(back.searchParams.get("code")!), "invalid_code");
+    expectErrorCode(await journeys.exchange(back.searchParams.get("code")!), "invalid_code");
   });
 
   it("refuses a replayed callback and a forged state, with no redirect", async () => {
-    const start = await navigate(authorizeUrl({ provider: "local", redirect_to: app }));
-    const callback = await throughProvider(start.headers.get("location")!, newPerson().sub);
+    const start = await journeys.navigate(journeys.authorizeUrl({ provider: "local", redirect_to: app }));
+    const callback = await new ProviderBrowser().signIn(start.headers.get("location")!, journeys.newPerson().sub);
     const forged = new URL(callback);
     forged.searchParams.set("state", "forged-state-of-an-attacker");
-    const refused = await navigate(forged);
+    const refused = await journeys.navigate(forged);
     expect(refused.status).toBe(400);
     expect(refused.headers.get("location")).toBeNull();
     expect((await refused.json()).code).toBe("invalid_state");
 
-    expect((await navigate(callback)).status).toBe(302);
-    const replayed = await navigate(callback);
+    expect((await journeys.navigate(callback)).status).toBe(302);
+    const replayed = await journeys.navigate(callback);
     expect(replayed.status).toBe(400);
     expect(replayed.headers.get("location")).toBeNull();
     expect((await replayed.json()).code).toBe("invalid_state");
   });
 
   it("takes the parameters a provider adds to its callback (Google's scope, authuser, prompt)", async () => {
-    const start = await navigate(authorizeUrl({ provider: "local", redirect_to: app }));
-    const callback = await throughProvider(start.headers.get("location")!, newPerson().sub);
+    const start = await journeys.navigate(journeys.authorizeUrl({ provider: "local", redirect_to: app }));
+    const callback = await new ProviderBrowser().signIn(start.headers.get("location")!, journeys.newPerson().sub);
     callback.searchParams.set("scope", "openid email profile");
     callback.searchParams.set("authuser", "0");
     callback.searchParams.set("prompt", "consent");
-    expect((await backToApp(callback)).searchParams.get("code")).toBeTruthy();
+    expect((await journeys.backToApp(callback)).searchParams.get("code")).toBeTruthy();
   });
 
   it("sends the app an error, and no code, when the person cancels at the provider", async () => {
-    const start = await navigate(authorizeUrl({ provider: "local", redirect_to: app }));
-    const callback = await new ProviderBrowser().signIn(start.headers.get("location")!, newPerson().sub, {
+    const start = await journeys.navigate(journeys.authorizeUrl({ provider: "local", redirect_to: app }));
+    const callback = await new ProviderBrowser().signIn(start.headers.get("location")!, journeys.newPerson().sub, {
       abort: true,
     });
-    const back = await backToApp(callback);
+    const back = await journeys.backToApp(callback);
     expect(back.searchParams.get("error")).toBe("access_denied");
     expect(back.searchParams.get("code")).toBeNull();
   });
@@ -230,17 +153,17 @@ describe("the app's own PKCE", () => {
     Buffer.from(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(of))).toString("base64url");
 
   async function codeFor(sub: string, query: Record<string, string>): Promise<string> {
-    const start = await navigate(authorizeUrl({ provider: "local", redirect_to: app, ...query }));
+    const start = await journeys.navigate(journeys.authorizeUrl({ provider: "local", redirect_to: app, ...query }));
     expect(start.status, await start.clone().text()).toBe(302);
-    const back = await backToApp(await throughProvider(start.headers.get("location")!, sub));
+    const back = await journeys.backToApp(await new ProviderBrowser().signIn(start.headers.get("location")!, sub));
     return back.searchParams.get("code")!;
   }
 
   it("exchanges the code only with the verifier of the challenge the sign-in started with", async () => {
-    const person = newPerson();
+    const person = journeys.newPerson();
     const mine = verifier();
     const bound = { code_challenge: await challenge(mine), code_challenge_method: "S256" };
-    expectErrorCode(await exchange(await codeFor(person.sub, bound)), "invalid_code");
+    expectErrorCode(await journeys.exchange(await codeFor(person.sub, bound)), "invalid_code");
     const guessed = await codeFor(person.sub, bound);
     expectErrorCode(
       await stack.call("/auth/oauth/token", { body: { code: guessed, codeVerifier: verifier() } }),
@@ -259,12 +182,12 @@ describe("the app's own PKCE", () => {
 
   it("signs nobody in with an attacker's callback fed to another browser whose app waits with its own verifier", async () => {
     // The attacker starts a sign-in of their own, bound to their verifier, and hands the victim the callback URL.
-    const attacker = newPerson();
-    const start = await navigate(
-      authorizeUrl({ provider: "local", redirect_to: app, code_challenge: await challenge(verifier()) }),
+    const attacker = journeys.newPerson();
+    const start = await journeys.navigate(
+      journeys.authorizeUrl({ provider: "local", redirect_to: app, code_challenge: await challenge(verifier()) }),
     );
-    const callback = await throughProvider(start.headers.get("location")!, attacker.sub);
-    const victimsApp = await backToApp(callback);
+    const callback = await new ProviderBrowser().signIn(start.headers.get("location")!, attacker.sub);
+    const victimsApp = await journeys.backToApp(callback);
     const exchanged = await stack.call("/auth/oauth/token", {
       body: { code: victimsApp.searchParams.get("code"), codeVerifier: verifier() },
     });
@@ -272,13 +195,13 @@ describe("the app's own PKCE", () => {
   });
 
   it("refuses a verifier for a code whose sign-in had no challenge, and a challenge method other than S256", async () => {
-    const code = await codeFor(newPerson().sub, {});
+    const code = await codeFor(journeys.newPerson().sub, {});
     expectErrorCode(
       await stack.call("/auth/oauth/token", { body: { code, codeVerifier: verifier() } }),
       "invalid_code",
     );
-    const plain = await navigate(
-      authorizeUrl({
+    const plain = await journeys.navigate(
+      journeys.authorizeUrl({
         provider: "local",
         redirect_to: app,
         code_challenge: "a".repeat(43),
@@ -292,7 +215,7 @@ describe("the app's own PKCE", () => {
 
 describe("the ID token", () => {
   it("is refused when it was altered on its way from the provider, and no account is made", async () => {
-    const person = newPerson();
+    const person = journeys.newPerson();
     // The payload says another address; the signature is still the provider's, over the original payload.
     provider.alterIdTokens((idToken) => {
       const [header, payload, signature] = idToken.split(".");
@@ -301,7 +224,7 @@ describe("the ID token", () => {
       return [header, forged, signature].join(".");
     });
     try {
-      const back = await signInAtProvider(person.sub);
+      const back = await journeys.signInAtProvider(person.sub);
       expect(back.searchParams.get("error")).toBe("provider_error");
       expect(back.searchParams.get("code")).toBeNull();
     } finally {
@@ -321,7 +244,7 @@ describe("what a sign-in may ask for", () => {
         [{ provider: "local", redirect_to: `${app}#fragment` }, "redirect_to"],
       ] as const
     ) {
-      const refused = await navigate(authorizeUrl(query));
+      const refused = await journeys.navigate(journeys.authorizeUrl(query));
       expect(refused.status, JSON.stringify(query)).toBe(400);
       expect(refused.headers.get("location")).toBeNull();
       const body = await refused.json();
@@ -331,19 +254,25 @@ describe("what a sign-in may ask for", () => {
   });
 
   it("answers 503, with no redirect, while a provider cannot be reached", async () => {
-    const refused = await navigate(authorizeUrl({ provider: "offline", redirect_to: app }));
+    const refused = await journeys.navigate(journeys.authorizeUrl({ provider: "offline", redirect_to: app }));
     expect(refused.status).toBe(503);
     expect(refused.headers.get("location")).toBeNull();
     expect((await refused.json()).code).toBe("service_unavailable");
   });
 
   it("refuses an unknown parameter of the authorize URL", async () => {
-    const refused = await navigate(`${authorizeUrl({ provider: "local", redirect_to: app })}&prompt=none`);
+    const refused = await journeys.navigate(
+      `${journeys.authorizeUrl({ provider: "local", redirect_to: app })}&prompt=none`,
+    );
     expect(refused.status).toBe(400);
   });
 
   it("keeps the app's own query in the URL it returns to", async () => {
-    const back = await signInAtProvider(newPerson().sub, new ProviderBrowser(), `${app}?next=%2Fnotes`);
+    const back = await journeys.signInAtProvider(
+      journeys.newPerson().sub,
+      new ProviderBrowser(),
+      `${app}?next=%2Fnotes`,
+    );
     expect(back.searchParams.get("next")).toBe("/notes");
     expect(back.searchParams.get("code")).toBeTruthy();
   });
@@ -352,43 +281,43 @@ describe("what a sign-in may ask for", () => {
 describe("an address an account already holds", () => {
   it("is answered identity_not_linked, and nothing is created or linked", async () => {
     const email = uniqueEmail("taken");
-    const owner = await registerWithPassword(email);
-    const person = newPerson({ email });
-    const back = await signInAtProvider(person.sub);
+    const owner = await journeys.registerWithPassword(email);
+    const person = journeys.newPerson({ email });
+    const back = await journeys.signInAtProvider(person.sub);
     expect(back.searchParams.get("error")).toBe("identity_not_linked");
     expect(back.searchParams.get("code")).toBeNull();
     const identities = await stack.sql`select 1 from app.identities where subject = ${person.sub}`;
     expect(identities).toHaveLength(0);
-    expect((await identitiesOf(owner.accessToken)).identities).toEqual([]);
+    expect((await journeys.identitiesOf(owner.accessToken)).identities).toEqual([]);
   });
 });
 
 describe("linking and unlinking", () => {
   it("links from a fresh session, and the provider then signs in to that account", async () => {
     const email = uniqueEmail("linker");
-    const owner = await registerWithPassword(email);
-    const person = newPerson({ email });
+    const owner = await journeys.registerWithPassword(email);
+    const person = journeys.newPerson({ email });
     const started = await stack.call("/auth/identities/link", {
       token: owner.accessToken,
       body: { provider: "local", redirectTo: "http://127.0.0.1:5173/settings" },
     });
     expect(started.status, started.text).toBe(200);
     const { url } = identityLinkStart.parse((started.body as { data: unknown }).data);
-    const back = await backToApp(await throughProvider(url, person.sub));
+    const back = await journeys.backToApp(await new ProviderBrowser().signIn(url, person.sub));
     expect(back.pathname).toBe("/settings");
     expect([...back.searchParams.keys()]).toEqual(["link_code"]);
-    const completed = await completeLink(owner.accessToken, back);
+    const completed = await journeys.completeLink(owner.accessToken, back);
     expect(completed.status, completed.text).toBe(200);
     expect(identity.parse((completed.body as { data: unknown }).data)).toMatchObject({ provider: "local", email });
 
-    const { identities, hasPassword } = await identitiesOf(owner.accessToken);
+    const { identities, hasPassword } = await journeys.identitiesOf(owner.accessToken);
     expect(hasPassword).toBe(true);
     expect(identities).toMatchObject([{ provider: "local", email }]);
-    expect((await signedIn(person.sub)).payload.id).toBe(owner.payload.id);
+    expect((await journeys.signedIn(person.sub)).payload.id).toBe(owner.payload.id);
   });
 
   it("asks for the password once the session's sign-in is older than 10 minutes", async () => {
-    const owner = await registerWithPassword(uniqueEmail("stale"));
+    const owner = await journeys.registerWithPassword(uniqueEmail("stale"));
     const sessionId = JSON.parse(atob(owner.accessToken.split(".")[1])).session_id;
     await stack.sql`update app.sessions set signed_in_at = now() - interval '11 minutes' where id = ${sessionId}`;
     const link = (body: Record<string, string>) =>
@@ -407,40 +336,40 @@ describe("linking and unlinking", () => {
   });
 
   it("links only for the session that asked: a link URL opened in another browser links nothing", async () => {
-    const asking = await registerWithPassword(uniqueEmail("asking"));
+    const asking = await journeys.registerWithPassword(uniqueEmail("asking"));
     const started = await stack.call("/auth/identities/link", {
       token: asking.accessToken,
       body: { provider: "local", redirectTo: app },
     });
     const { url } = identityLinkStart.parse((started.body as { data: unknown }).data);
     // Someone else, signed in to the app in their own browser, is made to open the URL.
-    const someoneElse = await registerWithPassword(uniqueEmail("someone"));
-    const back = await backToApp(await throughProvider(url, newPerson().sub));
-    expectErrorCode(await completeLink(someoneElse.accessToken, back), "invalid_code");
+    const someoneElse = await journeys.registerWithPassword(uniqueEmail("someone"));
+    const back = await journeys.backToApp(await new ProviderBrowser().signIn(url, journeys.newPerson().sub));
+    expectErrorCode(await journeys.completeLink(someoneElse.accessToken, back), "invalid_code");
     // The code is spent: not even the asking session can use it now.
-    expectErrorCode(await completeLink(asking.accessToken, back), "invalid_code");
-    expect((await identitiesOf(asking.accessToken)).identities).toEqual([]);
-    expect((await identitiesOf(someoneElse.accessToken)).identities).toEqual([]);
+    expectErrorCode(await journeys.completeLink(asking.accessToken, back), "invalid_code");
+    expect((await journeys.identitiesOf(asking.accessToken)).identities).toEqual([]);
+    expect((await journeys.identitiesOf(someoneElse.accessToken)).identities).toEqual([]);
   });
 
   it("refuses an identity that belongs to another account", async () => {
-    const person = newPerson();
-    await signedIn(person.sub);
-    const other = await registerWithPassword(uniqueEmail("other"));
+    const person = journeys.newPerson();
+    await journeys.signedIn(person.sub);
+    const other = await journeys.registerWithPassword(uniqueEmail("other"));
     const started = await stack.call("/auth/identities/link", {
       token: other.accessToken,
       body: { provider: "local", redirectTo: app },
     });
     const { url } = identityLinkStart.parse((started.body as { data: unknown }).data);
-    const back = await backToApp(await throughProvider(url, person.sub));
+    const back = await journeys.backToApp(await new ProviderBrowser().signIn(url, person.sub));
     expect(back.searchParams.get("error")).toBe("identity_already_linked");
-    expect((await identitiesOf(other.accessToken)).identities).toEqual([]);
+    expect((await journeys.identitiesOf(other.accessToken)).identities).toEqual([]);
   });
 
   it("refuses to unlink the last way to sign in, and unlinks once a password is set", async () => {
-    const person = newPerson();
-    const { accessToken } = await signedIn(person.sub);
-    const { identities, hasPassword } = await identitiesOf(accessToken);
+    const person = journeys.newPerson();
+    const { accessToken } = await journeys.signedIn(person.sub);
+    const { identities, hasPassword } = await journeys.identitiesOf(accessToken);
     expect(hasPassword).toBe(false);
     const unlink = (token: string) =>
       stack.call(`/auth/identities?id=${identities[0].id}`, { method: "DELETE", token });
@@ -455,15 +384,15 @@ describe("linking and unlinking", () => {
     const { accessToken: newToken } = sessionEnvelope.parse(changed.body).data;
     const removed = await unlink(newToken);
     expect(removed.status, removed.text).toBe(200);
-    expect((await identitiesOf(newToken)).identities).toEqual([]);
+    expect((await journeys.identitiesOf(newToken)).identities).toEqual([]);
     expectErrorCode(await unlink(newToken), "identity_not_found");
   });
 });
 
 describe("an account without a password", () => {
   it("cannot log in with any password", async () => {
-    const person = newPerson();
-    await signedIn(person.sub);
+    const person = journeys.newPerson();
+    await journeys.signedIn(person.sub);
     for (const guess of [password, "", "null", "undefined"]) {
       const response = await stack.call("/auth/login", {
         body: { email: person.email, password: guess || "x" },
@@ -474,8 +403,8 @@ describe("an account without a password", () => {
   });
 
   it("changes or deletes only with a provider sign-in of the last 10 minutes", async () => {
-    const person = newPerson();
-    const { accessToken, payload } = await signedIn(person.sub);
+    const person = journeys.newPerson();
+    const { accessToken, payload } = await journeys.signedIn(person.sub);
     const sessionId = JSON.parse(atob(accessToken.split(".")[1])).session_id;
     await stack.sql`update app.sessions set signed_in_at = now() - interval '11 minutes' where id = ${sessionId}`;
     expectErrorCode(
@@ -484,14 +413,14 @@ describe("an account without a password", () => {
     );
     expectErrorCode(await stack.call("/auth/delete-account", { token: accessToken, body: {} }), "invalid_request");
 
-    const fresh = await signedIn(person.sub);
+    const fresh = await journeys.signedIn(person.sub);
     const deleted = await stack.call("/auth/delete-account", { token: fresh.accessToken, body: {} });
     expect(deleted.status, deleted.text).toBe(200);
     expect(await stack.sql`select 1 from app.users where id = ${payload.id}`).toHaveLength(0);
   });
 
   it("a password session never stands in for the password", async () => {
-    const owner = await registerWithPassword(uniqueEmail("pw"));
+    const owner = await journeys.registerWithPassword(uniqueEmail("pw"));
     expectErrorCode(
       await stack.call("/auth/delete-account", { token: owner.accessToken, body: {} }),
       "invalid_request",
@@ -502,17 +431,22 @@ describe("an account without a password", () => {
 describe("the security log and the mail", () => {
   it("records the sign-up, each sign-in, the link and the unlink, and mails the link", async () => {
     const email = uniqueEmail("events");
-    const owner = await registerWithPassword(email);
-    const person = newPerson({ email });
+    const owner = await journeys.registerWithPassword(email);
+    const person = journeys.newPerson({ email });
     const started = await stack.call("/auth/identities/link", {
       token: owner.accessToken,
       body: { provider: "local", redirectTo: app },
     });
     const { url } = identityLinkStart.parse((started.body as { data: unknown }).data);
-    expect((await completeLink(owner.accessToken, await backToApp(await throughProvider(url, person.sub)))).status)
+    expect(
+      (await journeys.completeLink(
+        owner.accessToken,
+        await journeys.backToApp(await new ProviderBrowser().signIn(url, person.sub)),
+      )).status,
+    )
       .toBe(200);
-    const { accessToken } = await signedIn(person.sub);
-    const [identity] = (await identitiesOf(accessToken)).identities;
+    const { accessToken } = await journeys.signedIn(person.sub);
+    const [identity] = (await journeys.identitiesOf(accessToken)).identities;
     await stack.call(`/auth/identities?id=${identity.id}`, { method: "DELETE", token: accessToken });
 
     const events = await stack.sql<{ type: string; details: Record<string, string> }[]>`
@@ -528,8 +462,8 @@ describe("the security log and the mail", () => {
     const mails = await stack.sql`select subject from app.mail_outbox where recipient = ${email}`;
     expect(mails.map((mail) => mail.subject)).toContain("A sign-in method was added to your account");
 
-    const newcomer = newPerson();
-    const { payload } = await signedIn(newcomer.sub);
+    const newcomer = journeys.newPerson();
+    const { payload } = await journeys.signedIn(newcomer.sub);
     const made = await stack.sql<{ type: string; details: Record<string, string> }[]>`
       select type, details from app.security_events
       where user_id = ${payload.id} and type <> 'session_started' order by id`;
@@ -543,8 +477,8 @@ describe("the security log and the mail", () => {
 
 describe("an identity whose address the provider did not vouch for", () => {
   it("is dropped when the address's owner sets a password with a reset code", async () => {
-    const person = newPerson({ verified: false });
-    const { payload } = await signedIn(person.sub);
+    const person = journeys.newPerson({ verified: false });
+    const { payload } = await journeys.signedIn(person.sub);
     // The address's owner takes the account over with the mailed code of a reset.
     const requested = await stack.call("/auth/request-password-reset", {
       body: { email: person.email },
@@ -561,7 +495,7 @@ describe("an identity whose address the provider did not vouch for", () => {
     const [dropped] = await stack.sql<{ details: Record<string, string> }[]>`
       select details from app.security_events where user_id = ${payload.id} and type = 'identity_unlinked'`;
     expect(dropped.details).toMatchObject({ provider: "local", reason: "password_set_with_code" });
-    const back = await signInAtProvider(person.sub);
+    const back = await journeys.signInAtProvider(person.sub);
     expect(back.searchParams.get("error"), "the address is the owner's now").toBe("identity_not_linked");
   });
 });

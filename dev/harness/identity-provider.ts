@@ -8,6 +8,7 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { exportJWK, generateKeyPair } from "jose";
+import { freePort } from "./free-port.ts";
 
 /** An account at the provider: `sub` is also the login its sign-in page accepts (with any password). */
 export interface ProviderAccount {
@@ -172,6 +173,35 @@ function alterIdToken(response: ServerResponse, alter: (idToken: string) => stri
     response.setHeader("content-length", Buffer.byteLength(altered));
     return (end as (this: ServerResponse, chunk: string) => ServerResponse).call(response, altered);
   }) as ServerResponse["end"];
+}
+
+/** The settings that configure `provider` as the service's provider `local`, with plain http allowed. */
+export function localProviderSettings(provider: IdentityProvider): Record<string, string> {
+  return {
+    OIDC_PROVIDERS: "local",
+    OIDC_LOCAL_ISSUER: provider.issuer,
+    OIDC_LOCAL_CLIENT_ID: provider.clientId,
+    OIDC_LOCAL_CLIENT_SECRET: provider.clientSecret,
+    OIDC_ALLOW_HTTP: "true",
+  };
+}
+
+/**
+ * A provider for a stack about to start: the provider must know the stack's callback before the stack starts, so
+ * the stack's port is chosen first. Answers the provider and the stack's settings: that port, the provider as
+ * `local`, and `returnUrls` as OAUTH_REDIRECT_URLS.
+ */
+export async function identityProviderForStack(
+  returnUrls: string[],
+): Promise<{ provider: IdentityProvider; env: Record<string, string> }> {
+  const port = await freePort();
+  const provider = await startIdentityProvider({
+    redirectUris: [`http://127.0.0.1:${port}/functions/v1/auth/oauth/callback`],
+  });
+  return {
+    provider,
+    env: { PORT: String(port), ...localProviderSettings(provider), OAUTH_REDIRECT_URLS: returnUrls.join(",") },
+  };
 }
 
 interface StoredCookie {

@@ -12,7 +12,7 @@ import { mkdirSync } from "node:fs";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { anonKey, uniqueEmail } from "../support/api.ts";
-import { type IdentityProvider, startIdentityProvider } from "../../dev/harness/identity-provider.ts";
+import { type IdentityProvider, identityProviderForStack } from "../../dev/harness/identity-provider.ts";
 import { type ScratchStack, startScratchStack } from "../support/scratch-stack.ts";
 import { launchChromium } from "./chromium.ts";
 import { freePort, serveDemoApp } from "./demo-app.ts";
@@ -26,23 +26,11 @@ let app: Awaited<ReturnType<typeof serveDemoApp>>;
 
 beforeAll(async () => {
   mkdirSync(screenshots, { recursive: true });
-  // The provider knows the callback's URL, and the service the demo's, before either starts.
-  const [stackPort, appPort] = [await freePort(), await freePort()];
-  provider = await startIdentityProvider({
-    redirectUris: [`http://127.0.0.1:${stackPort}/functions/v1/auth/oauth/callback`],
-  });
-  stack = await startScratchStack("browser_provider", {
-    env: {
-      BCRYPT_COST: "4",
-      PORT: String(stackPort),
-      OIDC_PROVIDERS: "local",
-      OIDC_LOCAL_ISSUER: provider.issuer,
-      OIDC_LOCAL_CLIENT_ID: provider.clientId,
-      OIDC_LOCAL_CLIENT_SECRET: provider.clientSecret,
-      OIDC_ALLOW_HTTP: "true",
-      OAUTH_REDIRECT_URLS: `http://127.0.0.1:${appPort}/`,
-    },
-  });
+  // The service knows the demo's URL before the demo starts.
+  const appPort = await freePort();
+  let env: Record<string, string>;
+  ({ provider, env } = await identityProviderForStack([`http://127.0.0.1:${appPort}/`]));
+  stack = await startScratchStack("browser_provider", { env: { ...env, BCRYPT_COST: "4" } });
   app = await serveDemoApp(stack.baseUrl, anonKey, { port: appPort, providers: "local" });
   browser = await launchChromium();
 });

@@ -1,0 +1,100 @@
+/**
+ * A person's trips through provider sign-in, as a browser makes them against
+ * a stack configured with a real provider as `local`
+ * (`identityProviderForStack`): starting at the service, signing in at the
+ * provider's pages, coming back to the app, and what the app then calls.
+ * Redirects are never followed, so each step's answer can be checked.
+ */
+import { expect } from "vitest";
+import { identityList } from "../../supabase/functions/_shared/contract/mod.ts";
+import type { IdentityProvider } from "../../dev/harness/identity-provider.ts";
+import { ProviderBrowser } from "../../dev/harness/identity-provider.ts";
+import { freshAddress, uniqueEmail } from "./api.ts";
+import { sessionEnvelope } from "./auth.ts";
+import type { ScratchStack } from "./scratch-stack.ts";
+
+export const journeyPassword = "correct horse battery";
+
+export class ProviderJourneys {
+  constructor(readonly stack: ScratchStack, readonly provider: IdentityProvider, readonly app: string) {}
+
+  /** A person at the provider with a new subject and (unless given) address. */
+  newPerson(options: { email?: string; verified?: boolean; name?: string } = {}) {
+    const sub = `person-${crypto.randomUUID()}`;
+    const email = options.email ?? uniqueEmail("provider");
+    this.provider.setAccount({
+      sub,
+      email,
+      email_verified: options.verified ?? true,
+      name: options.name ?? "Ada Provider",
+    });
+    return { sub, email };
+  }
+
+  /** A browser navigation to the service: no apikey, redirects not followed, from `address`. */
+  navigate(url: string | URL, address = freshAddress(), method = "GET"): Promise<Response> {
+    return fetch(url, { method, redirect: "manual", headers: { "x-forwarded-for": address } });
+  }
+
+  authorizeUrl(query: Record<string, string>): string {
+    return `${this.stack.baseUrl}/auth/oauth/authorize?${new URLSearchParams(query)}`;
+  }
+
+  /** Starts a sign-in and goes through the provider as `sub`: the callback's URL at the service, not yet fetched. */
+  async callbackOf(sub: string, browser = new ProviderBrowser(), redirectTo = this.app): Promise<URL> {
+    const start = await this.navigate(this.authorizeUrl({ provider: "local", redirect_to: redirectTo }));
+    expect(start.status, await start.clone().text()).toBe(302);
+    const callback = await browser.signIn(start.headers.get("location")!, sub);
+    expect(callback.href.startsWith(`${this.stack.baseUrl}/auth/oauth/callback?`)).toBe(true);
+    return callback;
+  }
+
+  /** Loads the callback: where the service sends the browser back to in the app. */
+  async backToApp(callback: URL): Promise<URL> {
+    const back = await this.navigate(callback);
+    expect(back.status, await back.clone().text()).toBe(302);
+    return new URL(back.headers.get("location")!);
+  }
+
+  /** The whole journey of a sign-in: the app URL the browser comes back to. */
+  async signInAtProvider(sub: string, browser = new ProviderBrowser(), redirectTo = this.app): Promise<URL> {
+    return await this.backToApp(await this.callbackOf(sub, browser, redirectTo));
+  }
+
+  /** The app exchanges a one-time code, without a verifier. */
+  exchange(code: string) {
+    return this.stack.call("/auth/oauth/token", { body: { code }, headers: { "x-forwarded-for": freshAddress() } });
+  }
+
+  /** Signs `sub` in through the provider: the session the app gets. */
+  async signedIn(sub: string, browser = new ProviderBrowser()) {
+    const back = await this.signInAtProvider(sub, browser);
+    expect(back.searchParams.get("error"), back.href).toBeNull();
+    const response = await this.exchange(back.searchParams.get("code")!);
+    expect(response.status, response.text).toBe(200);
+    return sessionEnvelope.parse(response.body).data;
+  }
+
+  async registerWithPassword(email: string) {
+    const response = await this.stack.call("/auth/register", {
+      body: { name: "Password Person", email, password: journeyPassword },
+      headers: { "x-forwarded-for": freshAddress() },
+    });
+    expect(response.status, response.text).toBe(201);
+    return sessionEnvelope.parse(response.body).data;
+  }
+
+  /** The app completes a link with the `link_code` the callback put in its URL, as the session of `accessToken`. */
+  completeLink(accessToken: string, back: URL) {
+    return this.stack.call("/auth/identities/link/complete", {
+      token: accessToken,
+      body: { code: back.searchParams.get("link_code") ?? "none" },
+    });
+  }
+
+  async identitiesOf(accessToken: string) {
+    const response = await this.stack.call("/auth/identities", { token: accessToken });
+    expect(response.status, response.text).toBe(200);
+    return identityList.parse((response.body as { data: unknown }).data);
+  }
+}
