@@ -4,12 +4,11 @@ import { type IdentityLinkStart, linkIdentityBody } from "../_shared/contract/id
 import { withFullCaller } from "../_shared/db/caller-transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
-import { BadRequestError, TooManyRequestsError } from "../_shared/http/errors.ts";
 import { clientAddress, userAgentOf } from "../_shared/http/client-address.ts";
 import { readJsonBody } from "../_shared/http/request.ts";
-import { checkReenteredPassword } from "../_shared/auth/reentered-password.ts";
+import { checkReenteredPassword, passwordRequired } from "../_shared/auth/reentered-password.ts";
 import { withPasswordAdmission } from "../_shared/auth/passwords.ts";
-import { allowedReturnUrl, configuredProvider } from "../_shared/auth/provider-choice.ts";
+import { allowedReturnUrl, configuredProvider, tooManyStarts } from "../_shared/auth/provider-choice.ts";
 import { beginProviderSignIn } from "../_shared/auth/provider-sign-in.ts";
 import { startOAuthFlow } from "../_shared/queries/identities.ts";
 
@@ -46,14 +45,10 @@ export const handler = defineEndpoint({
       }),
     );
     if (started.retryAfter > 0) {
-      throw new TooManyRequestsError("Too many sign-in attempts; try again later", started.retryAfter);
+      throw tooManyStarts(started.retryAfter);
     }
     if (!started.linkAllowed) {
-      const message = "password is required";
-      throw new BadRequestError(`${message}: linking without it needs a sign-in within the last 10 minutes`, [{
-        field: "password",
-        message,
-      }]);
+      throw passwordRequired("password", "linking without it needs a sign-in within the last 10 minutes");
     }
     const data: IdentityLinkStart = { url: flow.url.href };
     return authSuccess(200, "Continue at the provider", data);

@@ -3,10 +3,9 @@ import { oauthAuthorizeQuery } from "../_shared/contract/identities.ts";
 import { withServiceTransaction } from "../_shared/db/transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { redirectResponse } from "../_shared/http/envelopes.ts";
-import { TooManyRequestsError } from "../_shared/http/errors.ts";
 import { clientAddress } from "../_shared/http/client-address.ts";
 import { readQuery } from "../_shared/http/request.ts";
-import { allowedReturnUrl, configuredProvider } from "../_shared/auth/provider-choice.ts";
+import { allowedReturnUrl, configuredProvider, tooManyStarts } from "../_shared/auth/provider-choice.ts";
 import { beginProviderSignIn } from "../_shared/auth/provider-sign-in.ts";
 import { startOAuthFlow } from "../_shared/queries/identities.ts";
 
@@ -35,7 +34,7 @@ export const handler = defineEndpoint({
       }),
     );
     if (started.retryAfter > 0) {
-      throw new TooManyRequestsError("Too many sign-in attempts; try again later", started.retryAfter);
+      throw tooManyStarts(started.retryAfter);
     }
     return redirectResponse(flow.url);
   },

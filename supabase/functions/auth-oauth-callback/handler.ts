@@ -6,6 +6,7 @@ import { redirectResponse } from "../_shared/http/envelopes.ts";
 import { BadRequestError } from "../_shared/http/errors.ts";
 import { clientAddress, userAgentOf } from "../_shared/http/client-address.ts";
 import { readQuery } from "../_shared/http/request.ts";
+import { describeError } from "../_shared/http/log.ts";
 import {
   finishProviderSignIn,
   newSignInCode,
@@ -49,11 +50,6 @@ function backToApp(
   return redirectResponse(url);
 }
 
-/** The name a new account takes: the provider's, else the address's local part. */
-function accountName(claims: ProviderClaims): string {
-  return claims.name ?? claims.email?.split("@")[0].slice(0, 200) ?? "User";
-}
-
 /**
  * `GET /auth/oauth/callback`: where the provider sends the browser back. The flow's state is checked and consumed
  * first (a replayed or forged one is a 400, with no redirect), then the code is exchanged and the ID token checked,
@@ -70,11 +66,10 @@ export const handler = defineEndpoint({
   handle: async (req, info) => {
     const { jwtSecret, limits, providerSignIn } = getConfig();
     const { state, error } = readQuery(req, oauthCallbackQuery);
-    if (!state) {
-      throw new BadRequestError(unknownState, [{ field: "state", message: unknownState }], { code: "invalid_state" });
-    }
-    const flow = await withServiceTransaction(consumeOAuthFlow(await stateHashOf(jwtSecret, state)));
-    if (!flow) {
+    const flow = state
+      ? await withServiceTransaction(consumeOAuthFlow(await stateHashOf(jwtSecret, state)))
+      : undefined;
+    if (!state || !flow) {
       throw new BadRequestError(unknownState, [{ field: "state", message: unknownState }], { code: "invalid_state" });
     }
     if (flow.expired) return backToApp(flow.redirectTo, "flow_expired");
@@ -94,7 +89,7 @@ export const handler = defineEndpoint({
         level: "warn",
         function: "auth-oauth-callback",
         provider: flow.provider,
-        refusal: refusal instanceof Error ? `${refusal.name}: ${refusal.message}` : String(refusal),
+        refusal: describeError(refusal),
       }));
       return backToApp(flow.redirectTo, "provider_error");
     }
@@ -102,7 +97,7 @@ export const handler = defineEndpoint({
     // The flow is spent: whatever goes wrong now, the browser goes back to the app, which can start again.
     const outcome: FlowOutcome | "server_error" = await withServiceTransaction(completeOAuthFlow({
       provider: provider.name,
-      claims: { ...claims, name: accountName(claims) },
+      claims,
       link: flow.link,
       appCodeChallenge: flow.appCodeChallenge,
       codeHash: await signInCodeHashOf(jwtSecret, code),
@@ -110,11 +105,7 @@ export const handler = defineEndpoint({
       address: clientAddress(req, info, limits),
       userAgent: userAgentOf(req),
     })).catch((failure) => {
-      console.error(JSON.stringify({
-        level: "error",
-        function: "auth-oauth-callback",
-        error: failure instanceof Error ? `${failure.name}: ${failure.message}` : String(failure),
-      }));
+      console.error(JSON.stringify({ level: "error", function: "auth-oauth-callback", error: describeError(failure) }));
       return "server_error" as const;
     });
     if (outcome === "signed_in" || outcome === "registered") return backToApp(flow.redirectTo, { code });

@@ -2,7 +2,7 @@
  * What a provider sign-in or link is asked for, checked before anything is
  * stored or any provider is called: a configured provider, and an app URL
  * the browser may be sent back to. Each refusal is a 400 naming the field,
- * and no redirect.
+ * and no redirect; a start past the address's limit is a 429.
  *
  * @example
  * ```ts
@@ -11,7 +11,7 @@
  * ```
  */
 import { type IdentityProviderSettings, isAllowedRedirect, type ProviderSignInSettings } from "../config/mod.ts";
-import { BadRequestError } from "../http/errors.ts";
+import { BadRequestError, TooManyRequestsError } from "../http/errors.ts";
 
 /** The provider named `name`, or a 400 on `field`. */
 export function configuredProvider(
@@ -30,4 +30,9 @@ export function allowedReturnUrl(settings: ProviderSignInSettings, url: string, 
   if (isAllowedRedirect(url, settings.redirectUrls)) return url;
   const message = `${field} must be an app URL listed in OAUTH_REDIRECT_URLS`;
   throw new BadRequestError(message, [{ field, message }]);
+}
+
+/** The 429 of a sign-in or link started past the address's limit of sign-in attempts. */
+export function tooManyStarts(retryAfterSeconds: number): TooManyRequestsError {
+  return new TooManyRequestsError("Too many sign-in attempts; try again later", retryAfterSeconds);
 }

@@ -16,6 +16,8 @@
  */
 import * as oidc from "openid-client";
 import type { IdentityProviderSettings, ProviderSignInSettings } from "../config/mod.ts";
+import { email } from "../contract/accounts.ts";
+import { limits } from "../contract/common.ts";
 import { ServiceUnavailableError } from "../http/errors.ts";
 import { hexMac } from "./derived-keys.ts";
 
@@ -108,23 +110,22 @@ export async function beginProviderSignIn(
   return { url, stateHash: await stateHashOf(jwtSecret, state), codeVerifier, nonce };
 }
 
-/** What the ID token says of its person; `email` only when it is a usable address. */
+/**
+ * What the ID token says of its person: `email` only when it is an address an account could hold (as registering
+ * takes one), and the name a new account takes: the provider's, else the address's part before `@`.
+ */
 export interface ProviderClaims {
   issuer: string;
   subject: string;
   email: string | undefined;
   emailVerified: boolean;
-  name: string | undefined;
+  name: string;
 }
 
-// The shape app.users accepts; anything else is treated as no address at all.
-const emailPattern = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-
-/** The address as accounts store it (trimmed, lower-cased), or undefined when it is not one. */
-function storedEmail(claim: unknown): string | undefined {
-  if (typeof claim !== "string") return undefined;
-  const email = claim.trim().toLowerCase();
-  return email.length >= 3 && email.length <= 254 && emailPattern.test(email) ? email : undefined;
+/** The name a new account of these claims takes, within the names accounts take. */
+function accountName(claim: unknown, email: string | undefined): string {
+  const given = typeof claim === "string" ? claim.trim().slice(0, limits.nameMaxChars) : "";
+  return given || email?.split("@")[0].slice(0, limits.nameMaxChars) || "User";
 }
 
 /**
@@ -149,13 +150,14 @@ export async function finishProviderSignIn(
     idTokenExpected: true,
   });
   const claims = tokens.claims()!;
-  const name = typeof claims.name === "string" ? claims.name.trim().slice(0, 200) : "";
+  const address = email.safeParse(claims.email);
+  const usable = address.success ? address.data : undefined;
   return {
     issuer: claims.iss,
     subject: claims.sub,
-    email: storedEmail(claims.email),
+    email: usable,
     // Apple sends the string "true".
     emailVerified: claims.email_verified === true || claims.email_verified === "true",
-    name: name || undefined,
+    name: accountName(claims.name, usable),
   };
 }

@@ -56,13 +56,13 @@ export function wrongPassword(): UnauthorizedError {
 }
 
 /**
- * The 400 of a password left out by a session that did not sign in with a provider within the last 10 minutes: as
- * for any required field, so a client written before provider sign-in sees what it always saw.
+ * The 400 of a password left out by a session that may not leave it out (`unless` says which may): as for any
+ * required field, so a client written before provider sign-in sees what it always saw.
  */
-export function passwordRequired(field: string): BadRequestError {
+export function passwordRequired(
+  field: string,
+  unless = "only a sign-in with a provider within the last 10 minutes stands in for it",
+): BadRequestError {
   const message = `${field} is required`;
-  return new BadRequestError(
-    `${message}: only a sign-in with a provider within the last 10 minutes stands in for it`,
-    [{ field, message }],
-  );
+  return new BadRequestError(`${message}: ${unless}`, [{ field, message }]);
 }

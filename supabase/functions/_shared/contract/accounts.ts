@@ -8,7 +8,8 @@ import { integerParameter, isoTimestamp, limits, pageLimit, text, userRoles, use
 
 const utf8 = new TextEncoder();
 
-const email = text("email")
+/** An address as accounts take and store it: trimmed, lower-cased, a valid address of at most 254 characters. */
+export const email = text("email")
   .transform((value) => value.trim().toLowerCase())
   .pipe(
     z.email({ error: "email must be a valid email address" })

@@ -23,7 +23,7 @@ import type { EnvelopeKind } from "../contract/envelopes.ts";
 import { answerHeaders, errorResponse } from "./envelopes.ts";
 import { HttpError, MethodNotAllowedError } from "./errors.ts";
 import { requireApiKey } from "./api-key.ts";
-import { logRequest } from "./log.ts";
+import { describeError, logRequest } from "./log.ts";
 import { refuseUnknownParameters } from "./request.ts";
 import type { ConnectionInfo } from "./client-address.ts";
 
@@ -68,10 +68,6 @@ async function respond(definition: EndpointDefinition, req: Request, info?: Conn
     console.error(JSON.stringify({ level: "error", function: name, error: describeError(error) }));
     return errorResponse(envelope, "internal_error", "Internal server error");
   }
-}
-
-function describeError(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
 const requestIdPattern = /^[A-Za-z0-9._-]{8,100}$/;

@@ -10,6 +10,11 @@ export interface RequestLogLine {
   durationMs: number;
 }
 
+/** An error as a log line states it: its class and message, never its stack or its cause. */
+export function describeError(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
 /** Writes one request's log line. */
 export function logRequest(line: RequestLogLine): void {
   const { requestId, function: name, method, status, durationMs } = line;

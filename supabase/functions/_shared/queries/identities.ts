@@ -176,8 +176,8 @@ export function exchangeSignInCode(
              returning c.user_id, c.identity_id,
                        c.expires_at > now() and c.app_code_challenge is not distinct from $6 as live
            ), account as (
-             select ${accountColumns.split(", ").map((column) => `u.${column}`).join(", ")}
-             from app.users u join code on u.id = code.user_id
+             -- The code's columns (user_id, identity_id, live) share no name with the account's.
+             select ${accountColumns} from app.users u join code on u.id = code.user_id
              where code.live and u.status = 'ACTIVE'
            ), started as (
              select s.* from account cross join lateral ${startSessionCall("account.id", 2, { byProvider: true })} s
