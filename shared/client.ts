@@ -78,6 +78,7 @@ import {
   type OperationSpec,
   pathOf,
 } from "./operations.ts";
+import { calculatePKCECodeChallenge, generateRandomCodeVerifier } from "oauth4webapi";
 import { memorySessionStorage, type SessionStorage } from "./session-storage.ts";
 import { TabCoordinator, type TabMessage } from "./tab-coordinator.ts";
 
@@ -185,21 +186,6 @@ export function pageNavigation(): BrowserNavigation | undefined {
     },
     loadVerifier: () => storage?.getItem(verifierKey) ?? inMemory,
   };
-}
-
-/** base64url without padding (RFC 4648, section 5), as PKCE writes verifiers and challenges. */
-function base64url(bytes: Uint8Array): string {
-  return btoa(String.fromCharCode(...bytes)).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
-}
-
-/** A new PKCE verifier (RFC 7636): 32 random bytes, 43 characters. */
-function newVerifier(): string {
-  return base64url(crypto.getRandomValues(new Uint8Array(32)));
-}
-
-/** The S256 challenge of `verifier`: base64url of its SHA-256. */
-async function challengeOf(verifier: string): Promise<string> {
-  return base64url(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier))));
 }
 
 /** Where a provider sign-in or link starts, and where the browser comes back to. */
@@ -710,11 +696,11 @@ export class NotesClient {
    */
   async providerSignInUrl({ provider, redirectTo }: ProviderRedirect): Promise<string> {
     const page = this.#page();
-    const verifier = newVerifier();
+    const verifier = generateRandomCodeVerifier();
     const url = new URL(`${this.#base}${pathOf(operations.oauthAuthorize)}`);
     url.searchParams.set("provider", provider);
     url.searchParams.set("redirect_to", redirectTo);
-    url.searchParams.set("code_challenge", await challengeOf(verifier));
+    url.searchParams.set("code_challenge", await calculatePKCECodeChallenge(verifier));
     url.searchParams.set("code_challenge_method", "S256");
     page.saveVerifier(verifier);
     return url.href;
