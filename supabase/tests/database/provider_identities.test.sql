@@ -7,7 +7,7 @@ begin;
 create extension if not exists pgtap with schema extensions;
 set local search_path = public, extensions;
 
-select plan(24);
+select plan(30);
 
 insert into app.users (id, name, email, password_hash) values
   ('1d000000-0000-4000-8000-0000000000a1', 'Pat', 'pat-oidc@example.test', 'pat-hash'),
@@ -26,6 +26,23 @@ insert into app.identities (id, user_id, provider, issuer, subject, email, trust
 select table_privs_are('app', 'identities', 'authenticated', array[]::text[], 'authenticated cannot touch identities');
 select table_privs_are('app', 'oauth_flows', 'anon', array[]::text[], 'anon cannot touch flows');
 select table_privs_are('app', 'oauth_codes', 'anon', array[]::text[], 'anon cannot touch one-time codes');
+select table_privs_are('app', 'identity_link_codes', 'authenticated', array[]::text[],
+  'authenticated cannot touch link codes');
+
+-- A signed-in caller, with its token's claims, reaches none of it directly: neither the tables nor the functions.
+set local role authenticated;
+select set_config('request.jwt.claims', '{"sub": "1d000000-0000-4000-8000-0000000000a2", "role": "authenticated", ' ||
+  '"session_id": "1d000000-0000-4000-8000-0000000000b3"}', true);
+select throws_ok($$select id from app.identities$$, '42501', null, 'no read of identities, even its own');
+select throws_ok($$delete from app.identities$$, '42501', null, 'no unlink past the last-method rule');
+select throws_ok($$select app.unlink_identity('1d000000-0000-4000-8000-0000000000a2',
+    '1d000000-0000-4000-8000-0000000000c1', null, null)$$, '42501', null, 'nor through the function');
+select throws_ok($$select * from app.complete_identity_link(repeat('0', 64), '1d000000-0000-4000-8000-0000000000a2',
+    '1d000000-0000-4000-8000-0000000000b3', null, null, 's', 'b')$$, '42501', null, 'no link completed directly');
+select throws_ok($$select * from app.change_password('1d000000-0000-4000-8000-0000000000a2', null, 'x')$$, '42501', null,
+  'no password set directly, fresh sign-in or not');
+reset role;
+
 select throws_ok($$insert into app.identities (user_id, provider, issuer, subject)
                    values ('1d000000-0000-4000-8000-0000000000a1', 'idp', 'https://idp.example', 'quinn')$$,
   '23505', null, 'an (issuer, subject) belongs to one account');
