@@ -376,7 +376,7 @@ async function secondFactorCalls(baseUrl: string, apiKey: string) {
 /**
  * The provider sign-in's calls, against the stack's provider `local` (a real one, driven as a browser would): the
  * start, the callback of a returning person (the flow, the provider's code exchange, the sign-in), the one-time
- * code's exchange, the identities' list, an unlink that finds nothing, and a link's start.
+ * code's exchange, the identities' list, an unlink that finds nothing, a link's start and its completion.
  */
 async function providerCalls(baseUrl: string, apiKey: string, provider: BenchProvider) {
   const apikey = { apikey: apiKey };
@@ -405,6 +405,21 @@ async function providerCalls(baseUrl: string, apiKey: string, provider: BenchPro
     return { ...apikey, authorization: String(body.data?.accessToken) };
   };
   const signedIn = await signIn();
+  /** A new person's link code, from a link this session started, through the provider and the callback. */
+  const linkCode = async () => {
+    const { body } = await send(baseUrl, {
+      path: "/auth/identities/link",
+      method: "POST",
+      headers: signedIn,
+      body: { provider: "local", redirectTo: provider.appUrl },
+      status: 200,
+    });
+    const sub = `rt-linked-${crypto.randomUUID()}`;
+    provider.identityProvider.setAccount({ sub, email: `${sub}@example.com`, email_verified: true });
+    const callback = await new ProviderBrowser().signIn(String(body.data?.url), sub);
+    const back = await fetch(callback, { redirect: "manual" });
+    return new URL(back.headers.get("location") ?? "").searchParams.get("link_code");
+  };
   const calls: Record<string, () => Promise<Call> | Call> = {
     "auth/oauth/authorize": () => ({ path: start, method: "GET", headers: {}, status: 302 }),
     "auth/oauth/callback": async () => ({ path: await callbackPath(), method: "GET", headers: {}, status: 302 }),
@@ -428,6 +443,14 @@ async function providerCalls(baseUrl: string, apiKey: string, provider: BenchPro
       method: "POST",
       headers: signedIn,
       body: { provider: "local", redirectTo: provider.appUrl },
+      status: 200,
+    }),
+    // Each a new person's identity, linked by the session that asked: the code spent and the identity linked.
+    "auth/identities/link/complete": async () => ({
+      path: "/auth/identities/link/complete",
+      method: "POST",
+      headers: signedIn,
+      body: { code: await linkCode() },
       status: 200,
     }),
   };
