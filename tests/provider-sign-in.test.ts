@@ -234,6 +234,71 @@ describe("the ID token", () => {
   });
 });
 
+describe("claims the ID token leaves to UserInfo (oidc-provider's default conformIdTokenClaims)", () => {
+  it("reads the address and name from UserInfo when the ID token carries only sub", async () => {
+    const person = journeys.newPerson({ name: "Katherine Johnson" });
+    let idTokenClaims: Record<string, unknown> = {};
+    provider.reissueIdTokens((claims) => (idTokenClaims = claims));
+    try {
+      const { payload } = await journeys.signedIn(person.sub);
+      expect(payload).toMatchObject({ email: person.email, name: "Katherine Johnson", isVerified: true });
+    } finally {
+      provider.reissueIdTokens(undefined);
+    }
+    expect(idTokenClaims.sub).toBe(person.sub);
+    expect(idTokenClaims, "the provider's ID token left the email to UserInfo").not.toHaveProperty("email");
+  });
+
+  it("refuses UserInfo of another subject than the ID token's, and makes no account", async () => {
+    const person = journeys.newPerson();
+    const other = journeys.newPerson();
+    // A validly signed ID token of one subject, with the access token (and so UserInfo) of another.
+    provider.reissueIdTokens((claims) => ({ ...claims, sub: other.sub }));
+    try {
+      const back = await journeys.signInAtProvider(person.sub);
+      expect(back.searchParams.get("error")).toBe("provider_error");
+      expect(back.searchParams.get("code")).toBeNull();
+    } finally {
+      provider.reissueIdTokens(undefined);
+    }
+    expect(await stack.sql`select 1 from app.identities where subject in (${person.sub}, ${other.sub})`)
+      .toHaveLength(0);
+  });
+});
+
+describe("provider data no account can hold", () => {
+  async function refused(sub: string) {
+    const back = await journeys.signInAtProvider(sub);
+    expect(back.searchParams.get("error"), back.href).toBe("provider_error");
+    expect(back.searchParams.get("code")).toBeNull();
+  }
+
+  it("refuses a sub over 255 characters cleanly", async () => {
+    const sub = `long-${"s".repeat(300)}`;
+    provider.setAccount({ sub, email: uniqueEmail("long-sub"), email_verified: true, name: "Long" });
+    await refused(sub);
+    expect(await stack.sql`select 1 from app.users where name = 'Long'`).toHaveLength(0);
+  });
+
+  it("refuses a name with NUL cleanly", async () => {
+    const person = journeys.newPerson({ name: "Nul\u0000Name" });
+    await refused(person.sub);
+    expect(await stack.sql`select 1 from app.users where email = ${person.email}`).toHaveLength(0);
+  });
+
+  it("refuses an ID token issued a day in the future, and accepts one within the clock skew", async () => {
+    const person = journeys.newPerson();
+    provider.reissueIdTokens((claims) => ({ ...claims, iat: Math.floor(Date.now() / 1000) + 86_400 }));
+    try {
+      await refused(person.sub);
+      provider.reissueIdTokens((claims) => ({ ...claims, iat: Math.floor(Date.now() / 1000) + 20 }));
+      expect((await journeys.signedIn(person.sub)).payload.email).toBe(person.email);
+    } finally {
+      provider.reissueIdTokens(undefined);
+    }
+  });
+});
+
 describe("what a sign-in may ask for", () => {
   it("refuses an unknown provider and a redirect_to not listed, with no redirect", async () => {
     for (

@@ -7,7 +7,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { exportJWK, generateKeyPair } from "jose";
+import { decodeJwt, exportJWK, generateKeyPair, type JWTPayload, SignJWT } from "jose";
 import { freePort } from "./free-port.ts";
 
 /** An account at the provider: `sub` is also the login its sign-in page accepts (with any password). */
@@ -30,6 +30,11 @@ export interface IdentityProvider {
    * between the service and the provider, whose change the service must notice by the signature.
    */
   alterIdTokens(alter: ((idToken: string) => string) | undefined): void;
+  /**
+   * From now on, reissues the ID token of each token response with `alter`'s claims, signed with the provider's own
+   * key (`undefined` stops): a provider that states what `alter` says, such as a token dated in the future.
+   */
+  reissueIdTokens(alter: ((claims: JWTPayload) => JWTPayload) | undefined): void;
   stop(): Promise<void>;
 }
 
@@ -113,9 +118,9 @@ export async function startIdentityProvider(options: {
         response_types: ["code"],
       }],
       pkce: { required: () => true },
+      // Which claims each scope releases. On oidc-provider's default `conformIdTokenClaims`, the code flow's ID token
+      // carries `sub` only and the scopes' claims come from UserInfo (OpenID Connect Core 5.4), as many providers do.
       claims: { openid: ["sub"], email: ["email", "email_verified"], profile: ["name"] },
-      // Scoped claims go into the ID token too, not only to userinfo, as most providers' ID tokens carry the email.
-      conformIdTokenClaims: false,
       // Claims are read at each token, so `setAccount` between sign-ins changes what the next ID token says.
       findAccount: (_context: unknown, id: string) => {
         if (options.anyone && !accounts.has(id)) {
@@ -135,7 +140,7 @@ export async function startIdentityProvider(options: {
   );
   provider.silent = true;
   const handle = provider.callback();
-  let tamper: ((idToken: string) => string) | undefined;
+  let tamper: ((idToken: string) => string | Promise<string>) | undefined;
   server.on("request", (request: IncomingMessage, response: ServerResponse) => {
     if (tamper && request.method === "POST" && request.url?.startsWith("/token")) {
       alterIdToken(response, tamper);
@@ -149,6 +154,12 @@ export async function startIdentityProvider(options: {
     clientSecret,
     setAccount: (account) => void accounts.set(account.sub, account),
     alterIdTokens: (alter) => void (tamper = alter),
+    reissueIdTokens: (alter) =>
+      void (tamper = alter &&
+        ((idToken) =>
+          new SignJWT(alter(decodeJwt(idToken)))
+            .setProtectedHeader({ alg: "RS256", kid: signingKey.kid, typ: "JWT" })
+            .sign(privateKey))),
     stop: () =>
       new Promise<void>((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()));
@@ -158,7 +169,7 @@ export async function startIdentityProvider(options: {
 }
 
 /** Buffers a JSON token response and passes it on with `id_token` rewritten by `alter`. */
-function alterIdToken(response: ServerResponse, alter: (idToken: string) => string): void {
+function alterIdToken(response: ServerResponse, alter: (idToken: string) => string | Promise<string>): void {
   const chunks: Buffer[] = [];
   const { end } = response;
   response.write = ((chunk: Buffer | string) => {
@@ -168,10 +179,13 @@ function alterIdToken(response: ServerResponse, alter: (idToken: string) => stri
   response.end = ((chunk?: Buffer | string | (() => void)) => {
     if (chunk && typeof chunk !== "function") chunks.push(Buffer.from(chunk));
     const body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
-    if (typeof body.id_token === "string") body.id_token = alter(body.id_token);
-    const altered = JSON.stringify(body);
-    response.setHeader("content-length", Buffer.byteLength(altered));
-    return (end as (this: ServerResponse, chunk: string) => ServerResponse).call(response, altered);
+    void (async () => {
+      if (typeof body.id_token === "string") body.id_token = await alter(body.id_token);
+      const altered = JSON.stringify(body);
+      response.setHeader("content-length", Buffer.byteLength(altered));
+      (end as (this: ServerResponse, chunk: string) => ServerResponse).call(response, altered);
+    })();
+    return response;
   }) as ServerResponse["end"];
 }
 

@@ -10,10 +10,10 @@ import { describeError } from "../_shared/http/log.ts";
 import {
   finishProviderSignIn,
   newSignInCode,
-  type ProviderClaims,
   signInCodeHashOf,
   stateHashOf,
 } from "../_shared/auth/provider-sign-in.ts";
+import type { ProviderClaims } from "../_shared/auth/provider-claims.ts";
 import { completeOAuthFlow, consumeOAuthFlow, type FlowOutcome } from "../_shared/queries/identities.ts";
 
 /** How long the one-time code the app gets in its URL can be exchanged. */

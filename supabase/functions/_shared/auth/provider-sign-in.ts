@@ -16,10 +16,9 @@
  */
 import * as oidc from "openid-client";
 import type { IdentityProviderSettings, ProviderSignInSettings } from "../config/mod.ts";
-import { email } from "../contract/accounts.ts";
-import { limits } from "../contract/common.ts";
 import { ServiceUnavailableError } from "../http/errors.ts";
 import { hexMac } from "./derived-keys.ts";
+import { claimsOf, type ProviderClaims } from "./provider-claims.ts";
 
 /** How long a provider may take to answer one request of a sign-in. */
 const providerTimeoutSeconds = 10;
@@ -111,26 +110,9 @@ export async function beginProviderSignIn(
 }
 
 /**
- * What the ID token says of its person: `email` only when it is an address an account could hold (as registering
- * takes one), and the name a new account takes: the provider's, else the address's part before `@`.
- */
-export interface ProviderClaims {
-  issuer: string;
-  subject: string;
-  email: string | undefined;
-  emailVerified: boolean;
-  name: string;
-}
-
-/** The name a new account of these claims takes, within the names accounts take. */
-function accountName(claim: unknown, email: string | undefined): string {
-  const given = typeof claim === "string" ? claim.trim().slice(0, limits.nameMaxChars) : "";
-  return given || email?.split("@")[0].slice(0, limits.nameMaxChars) || "User";
-}
-
-/**
  * Exchanges the callback's code (with the flow's PKCE verifier) and checks the ID token; throws openid-client's
- * error for anything wrong: the provider's `error=`, a foreign `iss`, a spent code, a bad signature, a wrong nonce.
+ * error for anything wrong: the provider's `error=`, a foreign `iss`, a spent code, a bad signature, a wrong nonce;
+ * or `ProviderClaimsError` for claims no account can take (`provider-claims.ts`).
  * The callback's query is read against the public callback URL, which is the `redirect_uri` the code was issued to,
  * whatever URL the gateway handed the function.
  */
@@ -149,15 +131,5 @@ export async function finishProviderSignIn(
     expectedNonce: flow.nonce,
     idTokenExpected: true,
   });
-  const claims = tokens.claims()!;
-  const address = email.safeParse(claims.email);
-  const usable = address.success ? address.data : undefined;
-  return {
-    issuer: claims.iss,
-    subject: claims.sub,
-    email: usable,
-    // Apple sends the string "true".
-    emailVerified: claims.email_verified === true || claims.email_verified === "true",
-    name: accountName(claims.name, usable),
-  };
+  return await claimsOf(configuration, tokens, Date.now());
 }
