@@ -193,8 +193,8 @@ export interface ProviderRedirect {
   /** A provider the service is configured with (`OIDC_PROVIDERS`), e.g. `google`. */
   provider: string;
   /**
-   * The app's page the browser returns to, absolute, whose origin and path the service lists in
-   * `OAUTH_REDIRECT_URLS`; its own query is kept. That page calls {@link NotesClient.completeProviderSignIn}.
+   * The app's page the browser returns to, absolute, exactly as the service lists it in `OAUTH_REDIRECT_URLS`
+   * (query included). That page calls {@link NotesClient.completeProviderSignIn}.
    */
   redirectTo: string;
 }

@@ -150,8 +150,8 @@ const freshProviderSignIn = (field: string) =>
 
 // Where a provider sign-in or link sends the browser back, and what it must be.
 const returnRules = (field: string) =>
-  `${field} must be an absolute URL of the app whose origin and path are listed in the service's ` +
-  "OAUTH_REDIRECT_URLS (the app's own query is kept; a fragment or credentials are refused).";
+  `${field} must be an absolute URL of the app listed in the service's OAUTH_REDIRECT_URLS, exactly as listed, ` +
+  "query included (RFC 9700 4.1.3: exact string matching; an added query is refused).";
 
 const adminOnly = "Only for a caller whose account is an ADMIN when the request arrives (the role is read from " +
   "the database on every request; a token issued before a revocation is refused with 403 admin_required). ";
@@ -468,8 +468,9 @@ export const operations = {
       "code then signs in only with that verifier, so a code or callback URL fed to another browser signs " +
       "nobody in. The typed client always sends one. The sign-in must complete within 10 minutes. " +
       "A provider that is not configured, or a redirect_to not allowed, is a 400 naming the field, as JSON with no " +
-      "Location: show it rather than navigating. Starts count toward the per-address sign-in limit (429 with " +
-      "Retry-After); a provider that cannot be reached is a 503.",
+      "Location: show it rather than navigating. Starts count in a counter of their own per address, with the login's " +
+      "limit (LOGIN_MAX_ATTEMPTS_PER_ADDRESS in LOGIN_ADDRESS_WINDOW_SECONDS; logins do not use it up, nor starts " +
+      "the logins' attempts): 429 with Retry-After. A provider that cannot be reached is a 503.",
     query: oauthAuthorizeQuery,
     success: {
       status: 302,
@@ -544,7 +545,7 @@ export const operations = {
       "/auth/identities/link/complete from this same session to link the identity (a link URL opened in another " +
       "browser links nothing); or with linked=<provider> (already this account's), or with error " +
       "(identity_already_linked: it belongs to another account; link_expired: the session ended meanwhile). " +
-      returnRules("redirectTo") + " Link starts count toward the per-address sign-in limit. The password is needed " +
+      returnRules("redirectTo") + " Link starts count with sign-in starts, per address. The password is needed " +
       "unless this session signed in within the last 10 minutes (any way): without it, a 400 naming password " +
       "(ask for it and call again); a wrong one is 401 invalid_credentials and counts toward the session's " +
       "re-entry limit (429 past it). A provider that is not configured, or a redirectTo not allowed, is a 400 " +

@@ -20,11 +20,13 @@ let stack: ScratchStack;
 let provider: IdentityProvider;
 let journeys: ProviderJourneys;
 const app = "http://127.0.0.1:5173/signed-in";
+/** A return URL listed with a query of the app's own. */
+const appWithQuery = `${app}?next=%2Fnotes`;
 const password = journeyPassword;
 
 beforeAll(async () => {
   let env: Record<string, string>;
-  ({ provider, env } = await identityProviderForStack([app, "http://127.0.0.1:5173/settings"]));
+  ({ provider, env } = await identityProviderForStack([app, "http://127.0.0.1:5173/settings", appWithQuery]));
   stack = await startScratchStack("provider_sign_in", {
     env: {
       ...env,
@@ -332,14 +334,26 @@ describe("what a sign-in may ask for", () => {
     expect(refused.status).toBe(400);
   });
 
-  it("keeps the app's own query in the URL it returns to", async () => {
-    const back = await journeys.signInAtProvider(
-      journeys.newPerson().sub,
-      new ProviderBrowser(),
-      `${app}?next=%2Fnotes`,
-    );
+  it("keeps the query of a return URL listed with one", async () => {
+    const back = await journeys.signInAtProvider(journeys.newPerson().sub, new ProviderBrowser(), appWithQuery);
     expect(back.searchParams.get("next")).toBe("/notes");
     expect(back.searchParams.get("code")).toBeTruthy();
+  });
+
+  it("refuses a listed return URL with a query added or changed (exact matching), storing no flow", async () => {
+    const [{ count: before }] = await stack.sql<{ count: number }[]>`select count(*)::int from app.oauth_flows`;
+    for (const candidate of [`${app}/?next=%2Fnotes`, `${app}?x=1`, `${appWithQuery}&x=1`]) {
+      const refused = await journeys.navigate(journeys.authorizeUrl({ provider: "local", redirect_to: candidate }));
+      expect(refused.status, candidate).toBe(400);
+      expect(refused.headers.get("location"), candidate).toBeNull();
+      expect((await refused.json()).fields[0].field, candidate).toBe("redirect_to");
+    }
+    const refusedWithQuery = await journeys.navigate(
+      journeys.authorizeUrl({ provider: "local", redirect_to: `${app}?next=%2Fadmin` }),
+    );
+    expect(refusedWithQuery.status).toBe(400);
+    const [{ count: after }] = await stack.sql<{ count: number }[]>`select count(*)::int from app.oauth_flows`;
+    expect(after).toBe(before);
   });
 });
 

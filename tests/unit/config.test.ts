@@ -181,12 +181,17 @@ describe("provider sign-in settings", () => {
     expect(configError({ ...google, SUPABASE_URL: undefined })).toMatch(/FUNCTIONS_URL/);
   });
 
-  it("sends the browser back only to a listed app URL's origin and path", () => {
-    const allowed = [new URL("https://app.example/auth/callback")];
+  it("sends the browser back only to a listed app URL, exactly, query included", () => {
+    const allowed = [new URL("https://app.example/auth/callback"), new URL("https://app.example/in?next=%2Fnotes")];
     expect(isAllowedRedirect("https://app.example/auth/callback", allowed)).toBe(true);
-    expect(isAllowedRedirect("https://app.example/auth/callback?next=%2Fnotes", allowed)).toBe(true);
+    expect(isAllowedRedirect("https://app.example/in?next=%2Fnotes", allowed)).toBe(true);
     for (
       const refused of [
+        "https://app.example/auth/callback?next=%2Fnotes",
+        "https://app.example/auth/callback?",
+        "https://app.example/in?next=%2Fadmin",
+        "https://app.example/in?next=%2Fnotes&code=planted",
+        "https://APP.example/auth/callback",
         "https://app.example/auth/callback#x",
         "https://app.example/auth/callback/../admin",
         "https://app.example/auth/other",

@@ -47,7 +47,7 @@ function label(provider: string): string {
   return provider.charAt(0).toUpperCase() + provider.slice(1).replaceAll("_", " ");
 }
 
-/** This page, where the provider's round trip comes back: its origin and path, as OAUTH_REDIRECT_URLS lists it. */
+/** This page, where the provider's round trip comes back, with no query: exactly as OAUTH_REDIRECT_URLS lists it. */
 function thisPage(): string {
   return `${location.origin}${location.pathname}`;
 }

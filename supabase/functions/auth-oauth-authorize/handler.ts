@@ -11,8 +11,8 @@ import { startOAuthFlow } from "../_shared/queries/identities.ts";
 
 /**
  * `GET /auth/oauth/authorize?provider=&redirect_to=`: a browser navigation (no `apikey`) that starts a provider
- * sign-in. The flow (PKCE verifier, nonce, where to return) is stored for 10 minutes, counted against the address's
- * limit of sign-in attempts, and the browser is sent to the provider. An unknown provider or a return URL not
+ * sign-in. The flow (PKCE verifier, nonce, where to return) is stored for 10 minutes, counted in the address's
+ * counter of starts (`oauth-address`, with the login's numbers), and the browser is sent to the provider. An unknown provider or a return URL not
  * allowed is a 400, with no redirect.
  */
 export const handler = defineEndpoint({

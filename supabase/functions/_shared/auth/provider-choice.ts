@@ -32,7 +32,7 @@ export function allowedReturnUrl(settings: ProviderSignInSettings, url: string, 
   throw new BadRequestError(message, [{ field, message }]);
 }
 
-/** The 429 of a sign-in or link started past the address's limit of sign-in attempts. */
+/** The 429 of a sign-in or link started past the address's limit of starts (`oauth-address`). */
 export function tooManyStarts(retryAfterSeconds: number): TooManyRequestsError {
   return new TooManyRequestsError("Too many sign-in attempts; try again later", retryAfterSeconds);
 }

@@ -28,7 +28,7 @@ export interface ProviderSignInSettings {
   providers: ReadonlyMap<string, IdentityProviderSettings>;
   /** `OIDC_ALLOW_HTTP`: a provider on plain http is accepted (a local one, in tests and development). */
   allowHttp: boolean;
-  /** `OAUTH_REDIRECT_URLS`: the app URLs (origin and path) the browser may be sent back to. */
+  /** `OAUTH_REDIRECT_URLS`: the app URLs the browser may be sent back to, each matched exactly, query included. */
   redirectUrls: readonly URL[];
   /** `<functions URL>/auth/oauth/callback`; undefined while no provider is configured. */
   callbackUrl: string | undefined;
@@ -101,12 +101,10 @@ export function providerSignInFrom(env: Env): ProviderSignInSettings {
 }
 
 /**
- * Whether the browser may be sent to `candidate`: an absolute http(s) URL with the origin and path of one of
- * `allowed`, any query of the app's, and no credentials or fragment (which would survive the redirect).
+ * Whether the browser may be sent to `candidate`: exactly one of `allowed` as written in OAUTH_REDIRECT_URLS after
+ * URL normalisation (a bare origin gains its `/`), query included, compared as strings (RFC 9700 4.1.3: exact
+ * string matching; a query left free would let anyone add parameters the app reads).
  */
 export function isAllowedRedirect(candidate: string, allowed: readonly URL[]): boolean {
-  if (!URL.canParse(candidate)) return false;
-  const url = new URL(candidate);
-  if (url.username || url.password || url.hash || candidate.includes("#")) return false;
-  return allowed.some((entry) => entry.origin === url.origin && entry.pathname === url.pathname);
+  return allowed.some((entry) => entry.href === candidate);
 }

@@ -12,10 +12,10 @@ export const providerNamePattern = /^[a-z][a-z0-9_]{0,31}$/;
 const providerName = (field: string) =>
   text(field).regex(providerNamePattern, `${field} must be a configured provider's name, e.g. google`);
 
-/** Where the browser returns: one of `OAUTH_REDIRECT_URLS` (same origin and path), with any query of the app's. */
+/** Where the browser returns: exactly one of `OAUTH_REDIRECT_URLS`, query included. */
 const returnUrl = (field: string) =>
   text(field).max(2000, `${field} must be at most 2000 characters`).meta({
-    description: "an absolute URL of the app whose origin and path are listed in OAUTH_REDIRECT_URLS",
+    description: "an absolute URL of the app listed in OAUTH_REDIRECT_URLS, exactly as listed (query included)",
   });
 
 /** A PKCE S256 challenge: base64url of the SHA-256 of a verifier of 43 to 128 characters. */
