@@ -18,6 +18,7 @@ import { codeAt, totpPolicy } from "../supabase/functions/_shared/auth/totp.ts";
 import { median } from "./load.ts";
 import { searchWord } from "./seed.ts";
 import { type IdentityProvider, ProviderBrowser } from "../dev/harness/identity-provider.ts";
+import { createHash, randomBytes } from "node:crypto";
 
 /** One endpoint's latencies and the round trips they imply. */
 export interface RoundTripRow {
@@ -383,15 +384,22 @@ async function providerCalls(baseUrl: string, apiKey: string, provider: BenchPro
   const person = { sub: `rt-person-${Date.now()}`, email: `rt-provider-${Date.now()}@example.com` };
   provider.identityProvider.setAccount({ ...person, email_verified: true, name: "Round Trips" });
   const browser = new ProviderBrowser();
-  const start = `/auth/oauth/authorize?provider=local&redirect_to=${encodeURIComponent(provider.appUrl)}`;
-  /** The callback's path at the stack, after the person signed in at the provider. */
-  const callbackPath = async () => {
-    const started = await fetch(`${baseUrl}${start}`, { redirect: "manual" });
-    const callback = await browser.signIn(started.headers.get("location") ?? "", person.sub);
-    return callback.href.slice(baseUrl.length);
+  // The app's PKCE pair (RFC 7636), which every start and exchange carries.
+  const verifier = randomBytes(32).toString("base64url");
+  const start = `/auth/oauth/authorize?${new URLSearchParams({
+    provider: "local",
+    redirect_to: provider.appUrl,
+    code_challenge: createHash("sha256").update(verifier).digest("base64url"),
+    code_challenge_method: "S256",
+  })}`;
+  /** The callback's path at the stack, after the person signed in at the provider, and its browser's cookie. */
+  const callbackOf = async () => {
+    const callback = await browser.signIn(`${baseUrl}${start}`, person.sub);
+    return { path: callback.href.slice(baseUrl.length), headers: { cookie: browser.cookieFor(callback) } };
   };
   const oneTimeCode = async () => {
-    const back = await fetch(`${baseUrl}${await callbackPath()}`, { redirect: "manual" });
+    const { path } = await callbackOf();
+    const back = await browser.visit(`${baseUrl}${path}`);
     return new URL(back.headers.get("location") ?? "").searchParams.get("code");
   };
   const signIn = async () => {
@@ -399,7 +407,7 @@ async function providerCalls(baseUrl: string, apiKey: string, provider: BenchPro
       path: "/auth/oauth/token",
       method: "POST",
       headers: apikey,
-      body: { code: await oneTimeCode() },
+      body: { code: await oneTimeCode(), codeVerifier: verifier },
       status: 200,
     });
     return { ...apikey, authorization: String(body.data?.accessToken) };
@@ -416,18 +424,18 @@ async function providerCalls(baseUrl: string, apiKey: string, provider: BenchPro
     });
     const sub = `rt-linked-${crypto.randomUUID()}`;
     provider.identityProvider.setAccount({ sub, email: `${sub}@example.com`, email_verified: true });
-    const callback = await new ProviderBrowser().signIn(String(body.data?.url), sub);
-    const back = await fetch(callback, { redirect: "manual" });
+    const linking = new ProviderBrowser();
+    const back = await linking.visit(await linking.signIn(String(body.data?.url), sub));
     return new URL(back.headers.get("location") ?? "").searchParams.get("link_code");
   };
   const calls: Record<string, () => Promise<Call> | Call> = {
     "auth/oauth/authorize": () => ({ path: start, method: "GET", headers: {}, status: 302 }),
-    "auth/oauth/callback": async () => ({ path: await callbackPath(), method: "GET", headers: {}, status: 302 }),
+    "auth/oauth/callback": async () => ({ ...await callbackOf(), method: "GET", status: 302 }),
     "auth/oauth/token": async () => ({
       path: "/auth/oauth/token",
       method: "POST",
       headers: apikey,
-      body: { code: await oneTimeCode() },
+      body: { code: await oneTimeCode(), codeVerifier: verifier },
       status: 200,
     }),
     "auth/identities": () => ({ path: "/auth/identities", method: "GET", headers: signedIn, status: 200 }),
@@ -445,6 +453,17 @@ async function providerCalls(baseUrl: string, apiKey: string, provider: BenchPro
       body: { provider: "local", redirectTo: provider.appUrl },
       status: 200,
     }),
+    // A link's browser step: one statement binds the flow to the browser.
+    "auth/identities/link/authorize": async () => {
+      const { body } = await send(baseUrl, {
+        path: "/auth/identities/link",
+        method: "POST",
+        headers: signedIn,
+        body: { provider: "local", redirectTo: provider.appUrl },
+        status: 200,
+      });
+      return { path: String(body.data?.url).slice(baseUrl.length), method: "GET", headers: {}, status: 302 };
+    },
     // Each a new person's identity, linked by the session that asked: the code spent and the identity linked.
     "auth/identities/link/complete": async () => ({
       path: "/auth/identities/link/complete",

@@ -18,7 +18,10 @@ const demoPage = "http://127.0.0.1:5173/";
  */
 export async function startLocalIdentityProvider(functionsUrl: string): Promise<IdentityProvider | undefined> {
   if (!booleanSetting(Deno.env, "LOCAL_IDENTITY_PROVIDER", false)) return undefined;
-  const provider = await startIdentityProvider({ redirectUris: [`${functionsUrl}/auth/oauth/callback`], anyone: true });
+  const provider = await startIdentityProvider({
+    redirectUris: [`${functionsUrl}/auth/oauth/callback/local`],
+    anyone: true,
+  });
   const listed = Deno.env.get("OIDC_PROVIDERS");
   for (const [name, value] of Object.entries(localProviderSettings(provider))) Deno.env.set(name, value);
   if (listed) Deno.env.set("OIDC_PROVIDERS", `${listed},local`);

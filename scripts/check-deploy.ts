@@ -420,7 +420,8 @@ function probes(
       status: 200,
     },
     // Provider sign-in, with no provider configured here. The start refuses an unknown provider as JSON, never as a
-    // redirect; the return and the code's exchange look the unknown state and code up in the database.
+    // redirect; a link's browser step, the return and the code's exchange look the unknown flow, state and code up
+    // in the database.
     {
       name: "auth-oauth-authorize",
       path: "/auth-oauth-authorize?provider=nobody&redirect_to=https%3A%2F%2Fapp.example%2Fsigned-in",
@@ -431,7 +432,15 @@ function probes(
     },
     {
       name: "auth-oauth-callback",
-      path: "/auth-oauth-callback?state=never-started&code=x",
+      path: "/auth-oauth-callback/nobody?state=never-started&code=x",
+      method: "GET",
+      browserNavigation: true,
+      status: 400,
+      code: "invalid_state",
+    },
+    {
+      name: "auth-identities-link-authorize",
+      path: `/auth-identities-link-authorize?flow=${"a".repeat(43)}`,
       method: "GET",
       browserNavigation: true,
       status: 400,
@@ -441,7 +450,7 @@ function probes(
       name: "auth-oauth-token",
       path: "/auth-oauth-token",
       method: "POST",
-      body: { code: "never-given" },
+      body: { code: "never-given", codeVerifier: "v".repeat(43) },
       status: 400,
       code: "invalid_code",
     },

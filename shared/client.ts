@@ -777,7 +777,8 @@ export class NotesClient {
   }
 
   /**
-   * Starts linking `provider` to the signed-in account; answers the provider's URL (good for 10 minutes), and
+   * Starts linking `provider` to the signed-in account; answers the URL to send the browser to (this service's
+   * step that binds the link to the browser, then the provider; good for 10 minutes, once), and
    * with `navigate: true` also leaves the page for it. After the provider, the browser comes back to
    * `redirectTo` with a `link_code` (or an error), which {@link completeProviderSignIn} sends from this session to
    * complete the link. `password` is

@@ -4,7 +4,7 @@
  * same calls through supabase-js's functions.invoke of docs/clients.md), run as written.
  */
 import { spawn } from "node:child_process";
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -1218,7 +1218,7 @@ describe("sign-in with a provider", () => {
 
   beforeAll(async () => {
     let env: Record<string, string>;
-    ({ provider, env } = await identityProviderForStack([app]));
+    ({ provider, env } = await identityProviderForStack([app, `${app}?tab=notes`, `${app}?tab=settings`]));
     stack = await startScratchStack("client_provider", { env: { ...sharedStackLimits, BCRYPT_COST: "4", ...env } });
   });
   afterAll(async () => {
@@ -1249,21 +1249,15 @@ describe("sign-in with a provider", () => {
     return { sub, email };
   }
 
-  /** A browser navigation to the service: the Location it answers. */
-  async function redirectOf(to: string): Promise<string> {
-    const response = await fetch(to, { redirect: "manual" });
-    expect(response.status, await response.clone().text()).toBe(302);
-    return response.headers.get("location") ?? fail("no Location");
-  }
-
   /**
-   * The browser's trip from the URL the client left for (the service's authorize URL, or a link's provider URL)
+   * One browser's trip from the URL the client left for (the service's authorize URL, or a link's browser step)
    * through the provider as `sub`, back to the app: the app URL it arrives at.
    */
   async function roundTrip(leftFor: string, sub: string, options: { abort?: boolean } = {}): Promise<string> {
-    const atProvider = leftFor.startsWith(stack.baseUrl) ? await redirectOf(leftFor) : leftFor;
-    const callback = await new ProviderBrowser().signIn(atProvider, sub, options);
-    return await redirectOf(callback.href);
+    const browser = new ProviderBrowser();
+    const response = await browser.visit(await browser.signIn(leftFor, sub, options));
+    expect(response.status, await response.clone().text()).toBe(302);
+    return response.headers.get("location") ?? fail("no Location");
   }
 
   it("signs in: leaves for the service, and back on the app exchanges the code, keeps the session and cleans the URL", async () => {
@@ -1310,11 +1304,14 @@ describe("sign-in with a provider", () => {
   });
 
   it("does not send a code that reached a tab which started no sign-in", async () => {
-    // An attacker's own sign-in, started without a challenge, whose return URL the attacker hands this browser.
+    // An attacker's own sign-in, with the attacker's own verifier, whose return URL the attacker hands this browser.
     const attacker = newPerson();
+    const attackersVerifier = randomBytes(32).toString("base64url");
     const start = `${stack.baseUrl}/auth/oauth/authorize?${new URLSearchParams({
       provider: "local",
       redirect_to: app,
+      code_challenge: createHash("sha256").update(attackersVerifier).digest("base64url"),
+      code_challenge_method: "S256",
     })}`;
     const page = fakePage(await roundTrip(start, attacker.sub));
     const code = new URL(page.url()).searchParams.get("code") ?? fail("no code");
@@ -1326,7 +1323,7 @@ describe("sign-in with a provider", () => {
     const exchanged = await fetch(`${stack.baseUrl}/auth/oauth/token`, {
       method: "POST",
       headers: { apikey: anonKey, "content-type": "application/json" },
-      body: JSON.stringify({ code }),
+      body: JSON.stringify({ code, codeVerifier: attackersVerifier }),
     });
     expect(exchanged.status).toBe(200);
   });
@@ -1359,12 +1356,12 @@ describe("sign-in with a provider", () => {
     const settings = fakePage(`${app}?tab=settings`);
     const linking = createNotesClient({ url: stack.baseUrl, anonKey, navigation: settings.navigation });
     linking.setSession(owner.session);
-    const { url: providerUrl } = await linking.linkIdentity(
+    const { url: linkUrl } = await linking.linkIdentity(
       { provider: "local", redirectTo: `${app}?tab=settings` },
       { navigate: true },
     );
-    expect(settings.left).toEqual([providerUrl]);
-    settings.arrive(await roundTrip(providerUrl, person.sub));
+    expect(settings.left).toEqual([linkUrl]);
+    settings.arrive(await roundTrip(linkUrl, person.sub));
     expect(new URL(settings.url()).searchParams.get("link_code"), "the callback hands a link code").toBeTruthy();
     expect(await linking.completeProviderSignIn()).toMatchObject({
       outcome: "linked",
@@ -1413,7 +1410,7 @@ describe("sign-in with a provider", () => {
     expect(stale.session, "a password asked for is no ended session").toBeDefined();
     expect(page.left).toHaveLength(left);
     const started = await stale.linkIdentity({ provider: "local", redirectTo: app, password });
-    expect(new URL(started.url).origin).toBe(provider.issuer);
+    expect(new URL(started.url).href.startsWith(`${stack.baseUrl}/auth/identities/link/authorize?flow=`)).toBe(true);
   });
 
   it("needs a page to navigate, where none is given and there is none", async () => {

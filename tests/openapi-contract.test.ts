@@ -51,8 +51,9 @@ describe("openapi.json", () => {
       )
     );
     expect(redirects.map(({ method, path }) => `${method.toUpperCase()} ${path}`).sort()).toEqual([
+      "GET /auth/identities/link/authorize",
       "GET /auth/oauth/authorize",
-      "GET /auth/oauth/callback",
+      "GET /auth/oauth/callback/{provider}",
     ]);
     for (const { path, operation } of redirects) {
       const redirect = operation.responses["302"] as {

@@ -36,6 +36,7 @@ import { changeListEnvelope, noteEnvelope } from "./support/notes.ts";
 import { expectDocumented, observed, openApiDocument } from "./support/openapi.ts";
 import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";
 import { type IdentityProvider, identityProviderForStack, ProviderBrowser } from "../dev/harness/identity-provider.ts";
+import { newPkce } from "./support/provider-journeys.ts";
 import { expectErrorCode } from "./support/error-codes.ts";
 import type { ErrorCode } from "../supabase/functions/_shared/contract/error-codes.ts";
 import { testAnonKey } from "../dev/harness/stack.ts";
@@ -82,10 +83,11 @@ afterAll(async () => {
 async function documented(
   spec: OperationSpec,
   status: number,
-  request: ApiRequest & { query?: string; address?: string; code?: ErrorCode } = {},
+  request: ApiRequest & { query?: string; address?: string; code?: ErrorCode; at?: string } = {},
 ) {
-  const { query = "", address = freshAddress(), code, ...rest } = request;
-  const response = await stack.call(`${pathOf(spec)}${query}`, {
+  // `at`: the path itself where the document's has parameters (`/auth/oauth/callback/{provider}`).
+  const { query = "", address = freshAddress(), code, at = pathOf(spec), ...rest } = request;
+  const response = await stack.call(`${at}${query}`, {
     method: spec.method,
     ...rest,
     headers: { "x-forwarded-for": address, ...rest.headers },
@@ -243,38 +245,55 @@ function newPerson(): { sub: string; email: string } {
   return { sub, email };
 }
 
-/** The query of a provider sign-in's start: the stack's one provider, back to the app. */
-const authorizeQuery = `?${new URLSearchParams({ provider: "local", redirect_to: app })}`;
+/** The app's PKCE pair, whose challenge every provider sign-in of this file starts with. */
+const pkce = newPkce();
+
+/** The query of a provider sign-in's start: the stack's one provider, back to the app, with the app's challenge. */
+const authorizeQuery = `?${new URLSearchParams({
+  provider: "local",
+  redirect_to: app,
+  code_challenge: pkce.challenge,
+  code_challenge_method: "S256",
+})}`;
+
+/** The callback of the stack's provider `local`, as its path and its URL. */
+const callbackPath = "/auth/oauth/callback/local";
 
 /**
- * Sends the browser of `sub` through a provider sign-in started at `start` (the provider's URL that authorize
- * answered or link gave): the provider's return to the callback, as a query for `documented`.
+ * Sends `browser`, as `sub`, through a provider sign-in or link whose start (documented, fetched for it) answered
+ * `started`, and loads the callback in it, documented: the app's URL the callback sends it to.
  */
-async function throughProvider(start: string, sub: string): Promise<string> {
-  const callback = await new ProviderBrowser().signIn(start, sub);
-  expect(callback.href.startsWith(`${stack.baseUrl}${pathOf(operations.oauthCallback)}?`), callback.href).toBe(true);
-  return callback.search;
+async function throughProvider(started: ApiResponse, sub: string, browser: ProviderBrowser): Promise<URL> {
+  const location = started.headers.get("location") ?? fail("no Location");
+  browser.keep(`${stack.baseUrl}${callbackPath}`, started.headers);
+  const callback = await browser.signIn(location, sub);
+  expect(callback.href.startsWith(`${stack.baseUrl}${callbackPath}?`), callback.href).toBe(true);
+  const back = await documented(operations.oauthCallback, 302, {
+    apiKey: null,
+    at: callbackPath,
+    query: callback.search,
+    headers: { cookie: browser.cookieFor(callback) },
+  });
+  return new URL(back.headers.get("location") ?? fail("no Location"));
 }
 
-/**
- * A whole provider sign-in of `sub`, each step documented, with the app's PKCE `codeChallenge` when given: the app's
- * URL that the callback sends the browser to.
- */
-async function providerSignIn(sub: string, codeChallenge?: string): Promise<URL> {
-  const query = codeChallenge === undefined
-    ? authorizeQuery
-    : `${authorizeQuery}&code_challenge=${codeChallenge}&code_challenge_method=S256`;
+/** A whole provider sign-in of `sub`, each step documented, with `codeChallenge` (the file's app's by default). */
+async function providerSignIn(sub: string, codeChallenge = pkce.challenge): Promise<URL> {
+  const query = `?${new URLSearchParams({
+    provider: "local",
+    redirect_to: app,
+    code_challenge: codeChallenge,
+    code_challenge_method: "S256",
+  })}`;
   const started = await documented(operations.oauthAuthorize, 302, { apiKey: null, query });
-  const callback = await throughProvider(started.headers.get("location") ?? fail("no Location"), sub);
-  const back = await documented(operations.oauthCallback, 302, { apiKey: null, query: callback });
-  return new URL(back.headers.get("location") ?? fail("no Location"));
+  return await throughProvider(started, sub, new ProviderBrowser());
 }
 
 /** The session of a provider sign-in of `sub`, from the one-time code exchanged. */
 async function providerSession(sub: string) {
   const back = await providerSignIn(sub);
   const code = back.searchParams.get("code") ?? fail(`no code in ${back.href}`);
-  const exchanged = await documented(operations.oauthToken, 200, { body: { code } });
+  const exchanged = await documented(operations.oauthToken, 200, { body: { code, codeVerifier: pkce.verifier } });
   return { code, ...sessionEnvelope.parse(exchanged.body).data };
 }
 
@@ -285,11 +304,11 @@ async function linkCode(token: string, sub: string): Promise<string> {
     body: { provider: "local", redirectTo: app },
   });
   const { url } = identityLinkStart.parse((started.body as { data: unknown }).data);
-  const back = await documented(operations.oauthCallback, 302, {
+  const opened = await documented(operations.linkIdentityAuthorize, 302, {
     apiKey: null,
-    query: await throughProvider(url, sub),
+    query: new URL(url).search,
   });
-  const location = new URL(back.headers.get("location") ?? fail("no Location"));
+  const location = await throughProvider(opened, sub, new ProviderBrowser());
   return location.searchParams.get("link_code") ?? fail(`no link_code in ${location.href}`);
 }
 
@@ -831,14 +850,21 @@ describe("every documented status of every operation", () => {
     await documented(operations.oauthCallback, 400, { apiKey: null, code: "invalid_state" });
     await documented(operations.oauthCallback, 400, {
       apiKey: null,
+      at: callbackPath,
       query: "?state=a-state-never-given&code=x",
+      code: "invalid_state",
+    });
+    // A link's browser step: a flow never started (or already opened) is refused, as JSON with no Location.
+    await documented(operations.linkIdentityAuthorize, 400, {
+      apiKey: null,
+      query: `?flow=${"a".repeat(43)}`,
       code: "invalid_state",
     });
 
     // The one-time code: exchanged once, then refused.
-    const exchanged = await documented(operations.oauthToken, 200, { body: { code } });
+    const exchanged = await documented(operations.oauthToken, 200, { body: { code, codeVerifier: pkce.verifier } });
     const { accessToken } = sessionEnvelope.parse(exchanged.body).data;
-    await documented(operations.oauthToken, 400, { body: { code }, code: "invalid_code" });
+    await documented(operations.oauthToken, 400, { body: { code, codeVerifier: pkce.verifier }, code: "invalid_code" });
     await documented(operations.oauthToken, 400, { body: { code: "" }, code: "invalid_request" });
     // Started with the app's PKCE challenge, a code is exchanged only with its verifier.
     const verifier = randomBytes(32).toString("base64url");
@@ -1007,13 +1033,14 @@ describe("every documented status of every operation", () => {
         mfaRecover: { recoveryCode: owner.recoveryCodes[0] },
         mfaUnenroll: { factorId: owner.factorId, code: "123456" },
         mfaRecoveryCodes: { code: "123456" },
-        oauthToken: { code: "a-code-never-given" },
+        oauthToken: { code: "a-code-never-given", codeVerifier: pkce.verifier },
         linkIdentity: { provider: "local", redirectTo: app },
         completeLink: { code: "a-code-never-given" },
       };
       const queries: Record<string, string> = {
         oauthAuthorize: authorizeQuery,
         oauthCallback: "?state=a-state-never-given&code=x",
+        linkIdentityAuthorize: `?flow=${"a".repeat(43)}`,
         unlinkIdentity: `?id=${crypto.randomUUID()}`,
         deleteNote: `?id=${caller.noteId}`,
         getNote: `?id=${caller.noteId}`,

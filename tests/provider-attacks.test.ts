@@ -10,12 +10,19 @@ import { codeAt, totpPolicy } from "../supabase/functions/_shared/auth/totp.ts";
 import { sessionEnvelope } from "./support/auth.ts";
 import { freshAddress, readMailedCode, readResetCode, uniqueEmail } from "./support/api.ts";
 import { expectErrorCode } from "./support/error-codes.ts";
-import { type IdentityProvider, identityProviderForStack, ProviderBrowser } from "../dev/harness/identity-provider.ts";
+import {
+  type IdentityProvider,
+  identityProviderForStack,
+  ProviderBrowser,
+  startIdentityProvider,
+} from "../dev/harness/identity-provider.ts";
 import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";
 import { journeyPassword, ProviderJourneys } from "./support/provider-journeys.ts";
 
 let stack: ScratchStack;
 let provider: IdentityProvider;
+/** A second provider the stack is configured with, `hostile`, run by an attacker. */
+let hostile: IdentityProvider;
 let journeys: ProviderJourneys;
 const app = "http://127.0.0.1:5173/signed-in";
 const settingsPage = "http://127.0.0.1:5173/settings";
@@ -25,8 +32,21 @@ const addressLimit = 5;
 beforeAll(async () => {
   let env: Record<string, string>;
   ({ provider, env } = await identityProviderForStack([app, settingsPage]));
+  hostile = await startIdentityProvider({
+    redirectUris: [`http://127.0.0.1:${env.PORT}/functions/v1/auth/oauth/callback/hostile`],
+    withoutIssParameter: true,
+  });
   stack = await startScratchStack("provider_attacks", {
-    env: { ...env, BCRYPT_COST: "4", TRUST_PROXY: "true", LOGIN_MAX_ATTEMPTS_PER_ADDRESS: String(addressLimit) },
+    env: {
+      ...env,
+      OIDC_PROVIDERS: "local,hostile",
+      OIDC_HOSTILE_ISSUER: hostile.issuer,
+      OIDC_HOSTILE_CLIENT_ID: hostile.clientId,
+      OIDC_HOSTILE_CLIENT_SECRET: hostile.clientSecret,
+      BCRYPT_COST: "4",
+      TRUST_PROXY: "true",
+      LOGIN_MAX_ATTEMPTS_PER_ADDRESS: String(addressLimit),
+    },
   });
   journeys = new ProviderJourneys(stack, provider, app);
 });
@@ -34,6 +54,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await stack?.stop();
   await provider?.stop();
+  await hostile?.stop();
 });
 
 function startLink(accessToken: string, body: Record<string, string> = {}, address = freshAddress()) {
@@ -155,6 +176,126 @@ describe("flows not bound to the browser that started them", () => {
   });
 });
 
+describe("flows bound to the browser that started them (RFC 9700 4.7.1)", () => {
+  async function nobodySignedIn(sub: string) {
+    expect(await stack.sql`select 1 from app.identities where subject = ${sub}`).toHaveLength(0);
+  }
+
+  it("signs nobody in when a sign-in's callback is loaded in another browser, and spends it", async () => {
+    const person = journeys.newPerson();
+    const started = journeys.browser();
+    const callback = await journeys.callbackOf(person.sub, started);
+    const refused = await journeys.browser().visit(callback);
+    expect(refused.status).toBe(400);
+    expect(refused.headers.get("location")).toBeNull();
+    expect((await refused.json()).code).toBe("invalid_state");
+    expect((await started.visit(callback)).status, "the flow is spent").toBe(400);
+    await nobodySignedIn(person.sub);
+  });
+
+  it("signs the victim in nowhere when an attacker's start completes in the victim's browser", async () => {
+    // The attacker starts a sign-in in their own browser, with their own verifier, and keeps the provider's URL.
+    const attackerBrowser = journeys.browser();
+    const start = await attackerBrowser.visit(journeys.authorizeUrl({ provider: "local", redirect_to: app }));
+    expect(start.status).toBe(302);
+    // The victim, signed in at the provider before, is made to open it: no page is shown, the browser comes back.
+    const victim = journeys.newPerson();
+    const victimBrowser = journeys.browser();
+    await journeys.signedIn(victim.sub, victimBrowser);
+    const callback = await victimBrowser.signIn(start.headers.get("location")!, victim.sub);
+    const atVictim = await victimBrowser.visit(callback);
+    expect(atVictim.status).toBe(400);
+    expect(atVictim.headers.get("location")).toBeNull();
+    // With the URL stolen, the attacker's browser (which holds the cookie) gets nothing either: the flow is spent.
+    expect((await attackerBrowser.visit(callback)).status).toBe(400);
+    expect(
+      await stack.sql`select 1 from app.oauth_codes c join app.identities i on i.id = c.identity_id
+                           where i.subject = ${victim.sub}`,
+    ).toHaveLength(0);
+  });
+
+  it("links nothing when a link's provider step completes in another browser than the one that opened it", async () => {
+    const attacker = await journeys.registerWithPassword(uniqueEmail("bound-link-attacker"));
+    const attackerBrowser = journeys.browser();
+    const opened = await attackerBrowser.visit(await linkUrl(attacker.accessToken));
+    expect(opened.status, await opened.clone().text()).toBe(302);
+    const victim = journeys.newPerson();
+    const victimBrowser = journeys.browser();
+    const callback = await victimBrowser.signIn(opened.headers.get("location")!, victim.sub);
+    expect((await victimBrowser.visit(callback)).status).toBe(400);
+    expect((await attackerBrowser.visit(callback)).status).toBe(400);
+    expect(await stack.sql`select 1 from app.identity_link_codes where subject = ${victim.sub}`).toHaveLength(0);
+    expect((await journeys.identitiesOf(attacker.accessToken)).identities).toEqual([]);
+  });
+
+  it("binds a link to the first browser that opens it, once", async () => {
+    const owner = await journeys.registerWithPassword(uniqueEmail("bound-link"));
+    const url = await linkUrl(owner.accessToken);
+    expect((await journeys.browser().visit(url)).status).toBe(302);
+    const second = await journeys.browser().visit(url);
+    expect(second.status).toBe(400);
+    expect(second.headers.get("location")).toBeNull();
+    expect((await second.json()).code).toBe("invalid_state");
+  });
+
+  it("sets the binding cookie HttpOnly, SameSite=Lax, for the provider's callback only, and removes it there", async () => {
+    const started = await journeys.browser().visit(journeys.authorizeUrl({ provider: "local", redirect_to: app }));
+    const [cookie] = started.headers.getSetCookie();
+    expect(cookie).toMatch(/^notes_flow_[0-9a-f]{16}=[A-Za-z0-9_-]{43}; /);
+    const attributes = cookie.split("; ").slice(1).map((attribute) => attribute.toLowerCase());
+    expect(attributes).toEqual(
+      expect.arrayContaining([
+        "max-age=600",
+        "path=/functions/v1/auth/oauth/callback/local",
+        "httponly",
+        "samesite=lax",
+      ]),
+    );
+    // The stack is served over plain http: a Secure cookie would never come back.
+    expect(attributes).not.toContain("secure");
+    const browser = journeys.browser();
+    const callback = await journeys.callbackOf(journeys.newPerson().sub, browser);
+    const back = await browser.visit(callback);
+    expect(back.headers.getSetCookie().join()).toMatch(/^notes_flow_[0-9a-f]{16}=; Max-Age=0; Path=/);
+  });
+});
+
+describe("mix-up (RFC 9700 4.4): a redirect URI per provider", () => {
+  it("gives a hostile provider nothing of an honest provider's code when its sign-in is sent there", async () => {
+    const person = journeys.newPerson();
+    const browser = journeys.browser();
+    await journeys.signedIn(person.sub, browser);
+    // The victim starts a sign-in with the hostile provider, which sends the browser on to the honest one with the
+    // flow's state, challenge and nonce, and the service's client and redirect URI there.
+    const started = await browser.visit(journeys.authorizeUrl({ provider: "hostile", redirect_to: app }));
+    expect(started.status, await started.clone().text()).toBe(302);
+    const atHostile = new URL(started.headers.get("location")!);
+    expect(atHostile.origin).toBe(hostile.issuer);
+    const forwarded = new URL(`${provider.issuer}/auth`);
+    for (const name of ["state", "code_challenge", "code_challenge_method", "nonce", "scope", "response_type"]) {
+      forwarded.searchParams.set(name, atHostile.searchParams.get(name)!);
+    }
+    forwarded.searchParams.set("client_id", provider.clientId);
+    forwarded.searchParams.set("redirect_uri", `${stack.baseUrl}/auth/oauth/callback/local`);
+    const callback = await browser.signIn(forwarded.href, person.sub);
+    const honestCode = callback.searchParams.get("code")!;
+    expect(honestCode).toBeTruthy();
+    // As a provider that does not send RFC 9207's iss (Google does not) would return it.
+    callback.searchParams.delete("iss");
+    const answer = await browser.visit(callback);
+    expect(answer.status).toBe(400);
+    expect(answer.headers.get("location")).toBeNull();
+    expect((await answer.json()).code).toBe("invalid_state");
+    expect(hostile.tokenRequests().filter((body) => body.includes(honestCode))).toEqual([]);
+  });
+
+  it("registers each provider's callback at its own path, which serves no other provider's flow", async () => {
+    const started = await journeys.browser().visit(journeys.authorizeUrl({ provider: "hostile", redirect_to: app }));
+    expect(new URL(started.headers.get("location")!).searchParams.get("redirect_uri"))
+      .toBe(`${stack.baseUrl}/auth/oauth/callback/hostile`);
+  });
+});
+
 describe("flooding", () => {
   it("counts link starts of one session like sign-in starts, so a session cannot store flows without bound", async () => {
     const owner = await journeys.registerWithPassword(uniqueEmail("flood"));
@@ -190,7 +331,8 @@ describe("races on the single-use steps", () => {
 
   it("completes a callback once when it arrives twice at once", async () => {
     const callback = await journeys.callbackOf(journeys.newPerson().sub);
-    const answers = await Promise.all([journeys.navigate(callback), journeys.navigate(callback)]);
+    const browser = ProviderBrowser.thatReturned(callback)!;
+    const answers = await Promise.all([browser.visit(callback), browser.visit(callback)]);
     expect(answers.map((answer) => answer.status).sort()).toEqual([302, 400]);
   });
 
@@ -218,10 +360,10 @@ describe("a callback with a valid state", () => {
     const other = await journeys.callbackOf(journeys.newPerson().sub);
     const mixed = new URL(one);
     mixed.searchParams.set("code", other.searchParams.get("code")!);
-    const back = await journeys.backToApp(mixed);
+    const back = await journeys.backToApp(mixed, ProviderBrowser.thatReturned(one));
     expect(back.searchParams.get("error")).toBe("provider_error");
     expect(back.searchParams.get("code")).toBeNull();
-    expect((await journeys.navigate(one)).status).toBe(400);
+    expect((await ProviderBrowser.thatReturned(one)!.visit(one)).status).toBe(400);
   });
 });
 
@@ -332,7 +474,7 @@ describe("methods and parameters of the new endpoints", () => {
 describe("what leaves the callback", () => {
   it("sets no-referrer and no-store on the redirect, and logs neither the one-time code nor the provider's code", async () => {
     const callback = await journeys.callbackOf(journeys.newPerson().sub);
-    const back = await journeys.navigate(callback);
+    const back = await ProviderBrowser.thatReturned(callback)!.visit(callback);
     expect(back.status).toBe(302);
     expect(back.headers.get("referrer-policy")).toBe("no-referrer");
     expect(back.headers.get("cache-control")).toContain("no-store");

@@ -13,7 +13,7 @@ import { freshAddress, readResetCode, uniqueEmail } from "./support/api.ts";
 import { expectErrorCode } from "./support/error-codes.ts";
 import { type IdentityProvider, identityProviderForStack, ProviderBrowser } from "../dev/harness/identity-provider.ts";
 import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";
-import { journeyPassword, ProviderJourneys } from "./support/provider-journeys.ts";
+import { journeyPassword, newPkce, ProviderJourneys } from "./support/provider-journeys.ts";
 import { freePort } from "../dev/harness/free-port.ts";
 
 let stack: ScratchStack;
@@ -113,8 +113,8 @@ describe("the one-time code and the callback are single use", () => {
   });
 
   it("refuses a replayed callback and a forged state, with no redirect", async () => {
-    const start = await journeys.navigate(journeys.authorizeUrl({ provider: "local", redirect_to: app }));
-    const callback = await new ProviderBrowser().signIn(start.headers.get("location")!, journeys.newPerson().sub);
+    const browser = journeys.browser();
+    const callback = await journeys.callbackOf(journeys.newPerson().sub, browser);
     const forged = new URL(callback);
     forged.searchParams.set("state", "forged-state-of-an-attacker");
     const refused = await journeys.navigate(forged);
@@ -122,16 +122,15 @@ describe("the one-time code and the callback are single use", () => {
     expect(refused.headers.get("location")).toBeNull();
     expect((await refused.json()).code).toBe("invalid_state");
 
-    expect((await journeys.navigate(callback)).status).toBe(302);
-    const replayed = await journeys.navigate(callback);
+    expect((await browser.visit(callback)).status).toBe(302);
+    const replayed = await browser.visit(callback);
     expect(replayed.status).toBe(400);
     expect(replayed.headers.get("location")).toBeNull();
     expect((await replayed.json()).code).toBe("invalid_state");
   });
 
   it("takes the parameters a provider adds to its callback (Google's scope, authuser, prompt)", async () => {
-    const start = await journeys.navigate(journeys.authorizeUrl({ provider: "local", redirect_to: app }));
-    const callback = await new ProviderBrowser().signIn(start.headers.get("location")!, journeys.newPerson().sub);
+    const callback = await journeys.callbackOf(journeys.newPerson().sub);
     callback.searchParams.set("scope", "openid email profile");
     callback.searchParams.set("authuser", "0");
     callback.searchParams.set("prompt", "consent");
@@ -139,79 +138,74 @@ describe("the one-time code and the callback are single use", () => {
   });
 
   it("sends the app an error, and no code, when the person cancels at the provider", async () => {
-    const start = await journeys.navigate(journeys.authorizeUrl({ provider: "local", redirect_to: app }));
-    const callback = await new ProviderBrowser().signIn(start.headers.get("location")!, journeys.newPerson().sub, {
-      abort: true,
-    });
-    const back = await journeys.backToApp(callback);
+    const browser = journeys.browser();
+    const start = journeys.authorizeUrl({ provider: "local", redirect_to: app });
+    const callback = await browser.signIn(start, journeys.newPerson().sub, { abort: true });
+    const back = await journeys.backToApp(callback, browser);
     expect(back.searchParams.get("error")).toBe("access_denied");
     expect(back.searchParams.get("code")).toBeNull();
   });
 });
 
-describe("the app's own PKCE", () => {
-  const verifier = () => Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url");
-  const challenge = async (of: string) =>
-    Buffer.from(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(of))).toString("base64url");
-
+describe("the app's own PKCE, required", () => {
   async function codeFor(sub: string, query: Record<string, string>): Promise<string> {
-    const start = await journeys.navigate(journeys.authorizeUrl({ provider: "local", redirect_to: app, ...query }));
-    expect(start.status, await start.clone().text()).toBe(302);
-    const back = await journeys.backToApp(await new ProviderBrowser().signIn(start.headers.get("location")!, sub));
+    const back = await journeys.backToApp(await journeys.callbackOf(sub, journeys.browser(), app, query));
     return back.searchParams.get("code")!;
   }
 
   it("exchanges the code only with the verifier of the challenge the sign-in started with", async () => {
     const person = journeys.newPerson();
-    const mine = verifier();
-    const bound = { code_challenge: await challenge(mine), code_challenge_method: "S256" };
-    expectErrorCode(await journeys.exchange(await codeFor(person.sub, bound)), "invalid_code");
-    const guessed = await codeFor(person.sub, bound);
-    expectErrorCode(
-      await stack.call("/auth/oauth/token", { body: { code: guessed, codeVerifier: verifier() } }),
-      "invalid_code",
-    );
+    const mine = newPkce();
+    const bound = { code_challenge: mine.challenge };
+    expectErrorCode(await journeys.exchange(await codeFor(person.sub, bound), newPkce().verifier), "invalid_code");
     // A wrong verifier spends the code: the right one cannot follow it.
-    expectErrorCode(
-      await stack.call("/auth/oauth/token", { body: { code: guessed, codeVerifier: mine } }),
-      "invalid_code",
-    );
-    const answered = await stack.call("/auth/oauth/token", {
-      body: { code: await codeFor(person.sub, bound), codeVerifier: mine },
-    });
+    const guessed = await codeFor(person.sub, bound);
+    expectErrorCode(await journeys.exchange(guessed, newPkce().verifier), "invalid_code");
+    expectErrorCode(await journeys.exchange(guessed, mine.verifier), "invalid_code");
+    const answered = await journeys.exchange(await codeFor(person.sub, bound), mine.verifier);
     expect(answered.status, answered.text).toBe(200);
   });
 
-  it("signs nobody in with an attacker's callback fed to another browser whose app waits with its own verifier", async () => {
-    // The attacker starts a sign-in of their own, bound to their verifier, and hands the victim the callback URL.
-    const attacker = journeys.newPerson();
-    const start = await journeys.navigate(
-      journeys.authorizeUrl({ provider: "local", redirect_to: app, code_challenge: await challenge(verifier()) }),
-    );
-    const callback = await new ProviderBrowser().signIn(start.headers.get("location")!, attacker.sub);
-    const victimsApp = await journeys.backToApp(callback);
-    const exchanged = await stack.call("/auth/oauth/token", {
-      body: { code: victimsApp.searchParams.get("code"), codeVerifier: verifier() },
-    });
-    expectErrorCode(exchanged, "invalid_code");
+  it("refuses a start without code_challenge or with a method other than S256, storing no flow", async () => {
+    const [{ count: before }] = await stack.sql<{ count: number }[]>`select count(*)::int from app.oauth_flows`;
+    for (
+      const [query, field] of [
+        [`provider=local&redirect_to=${encodeURIComponent(app)}`, "code_challenge"],
+        [`provider=local&redirect_to=${encodeURIComponent(app)}&code_challenge_method=S256`, "code_challenge"],
+        [`provider=local&redirect_to=${encodeURIComponent(app)}&code_challenge=${newPkce().challenge}`, undefined],
+        [
+          `provider=local&redirect_to=${encodeURIComponent(app)}&code_challenge=${"a".repeat(43)}` +
+          "&code_challenge_method=plain",
+          "code_challenge_method",
+        ],
+      ] as const
+    ) {
+      const refused = await journeys.navigate(`${stack.baseUrl}/auth/oauth/authorize?${query}`);
+      expect(refused.status, query).toBe(400);
+      expect(refused.headers.get("location"), query).toBeNull();
+      const body = await refused.json();
+      expect(body.code, query).toBe("invalid_request");
+      if (field) expect(body.fields.map((problem: { field: string }) => problem.field), query).toContain(field);
+    }
+    const [{ count: after }] = await stack.sql<{ count: number }[]>`select count(*)::int from app.oauth_flows`;
+    expect(after).toBe(before);
   });
 
-  it("refuses a verifier for a code whose sign-in had no challenge, and a challenge method other than S256", async () => {
+  it("refuses an exchange without the codeVerifier, and the code still works with it", async () => {
     const code = await codeFor(journeys.newPerson().sub, {});
-    expectErrorCode(
-      await stack.call("/auth/oauth/token", { body: { code, codeVerifier: verifier() } }),
-      "invalid_code",
-    );
-    const plain = await journeys.navigate(
-      journeys.authorizeUrl({
-        provider: "local",
-        redirect_to: app,
-        code_challenge: "a".repeat(43),
-        code_challenge_method: "plain",
-      }),
-    );
-    expect(plain.status).toBe(400);
-    expect(plain.headers.get("location")).toBeNull();
+    const missing = await stack.call("/auth/oauth/token", { body: { code } });
+    expectErrorCode(missing, "invalid_request");
+    expect((missing.body as { fields: { field: string }[] }).fields[0].field).toBe("codeVerifier");
+    expect((await journeys.exchange(code)).status).toBe(200);
+  });
+
+  it("keeps no code without a challenge in the database", async () => {
+    const person = journeys.newPerson();
+    await journeys.signInAtProvider(person.sub);
+    await expect(
+      stack.sql`update app.oauth_codes set app_code_challenge = null where user_id in
+                (select user_id from app.identities where subject = ${person.sub})`,
+    ).rejects.toThrow(/null/);
   });
 });
 
@@ -585,18 +579,18 @@ describe("LOCAL_IDENTITY_PROVIDER=true", () => {
       env: { BCRYPT_COST: "4", LOCAL_IDENTITY_PROVIDER: "true" },
     });
     try {
-      const start = await fetch(
-        `${local.baseUrl}/auth/oauth/authorize?${new URLSearchParams({
-          provider: "local",
-          redirect_to: "http://127.0.0.1:5173/",
-        })}`,
-        { redirect: "manual" },
-      );
-      expect(start.status, await start.clone().text()).toBe(302);
-      const callback = await new ProviderBrowser().signIn(start.headers.get("location")!, "Grace");
-      const back = await fetch(callback, { redirect: "manual" });
+      const pkce = newPkce();
+      const browser = new ProviderBrowser();
+      const start = `${local.baseUrl}/auth/oauth/authorize?${new URLSearchParams({
+        provider: "local",
+        redirect_to: "http://127.0.0.1:5173/",
+        code_challenge: pkce.challenge,
+        code_challenge_method: "S256",
+      })}`;
+      const callback = await browser.signIn(start, "Grace");
+      const back = await browser.visit(callback);
       const code = new URL(back.headers.get("location")!).searchParams.get("code");
-      const signedIn = await local.call("/auth/oauth/token", { body: { code } });
+      const signedIn = await local.call("/auth/oauth/token", { body: { code, codeVerifier: pkce.verifier } });
       expect(sessionEnvelope.parse(signedIn.body).data.payload).toMatchObject({
         email: "grace@example.com",
         name: "Grace",

@@ -35,6 +35,8 @@ export interface IdentityProvider {
    * key (`undefined` stops): a provider that states what `alter` says, such as a token dated in the future.
    */
   reissueIdTokens(alter: ((claims: JWTPayload) => JWTPayload) | undefined): void;
+  /** The bodies of every request its token endpoint received, oldest first: what a relying party sent it. */
+  tokenRequests(): readonly string[];
   stop(): Promise<void>;
 }
 
@@ -90,6 +92,11 @@ export async function startIdentityProvider(options: {
   clientId?: string;
   clientSecret?: string;
   /**
+   * Its discovery document leaves out `authorization_response_iss_parameter_supported` (RFC 9207), as Google's does
+   * and as a hostile provider's may: a relying party then takes a callback without `iss` from it.
+   */
+  withoutIssParameter?: boolean;
+  /**
    * Any login name signs in, as `<name>@example.com` with a verified address: for a developer trying the flow, who
    * has no accounts to set up. Without it, a login that no `setAccount` made fails.
    */
@@ -141,9 +148,22 @@ export async function startIdentityProvider(options: {
   provider.silent = true;
   const handle = provider.callback();
   let tamper: ((idToken: string) => string | Promise<string>) | undefined;
+  const tokenRequests: string[] = [];
   server.on("request", (request: IncomingMessage, response: ServerResponse) => {
+    if (options.withoutIssParameter && request.url === "/.well-known/openid-configuration") {
+      rewriteJson(response, ({ authorization_response_iss_parameter_supported: _rfc9207, ...metadata }) => metadata);
+    }
+    if (request.method === "POST" && request.url?.startsWith("/token")) {
+      const chunks: Buffer[] = [];
+      request.on("data", (chunk: Buffer) => chunks.push(chunk));
+      request.on("end", () => tokenRequests.push(Buffer.concat(chunks).toString("utf8")));
+    }
     if (tamper && request.method === "POST" && request.url?.startsWith("/token")) {
-      alterIdToken(response, tamper);
+      const alter = tamper;
+      rewriteJson(
+        response,
+        async (body) => typeof body.id_token === "string" ? { ...body, id_token: await alter(body.id_token) } : body,
+      );
     }
     handle(request, response);
   });
@@ -154,6 +174,7 @@ export async function startIdentityProvider(options: {
     clientSecret,
     setAccount: (account) => void accounts.set(account.sub, account),
     alterIdTokens: (alter) => void (tamper = alter),
+    tokenRequests: () => tokenRequests,
     reissueIdTokens: (alter) =>
       void (tamper = alter &&
         ((idToken) =>
@@ -168,8 +189,11 @@ export async function startIdentityProvider(options: {
   };
 }
 
-/** Buffers a JSON token response and passes it on with `id_token` rewritten by `alter`. */
-function alterIdToken(response: ServerResponse, alter: (idToken: string) => string | Promise<string>): void {
+/** Buffers a JSON response and passes it on as `alter` rewrites it. */
+function rewriteJson(
+  response: ServerResponse,
+  alter: (body: Record<string, unknown>) => Record<string, unknown> | Promise<Record<string, unknown>>,
+): void {
   const chunks: Buffer[] = [];
   const { end } = response;
   response.write = ((chunk: Buffer | string) => {
@@ -178,10 +202,8 @@ function alterIdToken(response: ServerResponse, alter: (idToken: string) => stri
   }) as ServerResponse["write"];
   response.end = ((chunk?: Buffer | string | (() => void)) => {
     if (chunk && typeof chunk !== "function") chunks.push(Buffer.from(chunk));
-    const body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
     void (async () => {
-      if (typeof body.id_token === "string") body.id_token = await alter(body.id_token);
-      const altered = JSON.stringify(body);
+      const altered = JSON.stringify(await alter(JSON.parse(Buffer.concat(chunks).toString("utf8"))));
       response.setHeader("content-length", Buffer.byteLength(altered));
       (end as (this: ServerResponse, chunk: string) => ServerResponse).call(response, altered);
     })();
@@ -210,7 +232,7 @@ export async function identityProviderForStack(
 ): Promise<{ provider: IdentityProvider; env: Record<string, string> }> {
   const port = await freePort();
   const provider = await startIdentityProvider({
-    redirectUris: [`http://127.0.0.1:${port}/functions/v1/auth/oauth/callback`],
+    redirectUris: [`http://127.0.0.1:${port}/functions/v1/auth/oauth/callback/local`],
   });
   return {
     provider,
@@ -239,14 +261,57 @@ function interactionPageOf(html: string): InteractionPage | undefined {
   return prompt && action && abort ? { prompt, action, abort } : undefined;
 }
 
-/** A browser at the provider: one cookie jar across calls, so a second sign-in of the same browser reuses the provider's session. */
+/** Which browser each callback URL that `signIn` answered came back in. */
+const returnedIn = new WeakMap<URL, ProviderBrowser>();
+
+/** Where the service starts a flow with a browser navigation (a sign-in, or a link's browser step). */
+function isServiceStart(url: URL): boolean {
+  return /\/auth\/(oauth|identities\/link)\/authorize$/.test(url.pathname);
+}
+
+/**
+ * A browser: one cookie jar across calls and origins, so a second sign-in of the same browser reuses the provider's
+ * session, and the cookie the service sets when a flow starts comes back with its callback, as a real browser's
+ * does. Another `ProviderBrowser` is another browser: its jar holds neither.
+ */
 export class ProviderBrowser {
   readonly #cookies: StoredCookie[] = [];
   /** Per provider origin, whom this browser's provider session is for. */
   readonly #signedInAs = new Map<string, string>();
+  /** Sent with every request: a test's `x-forwarded-for`, so each browser is counted at an address of its own. */
+  readonly #headers: Record<string, string>;
+
+  constructor(options: { headers?: Record<string, string> } = {}) {
+    this.#headers = options.headers ?? {};
+  }
+
+  /** The browser of a callback URL that `signIn` answered (the same URL object), if any. */
+  static thatReturned(callback: URL): ProviderBrowser | undefined {
+    return returnedIn.get(callback);
+  }
+
+  /** Keeps the cookies of an answer from `url` that another client fetched for this browser. */
+  keep(url: string | URL, headers: Headers): void {
+    for (const header of headers.getSetCookie()) this.#store(new URL(url), header);
+  }
+
+  /** The `Cookie` header this browser sends to `url`, for a request another client makes for it. */
+  cookieFor(url: string | URL): string {
+    const target = new URL(url);
+    return this.#cookies
+      .filter((stored) => stored.origin === target.origin && pathMatches(target.pathname, stored.path))
+      .map((stored) => `${stored.name}=${stored.value}`)
+      .join("; ");
+  }
+
+  /** A navigation of this browser to `url`, with its cookies, not following redirects; keeps what it sets. */
+  visit(url: string | URL, method = "GET"): Promise<Response> {
+    return this.#request(new URL(url), undefined, method);
+  }
 
   /**
-   * Given the provider authorization URL the service redirected to (a full URL at the provider), logs in as `sub`
+   * Given the provider authorization URL the service redirected to (a full URL at the provider), or the service's
+   * start of a flow (`/auth/oauth/authorize?...`, `/auth/identities/link/authorize?...`, visited first), logs in as `sub`
    * (the dev login form; password anything), consents, and returns the URL the provider redirects back to
    * (the relying party's redirect_uri with ?code=&state=&iss=), WITHOUT fetching it.
    * With { abort: true } it cancels at the first page the provider shows (the login page, or consent for a
@@ -257,6 +322,14 @@ export class ProviderBrowser {
    */
   async signIn(authorizationUrl: string, sub: string, options: { abort?: boolean } = {}): Promise<URL> {
     let url = new URL(authorizationUrl);
+    if (isServiceStart(url)) {
+      const start = await this.visit(url);
+      const location = start.headers.get("location");
+      if (start.status !== 302 || location === null) {
+        throw new Error(`the service answered ${start.status} at ${url.pathname}: ${await start.text()}`);
+      }
+      url = new URL(location);
+    }
     const provider = url.origin;
     let response = await this.#request(url);
     let pagesShown = 0;
@@ -304,18 +377,17 @@ export class ProviderBrowser {
         `this browser is signed in at the provider as "${signedInAs}", not "${sub}": use another browser`,
       );
     }
+    returnedIn.set(redirect, this);
     return redirect;
   }
 
-  /** GETs `url`, or POSTs `form` to it, with the jar's cookies, not following redirects. */
-  async #request(url: URL, form?: Record<string, string>): Promise<Response> {
-    const cookie = this.#cookies
-      .filter((stored) => stored.origin === url.origin && pathMatches(url.pathname, stored.path))
-      .map((stored) => `${stored.name}=${stored.value}`)
-      .join("; ");
+  /** GETs `url` (or `method`), or POSTs `form` to it, with the jar's cookies, not following redirects. */
+  async #request(url: URL, form?: Record<string, string>, method = "GET"): Promise<Response> {
+    const cookie = this.cookieFor(url);
     const response = await fetch(url, {
-      method: form ? "POST" : "GET",
+      method: form ? "POST" : method,
       headers: {
+        ...this.#headers,
         ...(cookie ? { cookie } : {}),
         ...(form ? { "content-type": "application/x-www-form-urlencoded" } : {}),
       },

@@ -253,6 +253,14 @@ function queryParameters(query: z.ZodObject): JsonObject[] {
   });
 }
 
+/** The parameters written `{name}` in the operation's path. */
+function pathParameters(parameters: z.ZodObject): JsonObject[] {
+  return Object.entries(parameters.shape).map(([name, field]) => {
+    const { $schema: _dialect, ...schema } = z.toJSONSchema(field as z.ZodType, { io: "output" });
+    return { name, in: "path", required: true, schema };
+  });
+}
+
 /** The optional request headers an operation reads (`Idempotency-Key`). */
 function headerParameters(spec: OperationSpec): JsonObject[] {
   return (spec.headers ?? []).map(({ name, schema, description }) => {
@@ -440,9 +448,10 @@ function operationObject(
       : spec.bearer
       ? [{ apikey: [], bearer: [] }]
       : [{ apikey: [] }],
-    ...(spec.query || spec.headers
+    ...(spec.query || spec.headers || spec.pathParameters
       ? {
         parameters: [
+          ...(spec.pathParameters ? pathParameters(spec.pathParameters) : []),
           ...(spec.query ? queryParameters(spec.query) : []),
           ...headerParameters(spec),
         ],

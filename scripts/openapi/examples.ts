@@ -136,7 +136,7 @@ const identityId = "5b8e1f3a-7c2d-4e9b-a6f0-3d1c8e2b9a57";
 // A provider's authorization URL, as the service builds it (PKCE S256, state and nonce).
 const providerUrl = "https://accounts.google.com/o/oauth2/v2/auth?client_id=1234567890-abc.apps.googleusercontent.com" +
   "&scope=openid+email+profile&response_type=code" +
-  "&redirect_uri=https%3A%2F%2Fyour-project-ref.supabase.co%2Ffunctions%2Fv1%2Fauth%2Foauth%2Fcallback" +
+  "&redirect_uri=https%3A%2F%2Fyour-project-ref.supabase.co%2Ffunctions%2Fv1%2Fauth%2Foauth%2Fcallback%2Fgoogle" +
   "&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&code_challenge_method=S256" +
   "&state=af0ifjsldkj3Kq8vM2nR5tW7yZ1bC4dF6gH9jL0pQs&nonce=n-0S6_WzA2Mj4kP7rT9vX1zB3dF5hJ8lN0qS";
 
@@ -384,8 +384,12 @@ export const successExamples: Record<OperationName, unknown> = {
     success: true,
     statusCode: 200,
     message: "Continue at the provider",
-    data: { url: providerUrl },
+    data: {
+      url: "https://your-project-ref.supabase.co/functions/v1/auth/identities/link/authorize" +
+        "?flow=7Qm2xVb9tLw1ZsP0eYh3kN6dGf8aUo5iQyTxJm4qX7c",
+    },
   },
+  linkIdentityAuthorize: providerUrl,
   completeLink: {
     success: true,
     statusCode: 200,
@@ -592,7 +596,15 @@ const specificErrors: Partial<
   oauthCallback: {
     400: {
       field: "state",
-      message: "This sign-in was already completed, or never started here: start it again from the app",
+      message: "This sign-in was already completed, never started here, or started in another browser: start it " +
+        "again from the app",
+      code: "invalid_state",
+    },
+  },
+  linkIdentityAuthorize: {
+    400: {
+      field: "flow",
+      message: "This link was already opened, took longer than 10 minutes, or was never started: start it again",
       code: "invalid_state",
     },
   },

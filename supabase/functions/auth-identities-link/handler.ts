@@ -15,8 +15,8 @@ import { startOAuthFlow } from "../_shared/queries/identities.ts";
 /**
  * `POST /auth/identities/link {provider, redirectTo, password?}`: starts linking a provider identity to the
  * caller's account, from a session signed in within the last 10 minutes or with the password re-entered; answers
- * the provider's URL to navigate to. Its callback links the identity (never one of another account) and mails the
- * user.
+ * the URL to navigate the browser to (`GET /auth/identities/link/authorize`, which binds the flow to the browser and
+ * goes on to the provider). Its callback hands the app a link code for this session.
  */
 export const handler = defineEndpoint({
   name: "auth-identities-link",
@@ -50,7 +50,10 @@ export const handler = defineEndpoint({
     if (!started.linkAllowed) {
       throw passwordRequired("password", "linking without it needs a sign-in within the last 10 minutes");
     }
-    const data: IdentityLinkStart = { url: flow.url.href };
+    // The browser goes through this service first, which binds the flow to it (auth-identities-link-authorize).
+    const url = new URL(`${providerSignIn.functionsUrl}/auth/identities/link/authorize`);
+    url.searchParams.set("flow", flow.state);
+    const data: IdentityLinkStart = { url: url.href };
     return authSuccess(200, "Continue at the provider", data);
   },
 });

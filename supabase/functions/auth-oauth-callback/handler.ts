@@ -1,4 +1,4 @@
-import { getConfig } from "../_shared/config/mod.ts";
+import { callbackProviderOf, getConfig, providerCallbackUrl } from "../_shared/config/mod.ts";
 import { oauthCallbackQuery, type ProviderSignInError } from "../_shared/contract/identities.ts";
 import { withServiceTransaction } from "../_shared/db/transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
@@ -14,12 +14,14 @@ import {
   stateHashOf,
 } from "../_shared/auth/provider-sign-in.ts";
 import type { ProviderClaims } from "../_shared/auth/provider-claims.ts";
+import { presentedBinding, spentBinding } from "../_shared/auth/flow-binding.ts";
 import { completeOAuthFlow, consumeOAuthFlow, type FlowOutcome } from "../_shared/queries/identities.ts";
 
 /** How long the one-time code the app gets in its URL can be exchanged. */
 const signInCodeSeconds = 60;
 
-const unknownState = "This sign-in was already completed, or never started here: start it again from the app";
+const unknownState =
+  "This sign-in was already completed, never started here, or started in another browser: start it again from the app";
 
 /** What the app's URL says when nothing was signed in or linked; the app shows its own words, these are a hint. */
 const errorDescriptions: Record<ProviderSignInError, string> = {
@@ -34,10 +36,14 @@ const errorDescriptions: Record<ProviderSignInError, string> = {
   server_error: "The sign-in could not be completed: start it again",
 };
 
-/** The app's URL with the outcome as its query's last word: a one-time code, a link's code, or an error. */
+/**
+ * The app's URL with the outcome as its query's last word: a one-time code, a link's code, or an error; the spent
+ * flow's cookie is removed.
+ */
 function backToApp(
   redirectTo: string,
   outcome: { code: string } | { link_code: string } | { linked: string } | ProviderSignInError,
+  spentCookie: string,
 ): Response {
   const url = new URL(redirectTo);
   for (const name of ["code", "link_code", "linked", "error", "error_description"]) url.searchParams.delete(name);
@@ -47,12 +53,17 @@ function backToApp(
   } else {
     for (const [name, value] of Object.entries(outcome)) url.searchParams.set(name, value);
   }
-  return redirectResponse(url);
+  const response = redirectResponse(url);
+  response.headers.append("Set-Cookie", spentCookie);
+  return response;
 }
 
 /**
- * `GET /auth/oauth/callback`: where the provider sends the browser back. The flow's state is checked and consumed
- * first (a replayed or forged one is a 400, with no redirect), then the code is exchanged and the ID token checked,
+ * `GET /auth/oauth/callback/<provider>`: where the provider sends the browser back, a redirect URI per provider. The
+ * flow's state is consumed first, and goes on only at its own provider's redirect URI (mix-up: no other provider's
+ * code reaches its token endpoint) and in the browser it is bound to (the cookie its start set): a replayed, forged,
+ * misdirected or other browser's callback is a 400, with no redirect. Then the code is exchanged and the ID token
+ * checked,
  * then the identity signs in or makes its account, and the browser goes back to the app with a one-time `code`; or,
  * for a link, with a `link_code` that only the session that asked can complete (so a link URL opened in someone
  * else's browser links nothing); or with `error=`. No token travels in a URL.
@@ -66,17 +77,25 @@ export const handler = defineEndpoint({
   handle: async (req, info) => {
     const { jwtSecret, limits, providerSignIn } = getConfig();
     const { state, error } = readQuery(req, oauthCallbackQuery);
-    const flow = state
-      ? await withServiceTransaction(consumeOAuthFlow(await stateHashOf(jwtSecret, state)))
+    const stateHash = state ? await stateHashOf(jwtSecret, state) : undefined;
+    const flow = stateHash
+      ? await withServiceTransaction(consumeOAuthFlow({
+        stateHash,
+        browserHash: await presentedBinding(req, jwtSecret, stateHash),
+        callbackProvider: callbackProviderOf(req.url),
+      }))
       : undefined;
-    if (!state || !flow) {
+    if (!state || !stateHash || !flow) {
       throw new BadRequestError(unknownState, [{ field: "state", message: unknownState }], { code: "invalid_state" });
     }
-    if (flow.expired) return backToApp(flow.redirectTo, "flow_expired");
-    if (error) return backToApp(flow.redirectTo, error === "access_denied" ? "access_denied" : "provider_error");
+    const spent = spentBinding(stateHash, providerCallbackUrl(providerSignIn, flow.provider));
+    if (flow.expired) return backToApp(flow.redirectTo, "flow_expired", spent);
+    if (error) {
+      return backToApp(flow.redirectTo, error === "access_denied" ? "access_denied" : "provider_error", spent);
+    }
     // Taken out of OIDC_PROVIDERS since the flow started: nothing of it is used.
     const provider = providerSignIn.providers.get(flow.provider);
-    if (!provider) return backToApp(flow.redirectTo, "provider_error");
+    if (!provider) return backToApp(flow.redirectTo, "provider_error", spent);
     let claims: ProviderClaims;
     try {
       claims = await finishProviderSignIn(provider, providerSignIn, new URL(req.url).searchParams, {
@@ -91,7 +110,7 @@ export const handler = defineEndpoint({
         provider: flow.provider,
         refusal: describeError(refusal),
       }));
-      return backToApp(flow.redirectTo, "provider_error");
+      return backToApp(flow.redirectTo, "provider_error", spent);
     }
     const code = newSignInCode();
     // The flow is spent: whatever goes wrong now, the browser goes back to the app, which can start again.
@@ -108,10 +127,10 @@ export const handler = defineEndpoint({
       console.error(JSON.stringify({ level: "error", function: "auth-oauth-callback", error: describeError(failure) }));
       return "server_error" as const;
     });
-    if (outcome === "signed_in" || outcome === "registered") return backToApp(flow.redirectTo, { code });
-    if (outcome === "link_pending") return backToApp(flow.redirectTo, { link_code: code });
+    if (outcome === "signed_in" || outcome === "registered") return backToApp(flow.redirectTo, { code }, spent);
+    if (outcome === "link_pending") return backToApp(flow.redirectTo, { link_code: code }, spent);
     // The identity was this account's already: nothing is left to complete.
-    if (outcome === "linked") return backToApp(flow.redirectTo, { linked: provider.name });
-    return backToApp(flow.redirectTo, outcome);
+    if (outcome === "linked") return backToApp(flow.redirectTo, { linked: provider.name }, spent);
+    return backToApp(flow.redirectTo, outcome, spent);
   },
 });

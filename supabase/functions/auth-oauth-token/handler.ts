@@ -15,8 +15,8 @@ const spentCode =
 
 /**
  * `POST /auth/oauth/token {code}`: exchanges the one-time code the provider sign-in's callback put in the app's URL
- * (60 seconds, once) for a session, answered as login's: an account with a second factor gets `mfaRequired`. A
- * sign-in started with a `code_challenge` needs its `codeVerifier`; one started without refuses any.
+ * (60 seconds, once) for a session, answered as login's: an account with a second factor gets `mfaRequired`. The
+ * `codeVerifier` must be the one whose `code_challenge` started the sign-in.
  */
 export const handler = defineEndpoint({
   name: "auth-oauth-token",
@@ -27,7 +27,7 @@ export const handler = defineEndpoint({
     const { code, codeVerifier } = await readJsonBody(req, oauthTokenBody, limits.bodyTimeoutMs);
     const signedIn = await withServiceTransaction(exchangeSignInCode({
       codeHash: await signInCodeHashOf(jwtSecret, code),
-      verifierChallenge: codeVerifier === undefined ? undefined : await challengeOf(codeVerifier),
+      verifierChallenge: await challengeOf(codeVerifier),
       session: newSessionOf(req, clientAddress(req, info, limits), sessions),
     }));
     if (!signedIn) {

@@ -24,6 +24,7 @@ import { handler as oauthToken } from "../auth-oauth-token/handler.ts";
 import { handler as identities } from "../auth-identities/handler.ts";
 import { handler as identitiesLink } from "../auth-identities-link/handler.ts";
 import { handler as identitiesLinkComplete } from "../auth-identities-link-complete/handler.ts";
+import { handler as identitiesLinkAuthorize } from "../auth-identities-link-authorize/handler.ts";
 import { routeBySubpath } from "../_shared/http/router.ts";
 
 /** `/auth/<action>`: the interface's paths, served by the same handlers as the single-purpose functions. */
@@ -49,9 +50,12 @@ export const handler = routeBySubpath("auth", {
   "/mfa/unenroll": mfaUnenroll,
   "/mfa/recovery-codes": mfaRecoveryCodes,
   "/oauth/authorize": oauthAuthorize,
+  // A redirect URI per provider (/oauth/callback/<provider>); without one, the callback finds no flow.
   "/oauth/callback": oauthCallback,
+  "/oauth/callback/*": oauthCallback,
   "/oauth/token": oauthToken,
   "/identities": identities,
   "/identities/link": identitiesLink,
   "/identities/link/complete": identitiesLinkComplete,
+  "/identities/link/authorize": identitiesLinkAuthorize,
 });

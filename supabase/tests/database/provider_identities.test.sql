@@ -7,7 +7,7 @@ begin;
 create extension if not exists pgtap with schema extensions;
 set local search_path = public, extensions;
 
-select plan(30);
+select plan(42);
 
 insert into app.users (id, name, email, password_hash) values
   ('1d000000-0000-4000-8000-0000000000a1', 'Pat', 'pat-oidc@example.test', 'pat-hash'),
@@ -53,12 +53,12 @@ select is((select outcome from app.complete_oauth_flow('idp', 'https://idp.examp
   'identity_not_linked', 'a new identity with an address an account holds is not joined to it, verified or not');
 select is_empty($$select 1 from app.identities where subject = 'stranger'$$, 'nothing was linked');
 select is((select outcome from app.complete_oauth_flow('idp', 'https://idp.example', 'quinn',
-    'someone-else@example.test', true, 'Q', null, null, repeat('b', 64), 60, null, null, null)),
+    'someone-else@example.test', true, 'Q', null, null, repeat('b', 64), 60, null, null, repeat('C', 43))),
   'signed_in', 'a known identity signs into its account whatever its address is now');
 select is((select user_id from app.oauth_codes where code_hash = repeat('b', 64)),
   '1d000000-0000-4000-8000-0000000000a2'::uuid, 'its one-time code is for that account');
 select is((select outcome from app.complete_oauth_flow('idp', 'https://idp.example', 'newcomer',
-    'newcomer-oidc@example.test', false, 'New', null, null, repeat('c', 64), 60, null, null, null)),
+    'newcomer-oidc@example.test', false, 'New', null, null, repeat('c', 64), 60, null, null, repeat('C', 43))),
   'registered', 'a new identity with a free address makes an account');
 select row_eq($$select password_hash, is_verified from app.users where email = 'newcomer-oidc@example.test'$$,
   row(null::text, false), 'without a password, unverified as the provider said');
@@ -109,6 +109,41 @@ select set_config('request.jwt.claims', '{"sub": "1d000000-0000-4000-8000-000000
 select is((select link_allowed from app.start_oauth_flow(repeat('f', 64), 'idp', repeat('v', 43), 'n',
     'https://app.example/', null, 60, 10, '1d000000-0000-4000-8000-0000000000a2',
     '1d000000-0000-4000-8000-0000000000b2', null)), false, 'a stale session may not start a link without the password');
+
+-- Flows bound to their browser and provider (RFC 9700 4.7.1, 4.4), and the app's PKCE required (2.1.1).
+reset role;
+select throws_ok($$insert into app.oauth_flows (state_hash, provider, code_verifier, nonce, redirect_to, browser_hash,
+                   expires_at) values (repeat('1', 64), 'idp', repeat('v', 43), 'n', 'https://app.example/', repeat('2', 64),
+                   now() + interval '10 minutes')$$,
+  '23514', null, 'a sign-in is not stored without the app''s PKCE challenge');
+select throws_ok($$insert into app.oauth_flows (state_hash, provider, code_verifier, nonce, redirect_to,
+                   app_code_challenge, expires_at) values (repeat('1', 64), 'idp', repeat('v', 43), 'n',
+                   'https://app.example/', repeat('C', 43), now() + interval '10 minutes')$$,
+  '23514', null, 'nor unbound to a browser');
+select throws_ok($$insert into app.oauth_codes (code_hash, user_id, identity_id, expires_at)
+                   values (repeat('3', 64), '1d000000-0000-4000-8000-0000000000a2',
+                   '1d000000-0000-4000-8000-0000000000c1', now() + interval '1 minute')$$,
+  '23502', null, 'a one-time code always carries the challenge its exchange must answer');
+select is((select retry_after from app.start_oauth_flow(repeat('4', 64), 'idp', repeat('v', 43), 'n',
+    'https://app.example/', null, 60, 10, null, null, null, repeat('C', 43), repeat('5', 64))), 0, 'a bound sign-in');
+select is_empty($$select * from app.consume_oauth_flow(repeat('4', 64), repeat('6', 64), 'idp')$$,
+  'a callback in another browser gets nothing of the flow');
+select is_empty($$select * from app.consume_oauth_flow(repeat('4', 64), repeat('5', 64), 'idp')$$,
+  'and spent it: not even its own browser gets it afterwards');
+select is((select retry_after from app.start_oauth_flow(repeat('7', 64), 'idp', repeat('v', 43), 'n',
+    'https://app.example/', null, 60, 10, null, null, null, repeat('C', 43), repeat('5', 64))), 0, 'another one');
+select is_empty($$select * from app.consume_oauth_flow(repeat('7', 64), repeat('5', 64), 'other')$$,
+  'another provider''s callback gets nothing of it (mix-up)');
+select is((select retry_after from app.start_oauth_flow(repeat('8', 64), 'idp', repeat('v', 43), 'n',
+    'https://app.example/', null, 60, 10, null, null, null, repeat('C', 43), repeat('5', 64))), 0, 'a third one');
+select is((select provider from app.consume_oauth_flow(repeat('8', 64), repeat('5', 64), 'idp')), 'idp',
+  'its own provider''s callback in its own browser gets it');
+select is((select count(*)::int from app.bind_link_flow(repeat('4', 64), repeat('5', 64))), 0,
+  'only a link is bound by its browser step');
+select is((select array_agg(routine_name::text order by routine_name) from information_schema.routine_privileges
+           where routine_schema = 'app' and grantee in ('anon', 'authenticated', 'PUBLIC')
+             and routine_name in ('consume_oauth_flow', 'bind_link_flow', 'start_oauth_flow')), null,
+  'no client role may call the flows'' functions');
 
 -- Pre-hijacking: an identity whose provider did not vouch for the address goes when a reset code proves it.
 select app.record_security_event('password_set_with_code',

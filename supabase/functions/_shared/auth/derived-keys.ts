@@ -18,7 +18,8 @@ export type KeyPurpose =
   | "device token"
   | "recovery code"
   | "provider sign-in state"
-  | "provider sign-in code";
+  | "provider sign-in code"
+  | "provider sign-in browser";
 
 const encoder = new TextEncoder();
 

@@ -15,7 +15,7 @@
  * ```
  */
 import * as oidc from "openid-client";
-import type { IdentityProviderSettings, ProviderSignInSettings } from "../config/mod.ts";
+import { type IdentityProviderSettings, providerCallbackUrl, type ProviderSignInSettings } from "../config/mod.ts";
 import { ServiceUnavailableError } from "../http/errors.ts";
 import { hexMac } from "./derived-keys.ts";
 import { claimsOf, type ProviderClaims } from "./provider-claims.ts";
@@ -55,6 +55,8 @@ function configurationOf(provider: IdentityProviderSettings): Promise<oidc.Confi
 export interface ProviderFlow {
   /** The provider's authorization URL, carrying `state`, the PKCE challenge and `nonce`. */
   url: URL;
+  /** Kept only in the browser's URLs; a link hands it to the browser's step that binds the flow. */
+  state: string;
   stateHash: string;
   codeVerifier: string;
   nonce: string;
@@ -80,41 +82,55 @@ export function newSignInCode(): string {
   return oidc.randomState();
 }
 
-/**
- * Starts a flow at `provider`: the URL to send the browser to, and what the callback will need. A provider whose
- * discovery document cannot be read is a 503, tried again at the next request.
- */
-export async function beginProviderSignIn(
-  provider: IdentityProviderSettings,
-  settings: Pick<ProviderSignInSettings, "callbackUrl">,
-  jwtSecret: Uint8Array,
-): Promise<ProviderFlow> {
-  const configuration = await configurationOf(provider).catch((error) => {
+/** The provider's discovered configuration, or a 503 while its discovery document cannot be read. */
+function reachableConfigurationOf(provider: IdentityProviderSettings): Promise<oidc.Configuration> {
+  return configurationOf(provider).catch((error) => {
     throw new ServiceUnavailableError({
       message: `${provider.name} cannot be reached; try again shortly`,
       cause: error,
     });
   });
-  const codeVerifier = oidc.randomPKCECodeVerifier();
-  const state = oidc.randomState();
-  const nonce = oidc.randomNonce();
-  const url = oidc.buildAuthorizationUrl(configuration, {
-    redirect_uri: settings.callbackUrl!,
+}
+
+/**
+ * The provider's authorization URL of a flow: the code flow with PKCE S256, `state` and `nonce`, returning to the
+ * provider's own redirect URI. A provider whose discovery document cannot be read is a 503, tried again at the next
+ * request.
+ */
+export async function authorizationUrlOf(
+  provider: IdentityProviderSettings,
+  settings: Pick<ProviderSignInSettings, "callbackUrl">,
+  flow: { state: string; codeVerifier: string; nonce: string },
+): Promise<URL> {
+  return oidc.buildAuthorizationUrl(await reachableConfigurationOf(provider), {
+    redirect_uri: providerCallbackUrl(settings, provider.name),
     scope: "openid email profile",
-    code_challenge: await oidc.calculatePKCECodeChallenge(codeVerifier),
+    code_challenge: await oidc.calculatePKCECodeChallenge(flow.codeVerifier),
     code_challenge_method: "S256",
-    state,
-    nonce,
+    state: flow.state,
+    nonce: flow.nonce,
   });
-  return { url, stateHash: await stateHashOf(jwtSecret, state), codeVerifier, nonce };
+}
+
+/** Starts a flow at `provider`: the URL to send the browser to, and what the callback will need. */
+export async function beginProviderSignIn(
+  provider: IdentityProviderSettings,
+  settings: Pick<ProviderSignInSettings, "callbackUrl">,
+  jwtSecret: Uint8Array,
+): Promise<ProviderFlow> {
+  const flow = { state: oidc.randomState(), codeVerifier: oidc.randomPKCECodeVerifier(), nonce: oidc.randomNonce() };
+  const url = await authorizationUrlOf(provider, settings, flow);
+  return { ...flow, url, stateHash: await stateHashOf(jwtSecret, flow.state) };
 }
 
 /**
  * Exchanges the callback's code (with the flow's PKCE verifier) and checks the ID token; throws openid-client's
  * error for anything wrong: the provider's `error=`, a foreign `iss`, a spent code, a bad signature, a wrong nonce;
  * or `ProviderClaimsError` for claims no account can take (`provider-claims.ts`).
- * The callback's query is read against the public callback URL, which is the `redirect_uri` the code was issued to,
- * whatever URL the gateway handed the function.
+ * The callback's query is read against the provider's public callback URL, which is the `redirect_uri` the code was
+ * issued to, whatever URL the gateway handed the function. Where the provider's metadata advertises
+ * `authorization_response_iss_parameter_supported` (RFC 9207), a callback without `iss` is refused, and any `iss`
+ * must be the provider's (`validateAuthResponse` in `oauth4webapi/build/index.js`).
  */
 export async function finishProviderSignIn(
   provider: IdentityProviderSettings,
@@ -123,7 +139,7 @@ export async function finishProviderSignIn(
   flow: { state: string; codeVerifier: string; nonce: string },
 ): Promise<ProviderClaims> {
   const configuration = await configurationOf(provider);
-  const current = new URL(settings.callbackUrl!);
+  const current = new URL(providerCallbackUrl(settings, provider.name));
   current.search = callbackQuery.toString();
   const tokens = await oidc.authorizationCodeGrant(configuration, current, {
     pkceCodeVerifier: flow.codeVerifier,

@@ -24,7 +24,13 @@ export {
 } from "./settings.ts";
 export { defaultBodyTimeoutMs, type IntegerSettingName, integerSettings } from "./integer-settings.ts";
 export type { SecurityLimits } from "./limits.ts";
-export { type IdentityProviderSettings, isAllowedRedirect, type ProviderSignInSettings } from "./provider-sign-in.ts";
+export {
+  callbackProviderOf,
+  type IdentityProviderSettings,
+  isAllowedRedirect,
+  providerCallbackUrl,
+  type ProviderSignInSettings,
+} from "./provider-sign-in.ts";
 
 export interface Config {
   /** HS256 key for access tokens. */

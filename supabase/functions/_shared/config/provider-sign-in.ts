@@ -30,7 +30,12 @@ export interface ProviderSignInSettings {
   allowHttp: boolean;
   /** `OAUTH_REDIRECT_URLS`: the app URLs the browser may be sent back to, each matched exactly, query included. */
   redirectUrls: readonly URL[];
-  /** `<functions URL>/auth/oauth/callback`; undefined while no provider is configured. */
+  /** The functions' public base URL (`FUNCTIONS_URL`); undefined while no provider is configured. */
+  functionsUrl: string | undefined;
+  /**
+   * `<functions URL>/auth/oauth/callback`, below which each provider has a redirect URI of its own
+   * (`providerCallbackUrl`); undefined while no provider is configured.
+   */
   callbackUrl: string | undefined;
 }
 
@@ -87,7 +92,9 @@ export function providerSignInFrom(env: Env): ProviderSignInSettings {
   const redirectUrls = listSetting(env, "OAUTH_REDIRECT_URLS").map((raw) =>
     absoluteHttpUrl(raw, "OAUTH_REDIRECT_URLS")
   );
-  if (providers.size === 0) return { providers, allowHttp, redirectUrls, callbackUrl: undefined };
+  if (providers.size === 0) {
+    return { providers, allowHttp, redirectUrls, functionsUrl: undefined, callbackUrl: undefined };
+  }
   if (redirectUrls.length === 0) {
     throw new ConfigError("OAUTH_REDIRECT_URLS is not set: a provider sign-in needs an app URL to return to");
   }
@@ -96,8 +103,23 @@ export function providerSignInFrom(env: Env): ProviderSignInSettings {
   if (!functionsUrl) {
     throw new ConfigError("Neither FUNCTIONS_URL nor SUPABASE_URL is set: providers need the callback's URL");
   }
-  const callbackUrl = `${absoluteHttpUrl(functionsUrl, "FUNCTIONS_URL").href.replace(/\/+$/, "")}/auth/oauth/callback`;
-  return { providers, allowHttp, redirectUrls, callbackUrl };
+  const base = absoluteHttpUrl(functionsUrl, "FUNCTIONS_URL").href.replace(/\/+$/, "");
+  return { providers, allowHttp, redirectUrls, functionsUrl: base, callbackUrl: `${base}/auth/oauth/callback` };
+}
+
+/**
+ * The redirect URI of `provider`: one per provider (RFC 9700 4.4.2, mix-up), so a code that one provider sends back
+ * arrives where only a flow of that provider is spent. openid-client sends the token endpoint the callback's URL
+ * without its query (`stripParams` in `openid-client/build/index.js`), so the provider is a path segment, not a
+ * parameter.
+ */
+export function providerCallbackUrl(settings: Pick<ProviderSignInSettings, "callbackUrl">, provider: string): string {
+  return `${settings.callbackUrl}/${provider}`;
+}
+
+/** The provider a callback URL's path names (`.../callback/<provider>`), or undefined. */
+export function callbackProviderOf(url: string): string | undefined {
+  return /\/callback\/([a-z][a-z0-9_]{0,31})\/?$/.exec(new URL(url).pathname)?.[1];
 }
 
 /**

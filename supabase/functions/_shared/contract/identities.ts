@@ -25,20 +25,29 @@ const codeChallenge = text("code_challenge").regex(
 );
 
 /**
- * Query of `GET /auth/oauth/authorize`, which a browser navigates to (no `apikey`). With `code_challenge` (PKCE
- * S256, RFC 7636), the one-time code the app gets back is exchanged only with its verifier: an attacker's code or
- * callback URL fed to someone else's browser signs nobody in. The typed client always sends one.
+ * Query of `GET /auth/oauth/authorize`, which a browser navigates to (no `apikey`). `code_challenge` (PKCE S256,
+ * RFC 7636) is required (RFC 9700 2.1.1): the one-time code the app gets back is exchanged only with its verifier,
+ * so an attacker's code or callback URL fed to someone else's browser signs nobody in. The typed client sends it.
  */
 export const oauthAuthorizeQuery = z.object({
   provider: providerName("provider"),
   redirect_to: returnUrl("redirect_to"),
-  code_challenge: codeChallenge.optional(),
-  code_challenge_method: z.literal("S256", "code_challenge_method must be S256").optional(),
+  code_challenge: codeChallenge,
+  code_challenge_method: z.literal("S256", "code_challenge_method must be S256"),
 });
 export type OAuthAuthorizeQuery = z.infer<typeof oauthAuthorizeQuery>;
 
 /**
- * Query of `GET /auth/oauth/callback`, as the provider sends it: `state` and `code`, or `state` and `error`. The
+ * Query of `GET /auth/identities/link/authorize`, which the browser navigates to with the URL that
+ * `POST /auth/identities/link` answered: the link's flow, which this navigation binds to the browser.
+ */
+export const linkAuthorizeQuery = z.object({
+  flow: text("flow").regex(/^[A-Za-z0-9_-]{43}$/, "flow must be the one POST /auth/identities/link answered"),
+});
+export type LinkAuthorizeQuery = z.infer<typeof linkAuthorizeQuery>;
+
+/**
+ * Query of `GET /auth/oauth/callback/{provider}`, as the provider sends it: `state` and `code`, or `state` and `error`. The
  * provider may add parameters of its own (RFC 6749 4.1.2; Google adds `scope`, `authuser`, `prompt`), so this is
  * the one endpoint that takes a query it does not name.
  */
@@ -49,6 +58,9 @@ export const oauthCallbackQuery = z.looseObject({
   error: z.string().optional(),
   error_description: z.string().optional(),
 });
+
+/** The path parameter of the callback: the provider whose redirect URI it is (one per provider). */
+export const callbackPathParameters = z.object({ provider: providerName("provider") });
 
 /**
  * What the callback puts in `error=` of the app's URL when a sign-in or a link did not complete; no token and no
@@ -70,11 +82,11 @@ export type ProviderSignInError = (typeof providerSignInErrors)[number];
 /** Body of `POST /auth/oauth/token`: the one-time code of the app's URL (60 seconds, once). */
 export const oauthTokenBody = z.object({
   code: text("code").min(1, "code must not be empty").max(100, "code must be at most 100 characters"),
-  /** The PKCE verifier whose challenge the sign-in started with; required then, refused otherwise. */
+  /** The PKCE verifier whose challenge the sign-in started with. */
   codeVerifier: text("codeVerifier").regex(
     /^[A-Za-z0-9._~-]{43,128}$/,
     "codeVerifier must be 43 to 128 letters, digits and -._~ (RFC 7636)",
-  ).optional(),
+  ),
 });
 export type OAuthTokenBody = z.infer<typeof oauthTokenBody>;
 
@@ -98,9 +110,14 @@ export const completeLinkBody = z.object({
 });
 export type CompleteLinkBody = z.infer<typeof completeLinkBody>;
 
-/** `data` of `POST /auth/identities/link`: the provider's page to navigate to, good for 10 minutes. */
+/**
+ * `data` of `POST /auth/identities/link`: where to navigate the browser, good for 10 minutes: this service's
+ * `GET /auth/identities/link/authorize`, which binds the link to the browser and sends it on to the provider.
+ */
 export const identityLinkStart = z.object({
-  url: z.string().meta({ description: "navigate the browser here; the callback returns to redirectTo" }),
+  url: z.string().meta({
+    description: "navigate the browser here (this service, then the provider); the callback returns to redirectTo",
+  }),
 });
 export type IdentityLinkStart = z.infer<typeof identityLinkStart>;
 

@@ -16,7 +16,8 @@ export function subpathOf(url: string, functionName: string): string | undefined
 }
 
 /**
- * A handler that dispatches to `routes` by subpath. Any other path gets a 404
+ * A handler that dispatches to `routes` by subpath; a route ending in `/*` serves every path one segment below it
+ * (`/oauth/callback/*`: `/oauth/callback/google`). Any other path gets a 404
  * in the auth envelope through `defineEndpoint`, with the same headers, apikey
  * check and log line as every other answer.
  */
@@ -37,7 +38,14 @@ export function routeBySubpath(functionName: string, routes: Record<string, Hand
   });
   return (req, info) => {
     const subpath = subpathOf(req.url, functionName);
-    const route = subpath !== undefined && Object.hasOwn(routes, subpath) ? routes[subpath] : undefined;
+    const wildcard = subpath?.replace(/\/[^/]+$/, "/*");
+    const route = subpath === undefined
+      ? undefined
+      : Object.hasOwn(routes, subpath)
+      ? routes[subpath]
+      : wildcard !== undefined && Object.hasOwn(routes, wildcard)
+      ? routes[wildcard]
+      : undefined;
     return (route ?? notFound)(req, info);
   };
 }

@@ -25,8 +25,10 @@ export interface NewOAuthFlow {
   codeVerifier: string;
   nonce: string;
   redirectTo: string;
-  /** The app's PKCE challenge, which the one-time code's exchange must answer. */
+  /** The app's PKCE challenge, which the one-time code's exchange must answer; every sign-in has one. */
   appCodeChallenge?: string;
+  /** The HMAC of the starting browser's cookie (`flow-binding.ts`); a link's is set when its browser comes. */
+  browserHash?: string;
 }
 
 /** A link's account, its session (live at the callback) and, unless the session signed in freshly, the password's hash. */
@@ -52,7 +54,7 @@ export function startOAuthFlow(
   link?: LinkRequest,
 ): Query<{ retry_after: number; link_allowed: boolean }, StartedFlow> {
   return {
-    text: "select * from app.start_oauth_flow($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+    text: "select * from app.start_oauth_flow($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
     values: [
       flow.stateHash,
       flow.provider,
@@ -66,6 +68,7 @@ export function startOAuthFlow(
       link?.sessionId ?? null,
       link?.passwordHash ?? null,
       flow.appCodeChallenge ?? null,
+      flow.browserHash ?? null,
     ],
     read: ([row]) => ({ retryAfter: row.retry_after, linkAllowed: row.link_allowed }),
   };
@@ -82,8 +85,16 @@ export interface ConsumedFlow {
   expired: boolean;
 }
 
-/** Deletes the flow of `stateHash` and answers it, or undefined for a state never issued or already used. */
-export function consumeOAuthFlow(stateHash: string): Query<{
+/**
+ * Deletes the flow of `stateHash` (`app.consume_oauth_flow`) and answers it when the callback came to its provider's
+ * redirect URI in the browser it is bound to; undefined for a state never issued or already used, a callback in
+ * another browser (`browserHash` not the flow's, or none), or at another provider's redirect URI (mix-up).
+ */
+export function consumeOAuthFlow(input: {
+  stateHash: string;
+  browserHash: string | undefined;
+  callbackProvider: string | undefined;
+}): Query<{
   provider: string;
   code_verifier: string;
   nonce: string;
@@ -94,10 +105,8 @@ export function consumeOAuthFlow(stateHash: string): Query<{
   expired: boolean;
 }, ConsumedFlow | undefined> {
   return {
-    text: `delete from app.oauth_flows f where f.state_hash = $1
-           returning f.provider, f.code_verifier, f.nonce, f.redirect_to, f.link_user_id, f.link_session_id,
-                     f.app_code_challenge, f.expires_at <= now() as expired`,
-    values: [stateHash],
+    text: "select * from app.consume_oauth_flow($1, $2, $3)",
+    values: [input.stateHash, input.browserHash ?? null, input.callbackProvider ?? null],
     read: ([row]) =>
       row && {
         provider: row.provider,
@@ -110,6 +119,28 @@ export function consumeOAuthFlow(stateHash: string): Query<{
         appCodeChallenge: row.app_code_challenge ?? undefined,
         expired: row.expired,
       },
+  };
+}
+
+/** What a link's browser step needs to send the browser on to the provider. */
+export interface BoundLinkFlow {
+  provider: string;
+  codeVerifier: string;
+  nonce: string;
+}
+
+/**
+ * Binds the link flow of `stateHash` to the browser of `browserHash` (`app.bind_link_flow`): once, by the first
+ * browser to come, within its 10 minutes; undefined otherwise.
+ */
+export function bindLinkFlow(
+  stateHash: string,
+  browserHash: string,
+): Query<{ provider: string; code_verifier: string; nonce: string }, BoundLinkFlow | undefined> {
+  return {
+    text: "select * from app.bind_link_flow($1, $2)",
+    values: [stateHash, browserHash],
+    read: ([row]) => row && { provider: row.provider, codeVerifier: row.code_verifier, nonce: row.nonce },
   };
 }
 
@@ -163,18 +194,18 @@ export function completeOAuthFlow(input: {
 
 /**
  * Spends the one-time code of `codeHash` (deleted whether or not it was still good) and, when it was good, answered
- * with the verifier of its app's challenge (`verifierChallenge`: none for a code without one), and the account is
+ * with the verifier of its app's challenge (`verifierChallenge`, the S256 of the verifier sent), and the account is
  * active, starts a session marked as a provider sign-in, notes the identity's sign-in and records it on
  * the security log. Undefined for a code never issued, used, expired, or of a suspended account.
  */
 export function exchangeSignInCode(
-  input: { codeHash: string; verifierChallenge: string | undefined; session: NewSession },
+  input: { codeHash: string; verifierChallenge: string; session: NewSession },
 ): Query<AccountRow & SessionColumns, SignedInAccount | undefined> {
   return {
     text: `with code as (
              delete from app.oauth_codes c where c.code_hash = $1
              returning c.user_id, c.identity_id,
-                       c.expires_at > now() and c.app_code_challenge is not distinct from $6 as live
+                       c.expires_at > now() and c.app_code_challenge = $6 as live
            ), account as (
              -- The code's columns (user_id, identity_id, live) share no name with the account's.
              select ${accountColumns} from app.users u join code on u.id = code.user_id
@@ -192,7 +223,7 @@ export function exchangeSignInCode(
              from account, started, touched
            )
            select account.*, started.* from account, started, recorded`,
-    values: [input.codeHash, ...sessionValues(input.session), input.verifierChallenge ?? null],
+    values: [input.codeHash, ...sessionValues(input.session), input.verifierChallenge],
     read: ([row]) => row ? { account: toAccount(row), session: grantOf(row) } : undefined,
   };
 }
