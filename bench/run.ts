@@ -37,7 +37,7 @@ import {
   sharedStackLimits,
   startStack,
   testAnonKey,
-  testJwtSecret,
+  testSecrets,
 } from "../dev/harness/stack.ts";
 import { loadFixtures } from "./fixtures.ts";
 import { drive, quantile } from "./load.ts";
@@ -98,7 +98,7 @@ const log = (line: string) => console.log(line);
 /** The environment of the stack, the floor and the cold-started functions alike. */
 function serviceEnv(databaseUrl: string): Record<string, string> {
   // The stack's per-address login limit would stop a load test from one address after 30 logins.
-  return { DATABASE_URL: databaseUrl, JWT_SECRET: testJwtSecret, SUPABASE_ANON_KEY: testAnonKey, ...sharedStackLimits };
+  return { DATABASE_URL: databaseUrl, ...testSecrets, SUPABASE_ANON_KEY: testAnonKey, ...sharedStackLimits };
 }
 
 /** Seeds the database at `databaseUrl` through one connection and prepares the fixtures. */

@@ -495,6 +495,7 @@ async function bootEach(
     DATABASE_URL: databaseUrl,
     DB_POOL_MAX: "1",
     JWT_SECRET: crypto.randomUUID() + crypto.randomUUID(),
+    MFA_SECRET_KEY: crypto.randomUUID() + crypto.randomUUID(),
     SUPABASE_ANON_KEY: apiKey,
     RESEND_API_KEY: "re_deploy_check",
     MAIL_FROM: "Notes <no-reply@example.com>",

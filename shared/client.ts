@@ -56,6 +56,7 @@ import {
   type NoteOrder,
   notesErrorEnvelope,
   notesSuccessEnvelope,
+  type Reauthentication,
   type Recovery,
   type SecurityEvent,
   type Session,
@@ -796,8 +797,23 @@ export class NotesClient {
   }
 
   /**
-   * Unlinks one of the account's identities (`id` of {@link listIdentities}). Throws 409 `last_sign_in_method`
-   * when it is the account's only way to sign in, and 404 `identity_not_found` for an id that is none of its.
+   * Proves the signed-in owner is at the keyboard (`POST /auth/reauthenticate`) with the password, a current code
+   * of the authenticator, or a recovery code: for 5 minutes this session may then unlink an identity, link one
+   * without the password, and (an account without a password) set one or delete the account. Answers until when.
+   * Throws 401 `invalid_credentials` for a wrong password, 400 `invalid_code` for a wrong code.
+   */
+  async reauthenticate(
+    proof: { password: string } | { code: string } | { recoveryCode: string },
+    request: RequestOptions = {},
+  ): Promise<Reauthentication> {
+    return await this.#call("reauthenticate", { body: proof, deadline: this.#deadline(request) }) as Reauthentication;
+  }
+
+  /**
+   * Unlinks one of the account's identities (`id` of {@link listIdentities}), from a session that proved its
+   * owner within 5 minutes ({@link reauthenticate}; else 403 `reauthentication_required`). Throws 409
+   * `last_sign_in_method` when it is the account's only way to sign in, and 404 `identity_not_found` for an id
+   * that is none of its.
    */
   async unlinkIdentity(id: string, request: RequestOptions = {}): Promise<UnlinkedIdentity> {
     return await this.#call("unlinkIdentity", { query: { id }, deadline: this.#deadline(request) }) as UnlinkedIdentity;

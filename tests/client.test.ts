@@ -149,6 +149,7 @@ function callsNeedingASession(client: NotesClient): Record<string, () => Promise
     mfaList: () => client.mfa.list(),
     mfaUnenroll: () => client.mfa.unenroll({ factorId: id, code: "123456" }),
     mfaRecoveryCodes: () => client.mfa.regenerateRecoveryCodes({ code: "123456" }),
+    reauthenticate: () => client.reauthenticate({ password }),
     listIdentities: () => client.listIdentities(),
     linkIdentity: () => client.linkIdentity({ provider: "google", redirectTo: "http://127.0.0.1:5173/" }),
     unlinkIdentity: () => client.unlinkIdentity(id),

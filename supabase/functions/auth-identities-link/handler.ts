@@ -14,7 +14,8 @@ import { startOAuthFlow } from "../_shared/queries/identities.ts";
 
 /**
  * `POST /auth/identities/link {provider, redirectTo, password?}`: starts linking a provider identity to the
- * caller's account, from a session signed in within the last 10 minutes or with the password re-entered; answers
+ * caller's account, with the password re-entered or from a session that proved its owner within the last 5 minutes
+ * (`POST /auth/reauthenticate`: a session's age is no proof); answers
  * the provider's URL to navigate to. Its callback links the identity (never one of another account) and mails the
  * user.
  */
@@ -48,7 +49,7 @@ export const handler = defineEndpoint({
       throw tooManyStarts(started.retryAfter);
     }
     if (!started.linkAllowed) {
-      throw passwordRequired("password", "linking without it needs a sign-in within the last 10 minutes");
+      throw passwordRequired("password");
     }
     const data: IdentityLinkStart = { url: flow.url.href };
     return authSuccess(200, "Continue at the provider", data);

@@ -34,7 +34,7 @@ export const handler = defineEndpoint({
     };
     await withPasswordAdmission(() => checkReenteredPassword(caller, password, client));
     const secret = newTotpSecret();
-    const factorId = await withFullCaller(caller, enrollFactor(caller.sub, await sealSecret(jwtSecret, secret)));
+    const factorId = await withFullCaller(caller, enrollFactor(caller.sub, await sealSecret(getConfig(), secret)));
     if (!factorId) {
       throw new ConflictError("factor_exists", "The account has a second factor already: remove it first");
     }

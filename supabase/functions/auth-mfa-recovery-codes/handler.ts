@@ -24,7 +24,7 @@ export const handler = defineEndpoint({
     const caller = await requireCaller(req);
     const { jwtSecret, limits } = getConfig();
     const body = await readJsonBody(req, recoveryCodesBody, limits.bodyTimeoutMs);
-    const { proof } = await proofOf(caller, body, jwtSecret);
+    const { proof } = await proofOf(caller, body, getConfig());
     const codes = newRecoveryCodes();
     const attempt = await withFullCaller(
       caller,

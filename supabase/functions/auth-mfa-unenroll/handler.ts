@@ -24,7 +24,7 @@ export const handler = defineEndpoint({
     const caller = await requireCaller(req);
     const { jwtSecret, limits } = getConfig();
     const body = await readJsonBody(req, unenrollBody, limits.bodyTimeoutMs);
-    const { factorId, proof } = await proofOf(caller, body, jwtSecret);
+    const { factorId, proof } = await proofOf(caller, body, getConfig());
     if (factorId !== body.factorId.toLowerCase()) throw new NotFoundError("factor_not_found", noFactor);
     const attempt = await withFullCaller(
       caller,

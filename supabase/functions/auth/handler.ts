@@ -24,6 +24,7 @@ import { handler as oauthToken } from "../auth-oauth-token/handler.ts";
 import { handler as identities } from "../auth-identities/handler.ts";
 import { handler as identitiesLink } from "../auth-identities-link/handler.ts";
 import { handler as identitiesLinkComplete } from "../auth-identities-link-complete/handler.ts";
+import { handler as reauthenticate } from "../auth-reauthenticate/handler.ts";
 import { routeBySubpath } from "../_shared/http/router.ts";
 
 /** `/auth/<action>`: the interface's paths, served by the same handlers as the single-purpose functions. */
@@ -54,4 +55,5 @@ export const handler = routeBySubpath("auth", {
   "/identities": identities,
   "/identities/link": identitiesLink,
   "/identities/link/complete": identitiesLinkComplete,
+  "/reauthenticate": reauthenticate,
 });
