@@ -293,13 +293,22 @@ function probes(
       status: 200,
     },
     { name: "auth-mfa", path: "/auth-mfa", method: "GET", authorized: true, status: 200 },
+    // The deploy's account has not verified its address: the statement that enrolls refuses it in Postgres.
     {
       name: "auth-mfa-enroll",
       path: "/auth-mfa-enroll",
       method: "POST",
       body: { password },
       authorized: true,
-      status: 201,
+      status: 403,
+    },
+    {
+      name: "auth-reauthenticate",
+      path: "/auth-reauthenticate",
+      method: "POST",
+      body: { password },
+      authorized: true,
+      status: 200,
     },
     // Not the pending factor's id: the statement that reads it finds none.
     {

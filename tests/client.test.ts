@@ -490,6 +490,8 @@ describe("createNotesClient", () => {
 
   it("enrolls a second factor, and makes the second step of later sign-ins with a code or a recovery code", async () => {
     const { client, email } = await signedUp("second-factor");
+    // Enrolling needs a verified address: the code mailed at registration.
+    await client.verifyEmail({ email, code: await readMailedCode(email, { kind: "verification" }) });
     const enrollment = await client.mfa.enroll({ password });
     expect(enrollment.otpauthUrl).toContain(`secret=${enrollment.secret}`);
     expect(await client.mfa.list()).toMatchObject({ factors: [{ id: enrollment.factorId, status: "pending" }] });
