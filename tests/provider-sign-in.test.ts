@@ -297,6 +297,7 @@ describe("linking and unlinking", () => {
     const email = uniqueEmail("linker");
     const owner = await journeys.registerWithPassword(email);
     const person = journeys.newPerson({ email });
+    await journeys.reauthenticated(owner.accessToken);
     const started = await stack.call("/auth/identities/link", {
       token: owner.accessToken,
       body: { provider: "local", redirectTo: "http://127.0.0.1:5173/settings" },

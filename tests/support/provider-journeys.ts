@@ -84,6 +84,19 @@ export class ProviderJourneys {
     return sessionEnvelope.parse(response.body).data;
   }
 
+  /**
+   * The owner of a password account proves it is them (`POST /auth/reauthenticate`), as unlinking, and linking
+   * without the password, need of the session for 5 minutes.
+   */
+  async reauthenticated(accessToken: string): Promise<void> {
+    const response = await this.stack.call("/auth/reauthenticate", {
+      token: accessToken,
+      body: { password: journeyPassword },
+      headers: { "x-forwarded-for": freshAddress() },
+    });
+    expect(response.status, response.text).toBe(200);
+  }
+
   /** The app completes a link with the `link_code` the callback put in its URL, as the session of `accessToken`. */
   completeLink(accessToken: string, back: URL) {
     return this.stack.call("/auth/identities/link/complete", {
