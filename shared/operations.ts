@@ -54,6 +54,7 @@ import {
   passwordResetRequested,
   providerSignInErrors,
   reauthenticateBody,
+  reauthenticateWithProviderBody,
   reauthentication,
   recoverBody,
   recovery,
@@ -460,6 +461,25 @@ export const operations = {
     success: { status: 200, data: reauthentication },
     errors: [...bodyErrors, 401, 403, 404, 429, ...always],
   },
+  reauthenticateWithProvider: {
+    method: "POST",
+    functionName: "auth-reauthenticate-provider",
+    interfacePath: "/auth/reauthenticate/provider",
+    envelope: "auth",
+    bearer: true,
+    summary: "Prove it is the owner by signing in again at a linked provider",
+    description: "For an account that signs in with a provider (one without a password, above all): answers the " +
+      "provider's URL; navigate the browser there (location.assign). The provider asks the person to sign in again " +
+      "whatever session it holds (prompt=login, max_age=0). When an identity of this account signs in there, the " +
+      "callback records the proof on this session for 5 minutes (as POST /auth/reauthenticate) and returns the " +
+      "browser to redirectTo with reauthenticated=<provider>; another identity is error=identity_not_linked, and " +
+      "an ended session error=link_expired. An account with no identity of that provider is 404 " +
+      "identity_not_found. " + returnRules("redirectTo") + " Starts count toward the per-address sign-in limit (429)." +
+      secondStepNeeded,
+    body: reauthenticateWithProviderBody,
+    success: { status: 200, data: identityLinkStart },
+    errors: [...bodyErrors, 401, 403, 404, 429, ...always],
+  },
   mfaRecoveryCodes: {
     method: "POST",
     functionName: "auth-mfa-recovery-codes",
@@ -513,7 +533,8 @@ export const operations = {
       "sign-in or link, with exactly one outcome added to its query: code (a sign-in; a one-time code for POST " +
       "/auth/oauth/token, valid 60 seconds), link_code (a link; a one-time code for POST " +
       "/auth/identities/link/complete by the session that asked, valid 60 seconds), linked=<provider> (the " +
-      "identity was this account's already: nothing to complete), or error and " +
+      "identity was this account's already: nothing to complete), reauthenticated=<provider> (a proof asked " +
+      "with POST /auth/reauthenticate/provider is recorded on the session that asked), or error and " +
       `error_description (nothing happened; error is one of ${providerSignInErrors.join(", ")}). ` +
       "identity_not_linked means an account with the provider's email exists: sign in to it the usual way, then " +
       "link the provider from settings. No token travels in a URL.",

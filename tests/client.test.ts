@@ -150,6 +150,8 @@ function callsNeedingASession(client: NotesClient): Record<string, () => Promise
     mfaUnenroll: () => client.mfa.unenroll({ factorId: id, code: "123456" }),
     mfaRecoveryCodes: () => client.mfa.regenerateRecoveryCodes({ code: "123456" }),
     reauthenticate: () => client.reauthenticate({ password }),
+    reauthenticateWithProvider: () =>
+      client.reauthenticateWithProvider({ provider: "google", redirectTo: "http://127.0.0.1:5173/" }),
     listIdentities: () => client.listIdentities(),
     linkIdentity: () => client.linkIdentity({ provider: "google", redirectTo: "http://127.0.0.1:5173/" }),
     unlinkIdentity: () => client.unlinkIdentity(id),
@@ -1358,10 +1360,11 @@ describe("sign-in with a provider", () => {
     visitor.arrive(await roundTrip(visitor.left[0], person.sub));
     expect(await stranger.completeProviderSignIn()).toMatchObject({ outcome: "error", error: "identity_not_linked" });
 
-    // Signed in just now, the owner links without the password; the page leaves for the provider.
+    // Having proved it is them, the owner links without the password; the page leaves for the provider.
     const settings = fakePage(`${app}?tab=settings`);
     const linking = createNotesClient({ url: stack.baseUrl, anonKey, navigation: settings.navigation });
     linking.setSession(owner.session);
+    await linking.reauthenticate({ password });
     const { url: providerUrl } = await linking.linkIdentity(
       { provider: "local", redirectTo: `${app}?tab=settings` },
       { navigate: true },
@@ -1394,7 +1397,7 @@ describe("sign-in with a provider", () => {
     });
   });
 
-  it("refuses to unlink an account's only way to sign in, and to link without the password after 10 minutes", async () => {
+  it("refuses to unlink an account's only way to sign in, and to link without the password or a proof", async () => {
     const person = newPerson();
     const page = fakePage();
     const client = createNotesClient({ url: stack.baseUrl, anonKey, navigation: page.navigation });
@@ -1402,11 +1405,22 @@ describe("sign-in with a provider", () => {
     page.arrive(await roundTrip(page.left[0], person.sub));
     await client.completeProviderSignIn();
     const [only] = (await client.listIdentities()).identities;
+    expect(await apiError(client.unlinkIdentity(only.id))).toMatchObject({
+      status: 403,
+      code: "reauthentication_required",
+    });
+    // The proof of an account without a password: a new sign-in at its provider, which this page leaves for.
+    const { url: proofUrl } = await client.reauthenticateWithProvider(
+      { provider: "local", redirectTo: app },
+      { navigate: true },
+    );
+    expect(page.left.at(-1)).toBe(proofUrl);
+    page.arrive(await roundTrip(proofUrl, person.sub));
+    expect(await client.completeProviderSignIn()).toEqual({ outcome: "reauthenticated", provider: "local" });
+    expect(new URL(page.url()).searchParams.get("reauthenticated"), "the URL is cleaned").toBeNull();
     expect(await apiError(client.unlinkIdentity(only.id))).toMatchObject({ status: 409, code: "last_sign_in_method" });
 
     const { session } = await signedUp("stale-link", stack.baseUrl).then(({ client: made }) => made);
-    const sessionId = String(decodeAccessToken(session?.accessToken ?? fail("no session")).claims.session_id);
-    await stack.sql`update app.sessions set signed_in_at = now() - interval '11 minutes' where id = ${sessionId}`;
     const stale = createNotesClient({ url: stack.baseUrl, anonKey, navigation: page.navigation });
     stale.setSession(session);
     const left = page.left.length;

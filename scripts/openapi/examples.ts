@@ -101,6 +101,7 @@ export const requestExamples: Partial<Record<OperationName, unknown>> = {
   mfaUnenroll: { factorId, code: "215884" },
   mfaRecoveryCodes: { code: "608317" },
   reauthenticate: { password: "correct horse battery" },
+  reauthenticateWithProvider: { provider: "google", redirectTo: "https://app.example.com/settings" },
   oauthToken: {
     code: "Jm4qX7c2VbR9tLw1ZsP0eYh3kN6dGf8aUo5iQyTx",
     codeVerifier: "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk",
@@ -291,6 +292,14 @@ export const successExamples: Record<OperationName, unknown> = {
     statusCode: 200,
     message: "Recovery codes replaced",
     data: { recoveryCodes: recoveryCodeList },
+  },
+  reauthenticateWithProvider: {
+    success: true,
+    statusCode: 200,
+    message: "Continue at the provider",
+    data: {
+      url: "https://accounts.google.com/o/oauth2/v2/auth?client_id=...&prompt=login&max_age=0&state=...",
+    },
   },
   reauthenticate: {
     success: true,
@@ -593,6 +602,11 @@ const specificErrors: Partial<
   mfaList: { 400: unknownParameter, 401: { message: "Access token revoked", code: "token_revoked" } },
   mfaUnenroll: { 400: invalidCode, 404: factorNotFound, 429: factorLocked },
   mfaRecoveryCodes: { 400: invalidCode, 404: factorNotFound, 429: factorLocked },
+  reauthenticateWithProvider: {
+    400: { field: "provider", message: "provider must be one of: google", code: "invalid_request" },
+    404: { message: "No identity of google is linked to this account", code: "identity_not_found" },
+    429: { message: "Too many sign-in attempts; try again later", code: "rate_limited" },
+  },
   reauthenticate: {
     400: { field: "password", message: "send one of password, code or recoveryCode", code: "invalid_request" },
     401: { message: "Password is incorrect", code: "invalid_credentials" },

@@ -660,7 +660,16 @@ as $$
   select exists (select from deleted)
 $$;
 
-create or replace function app.start_oauth_flow(
+-- A provider sign-in started for a proof (POST /auth/reauthenticate/provider): the flow of an account's session,
+-- which the callback concludes by recording the proof on that session, never by signing in or linking.
+alter table app.oauth_flows
+  add column reauthenticate boolean not null default false,
+  add constraint oauth_flows_reauthenticate_for_a_session check (not reauthenticate or link_session_id is not null);
+comment on column app.oauth_flows.reauthenticate is
+  'A sign-in at a provider the account has linked, asked with prompt=login and max_age=0, for a proof recorded on link_session_id.';
+
+drop function app.start_oauth_flow(text, text, text, text, text, text, integer, integer, uuid, uuid, text, text);
+create function app.start_oauth_flow(
   state_hash text,
   flow_provider text,
   code_verifier text,
@@ -672,7 +681,8 @@ create or replace function app.start_oauth_flow(
   link_user uuid default null,
   link_session uuid default null,
   link_password_hash text default null,
-  app_code_challenge text default null
+  app_code_challenge text default null,
+  reauthenticate boolean default false
 ) returns table (retry_after integer, link_allowed boolean)
 language plpgsql
 set search_path = ''
@@ -680,9 +690,16 @@ as $$
 declare
   wait integer := 0;
 begin
-  if link_user is not null and not (
+  -- A link needs a proof; a flow that is itself a proof needs only the session's account to have an identity there.
+  if link_user is not null and not reauthenticate and not (
     app.caller_reauthenticated()
     or exists (select from app.users u where u.id = link_user and u.password_hash = link_password_hash)
+  ) then
+    return query select 0, false;
+    return;
+  end if;
+  if reauthenticate and not exists (
+    select from app.identities i where i.user_id = link_user and i.provider = flow_provider
   ) then
     return query select 0, false;
     return;
@@ -702,15 +719,47 @@ begin
     select c2.ctid from app.identity_link_codes c2 where c2.expires_at <= now() limit 100
   );
   insert into app.oauth_flows (state_hash, provider, code_verifier, nonce, redirect_to, link_user_id,
-                               link_session_id, app_code_challenge, expires_at)
+                               link_session_id, app_code_challenge, reauthenticate, expires_at)
   values (start_oauth_flow.state_hash, flow_provider, start_oauth_flow.code_verifier, start_oauth_flow.nonce,
           start_oauth_flow.redirect_to, link_user, link_session, start_oauth_flow.app_code_challenge,
-          now() + interval '10 minutes');
+          start_oauth_flow.reauthenticate, now() + interval '10 minutes');
   return query select 0, link_user is not null;
 end;
 $$;
-comment on function app.start_oauth_flow(text, text, text, text, text, text, integer, integer, uuid, uuid, text, text) is
-  'Stores a provider sign-in or link (the caller re-entered the password, or gave a proof within app.reauthentication_window()), rate-limited per address, for 10 minutes.';
+comment on function app.start_oauth_flow(text, text, text, text, text, text, integer, integer, uuid, uuid, text, text, boolean) is
+  'Stores a provider sign-in, a link (the caller re-entered the password, or gave a proof within app.reauthentication_window()) or a proof at a linked provider, rate-limited per address, for 10 minutes.';
+revoke all on function app.start_oauth_flow(text, text, text, text, text, text, integer, integer, uuid, uuid, text, text, boolean)
+  from public, anon, authenticated;
+
+-- Concludes a proof at a provider: the identity that signed in must be one of the account's, and the session that
+-- asked still live. Answers 'reauthenticated', 'identity_not_linked' (another identity signed in) or 'link_expired'.
+create function app.complete_provider_reauthentication(
+  owner uuid,
+  caller_session uuid,
+  flow_issuer text,
+  flow_subject text,
+  client_address text,
+  client_user_agent text
+) returns text
+language plpgsql
+set search_path = ''
+as $$
+begin
+  if not exists (
+    select from app.identities i where i.user_id = owner and i.issuer = flow_issuer and i.subject = flow_subject
+  ) then
+    return 'identity_not_linked';
+  end if;
+  if app.record_reauthentication(owner, caller_session, 'provider', null, client_address, client_user_agent) is null then
+    return 'link_expired';
+  end if;
+  update app.identities i set last_sign_in_at = now()
+  where i.user_id = owner and i.issuer = flow_issuer and i.subject = flow_subject;
+  return 'reauthenticated';
+end;
+$$;
+revoke all on function app.complete_provider_reauthentication(uuid, uuid, text, text, text, text)
+  from public, anon, authenticated;
 
 drop function app.caller_signed_in_freshly(boolean);
 drop function app.fresh_sign_in();

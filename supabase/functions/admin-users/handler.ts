@@ -1,14 +1,24 @@
 import { requireCaller } from "../_shared/auth/caller.ts";
-import { clientAddress, type ConnectionInfo, userAgentOf } from "../_shared/http/client-address.ts";
+import {
+  clientAddress,
+  type ConnectionInfo,
+  userAgentOf,
+} from "../_shared/http/client-address.ts";
 import { getConfig } from "../_shared/config/mod.ts";
-import type { CurrentUser, SecurityEventList } from "../_shared/contract/accounts.ts";
+import type {
+  CurrentUser,
+  SecurityEventList,
+} from "../_shared/contract/accounts.ts";
 import {
   accountEventsQuery,
   listUsersQuery,
   type ManagedUserList,
   setUserStatusBody,
 } from "../_shared/contract/admin.ts";
-import { type AdminContext, withAdminCaller } from "../_shared/db/caller-transactions.ts";
+import {
+  type AdminContext,
+  withAdminCaller,
+} from "../_shared/db/caller-transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
 import { BadRequestError, NotFoundError } from "../_shared/http/errors.ts";
@@ -19,8 +29,14 @@ import { readJsonBody, readQuery } from "../_shared/http/request.ts";
 import { routeBySubpath } from "../_shared/http/router.ts";
 
 /** The admin's client, recorded with the events its changes cause. */
-function adminContextOf(req: Request, info: ConnectionInfo | undefined): AdminContext {
-  return { address: clientAddress(req, info, getConfig().limits), userAgent: userAgentOf(req) };
+function adminContextOf(
+  req: Request,
+  info: ConnectionInfo | undefined,
+): AdminContext {
+  return {
+    address: clientAddress(req, info, getConfig().limits),
+    userAgent: userAgentOf(req),
+  };
 }
 
 /**
@@ -40,7 +56,11 @@ const users = defineEndpoint({
     const caller = await requireCaller(req);
     if (req.method === "GET") {
       const filter = readQuery(req, listUsersQuery);
-      const page = await withAdminCaller(caller, adminContextOf(req, info), listUsers(filter));
+      const page = await withAdminCaller(
+        caller,
+        adminContextOf(req, info),
+        listUsers(filter),
+      );
       const data: ManagedUserList = {
         users: page.users,
         pagination: {
@@ -52,35 +72,71 @@ const users = defineEndpoint({
       };
       return authSuccess(200, "Users fetched successfully", data);
     }
-    const { id, status, removeMfa } = await readJsonBody(req, setUserStatusBody, getConfig().limits.bodyTimeoutMs);
+    const { id, status, removeMfa } = await readJsonBody(
+      req,
+      setUserStatusBody,
+      getConfig().limits.bodyTimeoutMs,
+    );
     if (removeMfa) {
-      const removal = await withAdminCaller(caller, adminContextOf(req, info), removeSecondFactor(id));
-      if (removal.kind === "unknown-user") throw new NotFoundError("user_not_found", "User not found");
+      const removal = await withAdminCaller(
+        caller,
+        adminContextOf(req, info),
+        removeSecondFactor(id),
+      );
+      if (removal.kind === "unknown-user") {
+        throw new NotFoundError("user_not_found", "User not found");
+      }
       if (removal.kind === "own-account") {
-        const message = "An admin cannot remove its own second factor: unenroll it with a code";
-        throw new BadRequestError(message, [{ field: "id", message }], { code: "cannot_remove_own_factor" });
+        const message =
+          "An admin cannot remove its own second factor: unenroll it with a code";
+        throw new BadRequestError(message, [{ field: "id", message }], {
+          code: "cannot_remove_own_factor",
+        });
       }
       if (removal.kind === "admin-account") {
-        const message = "An admin's second factor cannot be removed by another admin; an operator must do it";
-        throw new BadRequestError(message, [{ field: "id", message }], { code: "cannot_remove_admin_factor" });
+        const message =
+          "An admin's second factor cannot be removed by another admin; an operator must do it";
+        throw new BadRequestError(message, [{ field: "id", message }], {
+          code: "cannot_remove_admin_factor",
+        });
       }
-      if (removal.kind === "no-factor") throw new NotFoundError("factor_not_found", "The user has no second factor");
+      if (removal.kind === "no-factor") {
+        throw new NotFoundError(
+          "factor_not_found",
+          "The user has no second factor",
+        );
+      }
       const data: CurrentUser = { payload: removal.user };
       return authSuccess(200, "Second factor removed", data);
     }
     if (!status) throw new BadRequestError("send either status or removeMfa");
-    const change = await withAdminCaller(caller, adminContextOf(req, info), setUserStatus({ id, status }));
+    const change = await withAdminCaller(
+      caller,
+      adminContextOf(req, info),
+      setUserStatus({ id, status }),
+    );
     if (change.kind === "own-account") {
       const message = "An admin cannot change its own status";
-      throw new BadRequestError(message, [{ field: "id", message }], { code: "cannot_change_own_status" });
+      throw new BadRequestError(message, [{ field: "id", message }], {
+        code: "cannot_change_own_status",
+      });
     }
     if (change.kind === "admin-account") {
-      const message = "An admin cannot be suspended; an operator must revoke the role first";
-      throw new BadRequestError(message, [{ field: "id", message }], { code: "cannot_suspend_admin" });
+      const message =
+        "An admin cannot be suspended; an operator must revoke the role first";
+      throw new BadRequestError(message, [{ field: "id", message }], {
+        code: "cannot_suspend_admin",
+      });
     }
-    if (change.kind === "unknown-user") throw new NotFoundError("user_not_found", "User not found");
+    if (change.kind === "unknown-user") {
+      throw new NotFoundError("user_not_found", "User not found");
+    }
     const data: CurrentUser = { payload: change.user };
-    return authSuccess(200, status === "SUSPENDED" ? "User suspended" : "User reactivated", data);
+    return authSuccess(
+      200,
+      status === "SUSPENDED" ? "User suspended" : "User reactivated",
+      data,
+    );
   },
 });
 
@@ -105,4 +161,7 @@ const events = defineEndpoint({
 });
 
 /** The admin API: accounts at `/admin-users`, their security events at `/admin-users/events`. */
-export const handler = routeBySubpath("admin-users", { "/": users, "/events": events });
+export const handler = routeBySubpath("admin-users", {
+  "/": users,
+  "/events": events,
+});

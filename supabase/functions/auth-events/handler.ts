@@ -1,5 +1,8 @@
 import { requireCaller } from "../_shared/auth/caller.ts";
-import { type SecurityEventList, securityEventsQuery } from "../_shared/contract/accounts.ts";
+import {
+  type SecurityEventList,
+  securityEventsQuery,
+} from "../_shared/contract/accounts.ts";
 import { withFullCaller } from "../_shared/db/caller-transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
@@ -20,7 +23,10 @@ export const handler = defineEndpoint({
     const caller = await requireCaller(req);
     const { limit, before } = readQuery(req, securityEventsQuery);
     const data: SecurityEventList = {
-      events: await withFullCaller(caller, listSecurityEvents(caller.sub, { limit, before }, "account")),
+      events: await withFullCaller(
+        caller,
+        listSecurityEvents(caller.sub, { limit, before }, "account"),
+      ),
     };
     return authSuccess(200, "Events fetched successfully", data);
   },

@@ -10,12 +10,14 @@ import { readJsonBody } from "../_shared/http/request.ts";
 import { signInCodeHashOf } from "../_shared/auth/provider-sign-in.ts";
 import { completeIdentityLink } from "../_shared/queries/identities.ts";
 
-const spentCode = "code is invalid, expired, already used, or of a link another session asked for: link again";
+const spentCode =
+  "code is invalid, expired, already used, or of a link another session asked for: link again";
 
 function identityLinkedMail() {
   return {
     subject: "A sign-in method was added to your account",
-    body: "A provider's account can now sign in to your notes account. If you did not do this, sign in, unlink it " +
+    body:
+      "A provider's account can now sign in to your notes account. If you did not do this, sign in, unlink it " +
       "in your settings and change your password.",
   };
 }
@@ -32,7 +34,11 @@ export const handler = defineEndpoint({
   handle: async (req, info) => {
     const caller = await requireCaller(req);
     const { jwtSecret, limits } = getConfig();
-    const { code } = await readJsonBody(req, completeLinkBody, limits.bodyTimeoutMs);
+    const { code } = await readJsonBody(
+      req,
+      completeLinkBody,
+      limits.bodyTimeoutMs,
+    );
     const completion = await withFullCaller(
       caller,
       completeIdentityLink({
@@ -44,10 +50,18 @@ export const handler = defineEndpoint({
         mail: identityLinkedMail(),
       }),
     );
-    if (completion.kind === "linked") return authSuccess(200, "Identity linked", completion.identity);
-    if (completion.kind === "identity_already_linked") {
-      throw new ConflictError("identity_already_linked", "This provider identity is linked to another account");
+    if (completion.kind === "linked") {
+      return authSuccess(200, "Identity linked", completion.identity);
     }
-    throw new BadRequestError(spentCode, [{ field: "code", message: spentCode }], { code: "invalid_code" });
+    if (completion.kind === "identity_already_linked") {
+      throw new ConflictError(
+        "identity_already_linked",
+        "This provider identity is linked to another account",
+      );
+    }
+    throw new BadRequestError(spentCode, [{
+      field: "code",
+      message: spentCode,
+    }], { code: "invalid_code" });
   },
 });

@@ -1,14 +1,24 @@
 import { requireCaller } from "../_shared/auth/caller.ts";
 import { getConfig } from "../_shared/config/mod.ts";
-import { type IdentityLinkStart, linkIdentityBody } from "../_shared/contract/identities.ts";
+import {
+  type IdentityLinkStart,
+  linkIdentityBody,
+} from "../_shared/contract/identities.ts";
 import { withFullCaller } from "../_shared/db/caller-transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
 import { clientAddress, userAgentOf } from "../_shared/http/client-address.ts";
 import { readJsonBody } from "../_shared/http/request.ts";
-import { checkReenteredPassword, passwordRequired } from "../_shared/auth/reentered-password.ts";
+import {
+  checkReenteredPassword,
+  passwordRequired,
+} from "../_shared/auth/reentered-password.ts";
 import { withPasswordAdmission } from "../_shared/auth/passwords.ts";
-import { allowedReturnUrl, configuredProvider, tooManyStarts } from "../_shared/auth/provider-choice.ts";
+import {
+  allowedReturnUrl,
+  configuredProvider,
+  tooManyStarts,
+} from "../_shared/auth/provider-choice.ts";
 import { beginProviderSignIn } from "../_shared/auth/provider-sign-in.ts";
 import { startOAuthFlow } from "../_shared/queries/identities.ts";
 
@@ -26,20 +36,39 @@ export const handler = defineEndpoint({
   handle: async (req, info) => {
     const caller = await requireCaller(req);
     const { jwtSecret, limits, providerSignIn } = getConfig();
-    const body = await readJsonBody(req, linkIdentityBody, limits.bodyTimeoutMs);
-    const provider = configuredProvider(providerSignIn, body.provider, "provider");
-    const redirectTo = allowedReturnUrl(providerSignIn, body.redirectTo, "redirectTo");
+    const body = await readJsonBody(
+      req,
+      linkIdentityBody,
+      limits.bodyTimeoutMs,
+    );
+    const provider = configuredProvider(
+      providerSignIn,
+      body.provider,
+      "provider",
+    );
+    const redirectTo = allowedReturnUrl(
+      providerSignIn,
+      body.redirectTo,
+      "redirectTo",
+    );
     const address = clientAddress(req, info, limits);
     const { password } = body;
     const passwordHash = password === undefined
       ? undefined
       : await withPasswordAdmission(() =>
-        checkReenteredPassword(caller, password, { address, userAgent: userAgentOf(req), via: "identity_link" })
+        checkReenteredPassword(caller, password, {
+          address,
+          userAgent: userAgentOf(req),
+          via: "identity_link",
+        })
       );
     const flow = await beginProviderSignIn(provider, providerSignIn, jwtSecret);
     const started = await withFullCaller(
       caller,
-      startOAuthFlow({ ...flow, provider: provider.name, redirectTo }, { address, limits }, {
+      startOAuthFlow({ ...flow, provider: provider.name, redirectTo }, {
+        address,
+        limits,
+      }, {
         userId: caller.sub,
         sessionId: caller.session_id,
         passwordHash,

@@ -1,13 +1,22 @@
 import { requireCaller } from "../_shared/auth/caller.ts";
 import { getConfig } from "../_shared/config/mod.ts";
-import { type UnlinkedIdentity, unlinkIdentityQuery } from "../_shared/contract/identities.ts";
-import { withFullCaller, withReauthenticatedCaller } from "../_shared/db/caller-transactions.ts";
+import {
+  type UnlinkedIdentity,
+  unlinkIdentityQuery,
+} from "../_shared/contract/identities.ts";
+import {
+  withFullCaller,
+  withReauthenticatedCaller,
+} from "../_shared/db/caller-transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
 import { ConflictError, NotFoundError } from "../_shared/http/errors.ts";
 import { clientAddress, userAgentOf } from "../_shared/http/client-address.ts";
 import { readQuery } from "../_shared/http/request.ts";
-import { listIdentities, unlinkIdentity } from "../_shared/queries/identities.ts";
+import {
+  listIdentities,
+  unlinkIdentity,
+} from "../_shared/queries/identities.ts";
 
 /**
  * `GET /auth/identities`: the caller's linked provider identities and whether the account has a password.
@@ -24,7 +33,11 @@ export const handler = defineEndpoint({
   handle: async (req, info) => {
     const caller = await requireCaller(req);
     if (req.method === "GET") {
-      return authSuccess(200, "Identities fetched", await withFullCaller(caller, listIdentities(caller.sub)));
+      return authSuccess(
+        200,
+        "Identities fetched",
+        await withFullCaller(caller, listIdentities(caller.sub)),
+      );
     }
     const { id } = readQuery(req, unlinkIdentityQuery);
     const outcome = await withReauthenticatedCaller(
@@ -36,7 +49,9 @@ export const handler = defineEndpoint({
         userAgent: userAgentOf(req),
       }),
     );
-    if (outcome === "not_found") throw new NotFoundError("identity_not_found", "Identity not found");
+    if (outcome === "not_found") {
+      throw new NotFoundError("identity_not_found", "Identity not found");
+    }
     if (outcome === "last_sign_in_method") {
       throw new ConflictError(
         "last_sign_in_method",

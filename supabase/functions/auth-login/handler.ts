@@ -4,10 +4,21 @@ import { loginBody } from "../_shared/contract/accounts.ts";
 import { withServiceTransaction } from "../_shared/db/transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
-import { ForbiddenError, TooManyRequestsError, UnauthorizedError } from "../_shared/http/errors.ts";
+import {
+  ForbiddenError,
+  TooManyRequestsError,
+  UnauthorizedError,
+} from "../_shared/http/errors.ts";
 import { completeLogin, passwordAttempt } from "../_shared/queries/accounts.ts";
-import { invalidCredentials, refuseLogin, tooManyAttempts } from "../_shared/auth/login-refusals.ts";
-import { verifyPassword, withPasswordAdmission } from "../_shared/auth/passwords.ts";
+import {
+  invalidCredentials,
+  refuseLogin,
+  tooManyAttempts,
+} from "../_shared/auth/login-refusals.ts";
+import {
+  verifyPassword,
+  withPasswordAdmission,
+} from "../_shared/auth/passwords.ts";
 import { trustedDevice } from "../_shared/auth/device-tokens.ts";
 import { readJsonBody } from "../_shared/http/request.ts";
 import { newSessionOf, sessionFor } from "../_shared/auth/session.ts";
@@ -46,14 +57,20 @@ export const handler = defineEndpoint({
         !await verifyPassword(password, attempt.passwordHash, bcryptCost) ||
         !attempt.account || !attempt.passwordHash
       ) {
-        return refuseLogin(new UnauthorizedError("invalid_credentials", invalidCredentials), failure);
+        return refuseLogin(
+          new UnauthorizedError("invalid_credentials", invalidCredentials),
+          failure,
+        );
       }
       // Checked only after the password, so a wrong guess cannot learn the account's status.
       if (attempt.account.user.status === "SUSPENDED") {
-        return refuseLogin(new ForbiddenError("account_suspended", "Account is suspended"), {
-          ...failure,
-          details: { reason: "account_suspended" },
-        });
+        return refuseLogin(
+          new ForbiddenError("account_suspended", "Account is suspended"),
+          {
+            ...failure,
+            details: { reason: "account_suspended" },
+          },
+        );
       }
       const match = await withServiceTransaction(completeLogin({
         userId: attempt.account.user.id,
@@ -63,8 +80,17 @@ export const handler = defineEndpoint({
         session: newSession,
       }));
       // The password changed, or the account was suspended, since the hash was read: as for a wrong password.
-      if (!match) return refuseLogin(new UnauthorizedError("invalid_credentials", invalidCredentials), failure);
-      return authSuccess(200, "Login successful", await sessionFor(match.account, match.session, jwtSecret));
+      if (!match) {
+        return refuseLogin(
+          new UnauthorizedError("invalid_credentials", invalidCredentials),
+          failure,
+        );
+      }
+      return authSuccess(
+        200,
+        "Login successful",
+        await sessionFor(match.account, match.session, jwtSecret),
+      );
     });
   },
 });

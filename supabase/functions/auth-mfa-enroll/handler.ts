@@ -1,7 +1,10 @@
 import { requireCaller } from "../_shared/auth/caller.ts";
 import { clientAddress, userAgentOf } from "../_shared/http/client-address.ts";
 import { getConfig } from "../_shared/config/mod.ts";
-import { enrollBody, type Enrollment } from "../_shared/contract/second-factor.ts";
+import {
+  enrollBody,
+  type Enrollment,
+} from "../_shared/contract/second-factor.ts";
 import { withFullCaller } from "../_shared/db/caller-transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
@@ -26,19 +29,35 @@ export const handler = defineEndpoint({
   handle: async (req, info) => {
     const caller = await requireCaller(req);
     const { jwtSecret, limits } = getConfig();
-    const { password } = await readJsonBody(req, enrollBody, limits.bodyTimeoutMs);
+    const { password } = await readJsonBody(
+      req,
+      enrollBody,
+      limits.bodyTimeoutMs,
+    );
     const client = {
       address: clientAddress(req, info, limits),
       userAgent: userAgentOf(req),
       via: "second_factor_enroll" as const,
     };
-    await withPasswordAdmission(() => checkReenteredPassword(caller, password, client));
+    await withPasswordAdmission(() =>
+      checkReenteredPassword(caller, password, client)
+    );
     const secret = newTotpSecret();
-    const factorId = await withFullCaller(caller, enrollFactor(caller.sub, await sealSecret(getConfig(), secret)));
+    const factorId = await withFullCaller(
+      caller,
+      enrollFactor(caller.sub, await sealSecret(getConfig(), secret)),
+    );
     if (!factorId) {
-      throw new ConflictError("factor_exists", "The account has a second factor already: remove it first");
+      throw new ConflictError(
+        "factor_exists",
+        "The account has a second factor already: remove it first",
+      );
     }
-    const data: Enrollment = { factorId, otpauthUrl: otpauthUrl(secret, caller.email), secret };
+    const data: Enrollment = {
+      factorId,
+      otpauthUrl: otpauthUrl(secret, caller.email),
+      secret,
+    };
     return authSuccess(201, "Second factor enrolment started", data);
   },
 });

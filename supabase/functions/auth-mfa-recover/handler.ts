@@ -1,6 +1,9 @@
 import { requireCaller } from "../_shared/auth/caller.ts";
 import { getConfig } from "../_shared/config/mod.ts";
-import { recoverBody, type Recovery } from "../_shared/contract/second-factor.ts";
+import {
+  recoverBody,
+  type Recovery,
+} from "../_shared/contract/second-factor.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
 import { readJsonBody } from "../_shared/http/request.ts";
@@ -17,8 +20,17 @@ export const handler = defineEndpoint({
   methods: ["POST"],
   handle: async (req, info) => {
     const caller = await requireCaller(req);
-    const body = await readJsonBody(req, recoverBody, getConfig().limits.bodyTimeoutMs);
-    const { session, recoveryCodesLeft } = await passSecondStepOf(req, info, caller, body);
+    const body = await readJsonBody(
+      req,
+      recoverBody,
+      getConfig().limits.bodyTimeoutMs,
+    );
+    const { session, recoveryCodesLeft } = await passSecondStepOf(
+      req,
+      info,
+      caller,
+      body,
+    );
     const data: Recovery = { ...session, recoveryCodesLeft };
     return authSuccess(200, "Recovery code accepted", data);
   },

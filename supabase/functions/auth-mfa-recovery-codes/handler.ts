@@ -1,13 +1,22 @@
 import { requireCaller } from "../_shared/auth/caller.ts";
 import { clientAddress, userAgentOf } from "../_shared/http/client-address.ts";
 import { getConfig } from "../_shared/config/mod.ts";
-import { type RecoveryCodes, recoveryCodesBody } from "../_shared/contract/second-factor.ts";
+import {
+  type RecoveryCodes,
+  recoveryCodesBody,
+} from "../_shared/contract/second-factor.ts";
 import { withFullCaller } from "../_shared/db/caller-transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
 import { replaceRecoveryCodes } from "../_shared/queries/second-factors.ts";
-import { proofOf, refusedAttempt } from "../_shared/auth/second-factor-proofs.ts";
-import { newRecoveryCodes, recoveryCodeHash } from "../_shared/auth/recovery-codes.ts";
+import {
+  proofOf,
+  refusedAttempt,
+} from "../_shared/auth/second-factor-proofs.ts";
+import {
+  newRecoveryCodes,
+  recoveryCodeHash,
+} from "../_shared/auth/recovery-codes.ts";
 import { readJsonBody } from "../_shared/http/request.ts";
 
 /**
@@ -23,7 +32,11 @@ export const handler = defineEndpoint({
   handle: async (req, info) => {
     const caller = await requireCaller(req);
     const { jwtSecret, limits } = getConfig();
-    const body = await readJsonBody(req, recoveryCodesBody, limits.bodyTimeoutMs);
+    const body = await readJsonBody(
+      req,
+      recoveryCodesBody,
+      limits.bodyTimeoutMs,
+    );
     const { proof } = await proofOf(caller, body, getConfig());
     const codes = newRecoveryCodes();
     const attempt = await withFullCaller(
@@ -32,12 +45,19 @@ export const handler = defineEndpoint({
         userId: caller.sub,
         callerSessionId: caller.session_id,
         proof,
-        codeHashes: await Promise.all(codes.map((code) => recoveryCodeHash(jwtSecret, caller.sub, code))),
+        codeHashes: await Promise.all(
+          codes.map((code) => recoveryCodeHash(jwtSecret, caller.sub, code)),
+        ),
         userAgent: userAgentOf(req),
         address: clientAddress(req, info, limits),
       }),
     );
-    if (attempt.kind !== "accepted") throw refusedAttempt(attempt, body.code === undefined ? "recoveryCode" : "code");
+    if (attempt.kind !== "accepted") {
+      throw refusedAttempt(
+        attempt,
+        body.code === undefined ? "recoveryCode" : "code",
+      );
+    }
     const data: RecoveryCodes = { recoveryCodes: codes };
     return authSuccess(200, "Recovery codes replaced", data);
   },

@@ -1,13 +1,20 @@
 import { requireCaller } from "../_shared/auth/caller.ts";
 import { clientAddress, userAgentOf } from "../_shared/http/client-address.ts";
 import { getConfig } from "../_shared/config/mod.ts";
-import { unenrollBody, type Unenrolled } from "../_shared/contract/second-factor.ts";
+import {
+  unenrollBody,
+  type Unenrolled,
+} from "../_shared/contract/second-factor.ts";
 import { withFullCaller } from "../_shared/db/caller-transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
 import { NotFoundError } from "../_shared/http/errors.ts";
 import { unenrollFactor } from "../_shared/queries/second-factors.ts";
-import { noFactor, proofOf, refusedAttempt } from "../_shared/auth/second-factor-proofs.ts";
+import {
+  noFactor,
+  proofOf,
+  refusedAttempt,
+} from "../_shared/auth/second-factor-proofs.ts";
 import { readJsonBody } from "../_shared/http/request.ts";
 
 /**
@@ -25,7 +32,9 @@ export const handler = defineEndpoint({
     const { jwtSecret, limits } = getConfig();
     const body = await readJsonBody(req, unenrollBody, limits.bodyTimeoutMs);
     const { factorId, proof } = await proofOf(caller, body, getConfig());
-    if (factorId !== body.factorId.toLowerCase()) throw new NotFoundError("factor_not_found", noFactor);
+    if (factorId !== body.factorId.toLowerCase()) {
+      throw new NotFoundError("factor_not_found", noFactor);
+    }
     const attempt = await withFullCaller(
       caller,
       unenrollFactor({
@@ -37,7 +46,12 @@ export const handler = defineEndpoint({
         address: clientAddress(req, info, limits),
       }),
     );
-    if (attempt.kind !== "accepted") throw refusedAttempt(attempt, body.code === undefined ? "recoveryCode" : "code");
+    if (attempt.kind !== "accepted") {
+      throw refusedAttempt(
+        attempt,
+        body.code === undefined ? "recoveryCode" : "code",
+      );
+    }
     const data: Unenrolled = { factorId };
     return authSuccess(200, "Second factor removed", data);
   },

@@ -5,7 +5,11 @@ import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { redirectResponse } from "../_shared/http/envelopes.ts";
 import { clientAddress } from "../_shared/http/client-address.ts";
 import { readQuery } from "../_shared/http/request.ts";
-import { allowedReturnUrl, configuredProvider, tooManyStarts } from "../_shared/auth/provider-choice.ts";
+import {
+  allowedReturnUrl,
+  configuredProvider,
+  tooManyStarts,
+} from "../_shared/auth/provider-choice.ts";
 import { beginProviderSignIn } from "../_shared/auth/provider-sign-in.ts";
 import { startOAuthFlow } from "../_shared/queries/identities.ts";
 
@@ -24,11 +28,24 @@ export const handler = defineEndpoint({
   handle: async (req, info) => {
     const { jwtSecret, limits, providerSignIn } = getConfig();
     const query = readQuery(req, oauthAuthorizeQuery);
-    const provider = configuredProvider(providerSignIn, query.provider, "provider");
-    const redirectTo = allowedReturnUrl(providerSignIn, query.redirect_to, "redirect_to");
+    const provider = configuredProvider(
+      providerSignIn,
+      query.provider,
+      "provider",
+    );
+    const redirectTo = allowedReturnUrl(
+      providerSignIn,
+      query.redirect_to,
+      "redirect_to",
+    );
     const flow = await beginProviderSignIn(provider, providerSignIn, jwtSecret);
     const started = await withServiceTransaction(
-      startOAuthFlow({ ...flow, provider: provider.name, redirectTo, appCodeChallenge: query.code_challenge }, {
+      startOAuthFlow({
+        ...flow,
+        provider: provider.name,
+        redirectTo,
+        appCodeChallenge: query.code_challenge,
+      }, {
         address: clientAddress(req, info, limits),
         limits,
       }),

@@ -1,5 +1,8 @@
 import { getConfig } from "../_shared/config/mod.ts";
-import { oauthCallbackQuery, type ProviderSignInError } from "../_shared/contract/identities.ts";
+import {
+  oauthCallbackQuery,
+  type ProviderSignInError,
+} from "../_shared/contract/identities.ts";
 import { withServiceTransaction } from "../_shared/db/transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { redirectResponse } from "../_shared/http/envelopes.ts";
@@ -14,38 +17,64 @@ import {
   signInCodeHashOf,
   stateHashOf,
 } from "../_shared/auth/provider-sign-in.ts";
-import { completeOAuthFlow, consumeOAuthFlow, type FlowOutcome } from "../_shared/queries/identities.ts";
+import {
+  completeOAuthFlow,
+  completeProviderReauthentication,
+  consumeOAuthFlow,
+  type FlowOutcome,
+  type ReauthenticationOutcome,
+} from "../_shared/queries/identities.ts";
 
 /** How long the one-time code the app gets in its URL can be exchanged. */
 const signInCodeSeconds = 60;
 
-const unknownState = "This sign-in was already completed, or never started here: start it again from the app";
+const unknownState =
+  "This sign-in was already completed, or never started here: start it again from the app";
 
 /** What the app's URL says when nothing was signed in or linked; the app shows its own words, these are a hint. */
 const errorDescriptions: Record<ProviderSignInError, string> = {
   access_denied: "The sign-in was cancelled at the provider",
-  identity_not_linked: "An account with this email address exists: sign in to it, then link the provider in settings",
-  identity_already_linked: "This provider identity is linked to another account",
+  identity_not_linked:
+    "An account with this email address exists: sign in to it, then link the provider in settings",
+  identity_already_linked:
+    "This provider identity is linked to another account",
   email_required: "The provider did not give an email address",
   account_suspended: "Account is suspended",
-  link_expired: "The session that asked for the link has ended: sign in and link again",
+  link_expired:
+    "The session that asked for the link has ended: sign in and link again",
   flow_expired: "The sign-in took longer than 10 minutes: start it again",
-  provider_error: "The provider's answer could not be used: start the sign-in again",
+  provider_error:
+    "The provider's answer could not be used: start the sign-in again",
   server_error: "The sign-in could not be completed: start it again",
 };
 
 /** The app's URL with the outcome as its query's last word: a one-time code, a link's code, or an error. */
 function backToApp(
   redirectTo: string,
-  outcome: { code: string } | { link_code: string } | { linked: string } | ProviderSignInError,
+  outcome: { code: string } | { link_code: string } | { linked: string } | {
+    reauthenticated: string;
+  } | ProviderSignInError,
 ): Response {
   const url = new URL(redirectTo);
-  for (const name of ["code", "link_code", "linked", "error", "error_description"]) url.searchParams.delete(name);
+  for (
+    const name of [
+      "code",
+      "link_code",
+      "linked",
+      "reauthenticated",
+      "error",
+      "error_description",
+    ]
+  ) {
+    url.searchParams.delete(name);
+  }
   if (typeof outcome === "string") {
     url.searchParams.set("error", outcome);
     url.searchParams.set("error_description", errorDescriptions[outcome]);
   } else {
-    for (const [name, value] of Object.entries(outcome)) url.searchParams.set(name, value);
+    for (const [name, value] of Object.entries(outcome)) {
+      url.searchParams.set(name, value);
+    }
   }
   return redirectResponse(url);
 }
@@ -55,7 +84,8 @@ function backToApp(
  * first (a replayed or forged one is a 400, with no redirect), then the code is exchanged and the ID token checked,
  * then the identity signs in or makes its account, and the browser goes back to the app with a one-time `code`; or,
  * for a link, with a `link_code` that only the session that asked can complete (so a link URL opened in someone
- * else's browser links nothing); or with `error=`. No token travels in a URL.
+ * else's browser links nothing); or, for a proof at a linked provider, with `reauthenticated=<provider>` once the
+ * session that asked has it recorded; or with `error=`. No token travels in a URL.
  */
 export const handler = defineEndpoint({
   name: "auth-oauth-callback",
@@ -67,22 +97,37 @@ export const handler = defineEndpoint({
     const { jwtSecret, limits, providerSignIn } = getConfig();
     const { state, error } = readQuery(req, oauthCallbackQuery);
     const flow = state
-      ? await withServiceTransaction(consumeOAuthFlow(await stateHashOf(jwtSecret, state)))
+      ? await withServiceTransaction(
+        consumeOAuthFlow(await stateHashOf(jwtSecret, state)),
+      )
       : undefined;
     if (!state || !flow) {
-      throw new BadRequestError(unknownState, [{ field: "state", message: unknownState }], { code: "invalid_state" });
+      throw new BadRequestError(unknownState, [{
+        field: "state",
+        message: unknownState,
+      }], { code: "invalid_state" });
     }
     if (flow.expired) return backToApp(flow.redirectTo, "flow_expired");
-    if (error) return backToApp(flow.redirectTo, error === "access_denied" ? "access_denied" : "provider_error");
+    if (error) {
+      return backToApp(
+        flow.redirectTo,
+        error === "access_denied" ? "access_denied" : "provider_error",
+      );
+    }
     // Taken out of OIDC_PROVIDERS since the flow started: nothing of it is used.
     const provider = providerSignIn.providers.get(flow.provider);
     if (!provider) return backToApp(flow.redirectTo, "provider_error");
     let claims: ProviderClaims;
     try {
-      claims = await finishProviderSignIn(provider, providerSignIn, new URL(req.url).searchParams, {
-        ...flow,
-        state,
-      });
+      claims = await finishProviderSignIn(
+        provider,
+        providerSignIn,
+        new URL(req.url).searchParams,
+        {
+          ...flow,
+          state,
+        },
+      );
     } catch (refusal) {
       // The provider's or openid-client's words stay in the log; the app gets the code.
       console.warn(JSON.stringify({
@@ -93,25 +138,65 @@ export const handler = defineEndpoint({
       }));
       return backToApp(flow.redirectTo, "provider_error");
     }
+    if (flow.reauthenticate && flow.link) {
+      const proved: ReauthenticationOutcome | "server_error" =
+        await withServiceTransaction(
+          completeProviderReauthentication({
+            link: flow.link,
+            claims,
+            address: clientAddress(req, info, limits),
+            userAgent: userAgentOf(req),
+          }),
+        ).catch((failure) => {
+          console.error(
+            JSON.stringify({
+              level: "error",
+              function: "auth-oauth-callback",
+              error: describeError(failure),
+            }),
+          );
+          return "server_error" as const;
+        });
+      return backToApp(
+        flow.redirectTo,
+        proved === "reauthenticated"
+          ? { reauthenticated: provider.name }
+          : proved,
+      );
+    }
     const code = newSignInCode();
     // The flow is spent: whatever goes wrong now, the browser goes back to the app, which can start again.
-    const outcome: FlowOutcome | "server_error" = await withServiceTransaction(completeOAuthFlow({
-      provider: provider.name,
-      claims,
-      link: flow.link,
-      appCodeChallenge: flow.appCodeChallenge,
-      codeHash: await signInCodeHashOf(jwtSecret, code),
-      codeSeconds: signInCodeSeconds,
-      address: clientAddress(req, info, limits),
-      userAgent: userAgentOf(req),
-    })).catch((failure) => {
-      console.error(JSON.stringify({ level: "error", function: "auth-oauth-callback", error: describeError(failure) }));
+    const outcome: FlowOutcome | "server_error" = await withServiceTransaction(
+      completeOAuthFlow({
+        provider: provider.name,
+        claims,
+        link: flow.link,
+        appCodeChallenge: flow.appCodeChallenge,
+        codeHash: await signInCodeHashOf(jwtSecret, code),
+        codeSeconds: signInCodeSeconds,
+        address: clientAddress(req, info, limits),
+        userAgent: userAgentOf(req),
+      }),
+    ).catch((failure) => {
+      console.error(
+        JSON.stringify({
+          level: "error",
+          function: "auth-oauth-callback",
+          error: describeError(failure),
+        }),
+      );
       return "server_error" as const;
     });
-    if (outcome === "signed_in" || outcome === "registered") return backToApp(flow.redirectTo, { code });
-    if (outcome === "link_pending") return backToApp(flow.redirectTo, { link_code: code });
+    if (outcome === "signed_in" || outcome === "registered") {
+      return backToApp(flow.redirectTo, { code });
+    }
+    if (outcome === "link_pending") {
+      return backToApp(flow.redirectTo, { link_code: code });
+    }
     // The identity was this account's already: nothing is left to complete.
-    if (outcome === "linked") return backToApp(flow.redirectTo, { linked: provider.name });
+    if (outcome === "linked") {
+      return backToApp(flow.redirectTo, { linked: provider.name });
+    }
     return backToApp(flow.redirectTo, outcome);
   },
 });

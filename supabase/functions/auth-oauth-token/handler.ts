@@ -6,7 +6,10 @@ import { authSuccess } from "../_shared/http/envelopes.ts";
 import { BadRequestError } from "../_shared/http/errors.ts";
 import { clientAddress } from "../_shared/http/client-address.ts";
 import { readJsonBody } from "../_shared/http/request.ts";
-import { challengeOf, signInCodeHashOf } from "../_shared/auth/provider-sign-in.ts";
+import {
+  challengeOf,
+  signInCodeHashOf,
+} from "../_shared/auth/provider-sign-in.ts";
 import { newSessionOf, sessionFor } from "../_shared/auth/session.ts";
 import { exchangeSignInCode } from "../_shared/queries/identities.ts";
 
@@ -24,15 +27,28 @@ export const handler = defineEndpoint({
   methods: ["POST"],
   handle: async (req, info) => {
     const { jwtSecret, limits, sessions } = getConfig();
-    const { code, codeVerifier } = await readJsonBody(req, oauthTokenBody, limits.bodyTimeoutMs);
+    const { code, codeVerifier } = await readJsonBody(
+      req,
+      oauthTokenBody,
+      limits.bodyTimeoutMs,
+    );
     const signedIn = await withServiceTransaction(exchangeSignInCode({
       codeHash: await signInCodeHashOf(jwtSecret, code),
-      verifierChallenge: codeVerifier === undefined ? undefined : await challengeOf(codeVerifier),
+      verifierChallenge: codeVerifier === undefined
+        ? undefined
+        : await challengeOf(codeVerifier),
       session: newSessionOf(req, clientAddress(req, info, limits), sessions),
     }));
     if (!signedIn) {
-      throw new BadRequestError(spentCode, [{ field: "code", message: spentCode }], { code: "invalid_code" });
+      throw new BadRequestError(spentCode, [{
+        field: "code",
+        message: spentCode,
+      }], { code: "invalid_code" });
     }
-    return authSuccess(200, "Login successful", await sessionFor(signedIn.account, signedIn.session, jwtSecret));
+    return authSuccess(
+      200,
+      "Login successful",
+      await sessionFor(signedIn.account, signedIn.session, jwtSecret),
+    );
   },
 });

@@ -6,8 +6,14 @@ import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
 import { ConflictError } from "../_shared/http/errors.ts";
 import { insertUser } from "../_shared/queries/accounts.ts";
-import { hashPassword, withPasswordAdmission } from "../_shared/auth/passwords.ts";
-import { asTooManyRequests, requireAddressLimit } from "../_shared/queries/rate-limits.ts";
+import {
+  hashPassword,
+  withPasswordAdmission,
+} from "../_shared/auth/passwords.ts";
+import {
+  asTooManyRequests,
+  requireAddressLimit,
+} from "../_shared/queries/rate-limits.ts";
 import { clientAddress } from "../_shared/http/client-address.ts";
 import { dispatchAfterResponse } from "../_shared/mail/dispatch.ts";
 import { readJsonBody } from "../_shared/http/request.ts";
@@ -15,7 +21,8 @@ import { newSessionOf, sessionFor } from "../_shared/auth/session.ts";
 import { newVerificationCode } from "../_shared/auth/verification.ts";
 
 /** The 429 message of the per-address sign-up limit. */
-export const tooManySignUps = "Too many sign-ups from this address; try again later";
+export const tooManySignUps =
+  "Too many sign-ups from this address; try again later";
 
 /** `POST /auth/register`: creates a STANDARD_USER account, signs it in, and mails a code to verify the address. */
 export const handler = defineEndpoint({
@@ -26,7 +33,9 @@ export const handler = defineEndpoint({
     const { bcryptCost, jwtSecret, limits, sessions } = getConfig();
     const body = await readJsonBody(req, registerBody, limits.bodyTimeoutMs);
     const address = clientAddress(req, info, limits);
-    const passwordHash = await withPasswordAdmission(() => hashPassword(body.password, bcryptCost));
+    const passwordHash = await withPasswordAdmission(() =>
+      hashPassword(body.password, bcryptCost)
+    );
     // The unique index decides, so two concurrent registers of one email cannot both win. The sign-up
     // limit is counted in the same transaction and round trip, and a refused sign-up counts nothing.
     const { account, session } = await withServiceTransaction(
@@ -40,12 +49,20 @@ export const handler = defineEndpoint({
       requireAddressLimit("signup-address", address, limits),
     ).catch((error) => {
       if (isUniqueViolation(error)) {
-        throw new ConflictError("email_taken", "An account with this email already exists", { cause: error });
+        throw new ConflictError(
+          "email_taken",
+          "An account with this email already exists",
+          { cause: error },
+        );
       }
       return asTooManyRequests(tooManySignUps)(error);
     });
     // The verification mail was queued with the account; it goes out after the answer.
     dispatchAfterResponse();
-    return authSuccess(201, "User registered successfully", await sessionFor(account, session, jwtSecret));
+    return authSuccess(
+      201,
+      "User registered successfully",
+      await sessionFor(account, session, jwtSecret),
+    );
   },
 });

@@ -1,4 +1,8 @@
-import { invalidCredentials, refuseLogin, tooManyAttempts } from "../_shared/auth/login-refusals.ts";
+import {
+  invalidCredentials,
+  refuseLogin,
+  tooManyAttempts,
+} from "../_shared/auth/login-refusals.ts";
 import { requireCaller } from "../_shared/auth/caller.ts";
 import { clientAddress } from "../_shared/http/client-address.ts";
 import { getConfig } from "../_shared/config/mod.ts";
@@ -7,12 +11,23 @@ import { withLiveCaller } from "../_shared/db/caller-transactions.ts";
 import { withServiceTransaction } from "../_shared/db/transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
-import { BadRequestError, ForbiddenError, TooManyRequestsError, UnauthorizedError } from "../_shared/http/errors.ts";
+import {
+  BadRequestError,
+  ForbiddenError,
+  TooManyRequestsError,
+  UnauthorizedError,
+} from "../_shared/http/errors.ts";
 import { verificationCodeHash } from "../_shared/auth/one-time-codes.ts";
-import { verifyPassword, withPasswordAdmission } from "../_shared/auth/passwords.ts";
+import {
+  verifyPassword,
+  withPasswordAdmission,
+} from "../_shared/auth/passwords.ts";
 import { passwordAttempt } from "../_shared/queries/accounts.ts";
 import { verifyEmail } from "../_shared/queries/email-proofs.ts";
-import { asTooManyRequests, requireAddressLimit } from "../_shared/queries/rate-limits.ts";
+import {
+  asTooManyRequests,
+  requireAddressLimit,
+} from "../_shared/queries/rate-limits.ts";
 import { readJsonBody } from "../_shared/http/request.ts";
 import { newSessionOf, sessionFor } from "../_shared/auth/session.ts";
 import { tooManyVerifications } from "../_shared/auth/verification.ts";
@@ -42,7 +57,11 @@ export const handler = defineEndpoint({
   methods: ["POST"],
   handle: async (req, info) => {
     const { bcryptCost, jwtSecret, limits, sessions } = getConfig();
-    const { email, code, password } = await readJsonBody(req, verifyEmailBody, limits.bodyTimeoutMs);
+    const { email, code, password } = await readJsonBody(
+      req,
+      verifyEmailBody,
+      limits.bodyTimeoutMs,
+    );
     const address = clientAddress(req, info, limits);
     const codeHash = await verificationCodeHash(jwtSecret, email, code);
     const session = newSessionOf(req, address, sessions);
@@ -66,27 +85,51 @@ export const handler = defineEndpoint({
           addressLimit,
         )
           .catch(asTooManyRequests(tooManyVerifications));
-        if (attempt.retryAfter > 0) throw new TooManyRequestsError(tooManyAttempts, attempt.retryAfter);
-        if (!await verifyPassword(password, attempt.passwordHash, bcryptCost) || !attempt.passwordHash) {
-          const wrong = new UnauthorizedError("invalid_credentials", invalidCredentials);
-          return refuseLogin(wrong, { email, address, userAgent, details: { via: "verify_email" } });
+        if (attempt.retryAfter > 0) {
+          throw new TooManyRequestsError(tooManyAttempts, attempt.retryAfter);
+        }
+        if (
+          !await verifyPassword(password, attempt.passwordHash, bcryptCost) ||
+          !attempt.passwordHash
+        ) {
+          const wrong = new UnauthorizedError(
+            "invalid_credentials",
+            invalidCredentials,
+          );
+          return refuseLogin(wrong, {
+            email,
+            address,
+            userAgent,
+            details: { via: "verify_email" },
+          });
         }
         return attempt.passwordHash;
       });
-      verifying = withServiceTransaction(verifyEmail({ email, codeHash, provenPasswordHash, session }));
+      verifying = withServiceTransaction(
+        verifyEmail({ email, codeHash, provenPasswordHash, session }),
+      );
     } else {
       throw credentialsRequired();
     }
-    const outcome = await verifying.catch(asTooManyRequests(tooManyVerifications));
+    const outcome = await verifying.catch(
+      asTooManyRequests(tooManyVerifications),
+    );
     switch (outcome.kind) {
       case "unproven":
         throw credentialsRequired();
       case "bad-code":
-        throw new BadRequestError(invalidCode, [{ field: "code", message: invalidCode }], { code: "invalid_code" });
+        throw new BadRequestError(invalidCode, [{
+          field: "code",
+          message: invalidCode,
+        }], { code: "invalid_code" });
       case "suspended":
         throw new ForbiddenError("account_suspended", "Account is suspended");
       case "verified":
-        return authSuccess(200, "Email verified", await sessionFor(outcome.account, outcome.session, jwtSecret));
+        return authSuccess(
+          200,
+          "Email verified",
+          await sessionFor(outcome.account, outcome.session, jwtSecret),
+        );
     }
   },
 });

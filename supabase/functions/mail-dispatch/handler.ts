@@ -2,7 +2,10 @@ import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
 import { isOneOf } from "../_shared/http/api-key.ts";
 import { getConfig } from "../_shared/config/mod.ts";
-import { ServiceUnavailableError, UnauthorizedError } from "../_shared/http/errors.ts";
+import {
+  ServiceUnavailableError,
+  UnauthorizedError,
+} from "../_shared/http/errors.ts";
 import { dispatchDueMail, providerDelivery } from "../_shared/mail/dispatch.ts";
 
 /**
@@ -19,13 +22,19 @@ export const handler = defineEndpoint({
   envelope: "auth",
   methods: ["POST"],
   handle: async (req) => {
-    const given = /^Bearer (\S+)$/.exec(req.headers.get("authorization") ?? "")?.[1];
+    const given = /^Bearer (\S+)$/.exec(req.headers.get("authorization") ?? "")
+      ?.[1];
     if (!given || !isOneOf(given, getConfig().mailDispatchSecrets)) {
-      throw new UnauthorizedError("invalid_dispatch_secret", "mail-dispatch needs its secret in Authorization: Bearer");
+      throw new UnauthorizedError(
+        "invalid_dispatch_secret",
+        "mail-dispatch needs its secret in Authorization: Bearer",
+      );
     }
     const deliver = providerDelivery();
     if (!deliver) {
-      throw new ServiceUnavailableError({ message: "No mail provider is configured (RESEND_API_KEY, MAIL_FROM)" });
+      throw new ServiceUnavailableError({
+        message: "No mail provider is configured (RESEND_API_KEY, MAIL_FROM)",
+      });
     }
     return authSuccess(200, "Mail dispatched", await dispatchDueMail(deliver));
   },

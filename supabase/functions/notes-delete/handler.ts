@@ -1,5 +1,8 @@
 import { requireCaller } from "../_shared/auth/caller.ts";
-import { type DeletedNote, deleteNoteQuery } from "../_shared/contract/notes.ts";
+import {
+  type DeletedNote,
+  deleteNoteQuery,
+} from "../_shared/contract/notes.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { notesSuccess } from "../_shared/http/envelopes.ts";
 import { doneOrConflict, withOwnNote } from "../_shared/notes/own-note.ts";
@@ -18,7 +21,11 @@ export const handler = defineEndpoint({
   handle: async (req) => {
     const caller = await requireCaller(req);
     const { id, expectedUpdatedAt } = readQuery(req, deleteNoteQuery);
-    const outcome = await withOwnNote(caller, id, (noteId) => deleteNote(caller.sub, noteId, expectedUpdatedAt));
+    const outcome = await withOwnNote(
+      caller,
+      id,
+      (noteId) => deleteNote(caller.sub, noteId, expectedUpdatedAt),
+    );
     const data: DeletedNote = { id: doneOrConflict(outcome) };
     return notesSuccess(200, "Note deleted successfully", data);
   },

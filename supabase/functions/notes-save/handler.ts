@@ -1,6 +1,9 @@
 import { getConfig } from "../_shared/config/mod.ts";
 import { requireCaller } from "../_shared/auth/caller.ts";
-import { saveNoteBody, titleOrContentRequired } from "../_shared/contract/notes.ts";
+import {
+  saveNoteBody,
+  titleOrContentRequired,
+} from "../_shared/contract/notes.ts";
 import { violatesConstraint } from "../_shared/db/errors.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { notesSuccess } from "../_shared/http/envelopes.ts";
@@ -19,7 +22,11 @@ export const handler = defineEndpoint({
   methods: ["POST"],
   handle: async (req) => {
     const caller = await requireCaller(req);
-    const body = await readJsonBody(req, saveNoteBody, getConfig().limits.bodyTimeoutMs);
+    const body = await readJsonBody(
+      req,
+      saveNoteBody,
+      getConfig().limits.bodyTimeoutMs,
+    );
     const { id, expectedUpdatedAt, ...changes } = body;
     // Only the stored note knows whether the result would be empty, so its check constraint decides.
     const outcome = await withOwnNote(
@@ -29,10 +36,16 @@ export const handler = defineEndpoint({
     )
       .catch((error) => {
         if (violatesConstraint(error, "notes_title_or_content")) {
-          throw new BadRequestError(titleOrContentRequired, undefined, { cause: error });
+          throw new BadRequestError(titleOrContentRequired, undefined, {
+            cause: error,
+          });
         }
         throw error;
       });
-    return notesSuccess(200, "Note saved successfully", doneOrConflict(outcome));
+    return notesSuccess(
+      200,
+      "Note saved successfully",
+      doneOrConflict(outcome),
+    );
   },
 });

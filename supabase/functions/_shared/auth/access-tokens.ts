@@ -23,7 +23,10 @@ const secondFactorClaim = z.object({
   key_id: z.string().max(32).optional(),
 }).nullable();
 const amrClaim = z.array(
-  z.object({ method: z.enum(["password", "totp", "recovery_code"]), timestamp: z.number().int() }),
+  z.object({
+    method: z.enum(["password", "totp", "recovery_code"]),
+    timestamp: z.number().int(),
+  }),
 ).max(2);
 
 const algorithm = "HS256";
@@ -75,7 +78,12 @@ export interface SignedToken {
 
 /** Signs a token for the user's session, at its level, that expires `limits.accessTokenSeconds` after issue. */
 export async function signAccessToken(
-  account: { user: Pick<User, "id" | "email" | "role">; tokenVersion: number; sessionId: string; level: SessionLevel },
+  account: {
+    user: Pick<User, "id" | "email" | "role">;
+    tokenVersion: number;
+    sessionId: string;
+    level: SessionLevel;
+  },
   secret: Uint8Array,
 ): Promise<SignedToken> {
   const { user, tokenVersion, sessionId, level } = account;
@@ -99,18 +107,29 @@ export async function signAccessToken(
 }
 
 /** The `aal`, `amr` and `second_factor` claims of a session at `level`. */
-function levelClaims(level: SessionLevel): Pick<AccessClaims, "aal" | "amr" | "second_factor"> {
+function levelClaims(
+  level: SessionLevel,
+): Pick<AccessClaims, "aal" | "amr" | "second_factor"> {
   const seconds = (at: Date) => Math.floor(at.getTime() / 1000);
   return {
     aal: level.aal,
     amr: [
       { method: "password", timestamp: seconds(level.startedAt) },
-      ...(level.secondFactor ? [{ method: level.secondFactor.method, timestamp: seconds(level.secondFactor.at) }] : []),
+      ...(level.secondFactor
+        ? [{
+          method: level.secondFactor.method,
+          timestamp: seconds(level.secondFactor.at),
+        }]
+        : []),
     ],
     ...(level.factor
       ? {
         second_factor: level.factor.sealed
-          ? { id: level.factor.id, sealed: level.factor.sealed.sealed, key_id: level.factor.sealed.keyId }
+          ? {
+            id: level.factor.id,
+            sealed: level.factor.sealed.sealed,
+            key_id: level.factor.sealed.keyId,
+          }
           : { id: level.factor.id },
       }
       : {}),
@@ -118,7 +137,8 @@ function levelClaims(level: SessionLevel): Pick<AccessClaims, "aal" | "amr" | "s
 }
 
 /** A UUID in its canonical text form, as Postgres prints one: the source of a pattern, to build others with. */
-export const uuidSource = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}";
+export const uuidSource =
+  "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}";
 const uuidPattern = new RegExp(`^${uuidSource}$`, "i");
 
 /** How many verified tokens an isolate remembers per secret. */
@@ -139,7 +159,10 @@ const maxClockSkewSeconds = 60;
  * instead of running HMAC and the claim checks again on every request.
  * Revocation does not depend on this: Postgres checks it on every request.
  */
-export async function verifyAccessToken(jwt: string, secret: Uint8Array): Promise<AccessClaims> {
+export async function verifyAccessToken(
+  jwt: string,
+  secret: Uint8Array,
+): Promise<AccessClaims> {
   let remembered = verifiedTokens.get(secret);
   if (!remembered) verifiedTokens.set(secret, remembered = new Map());
   const known = remembered.get(jwt);
@@ -147,26 +170,43 @@ export async function verifyAccessToken(jwt: string, secret: Uint8Array): Promis
   remembered.delete(jwt);
   const claims = await verifyWithJose(jwt, secret);
   // A Map iterates in insertion order, so the first key is the oldest entry.
-  if (remembered.size >= verifiedTokensMax) remembered.delete(remembered.keys().next().value ?? "");
+  if (remembered.size >= verifiedTokensMax) {
+    remembered.delete(remembered.keys().next().value ?? "");
+  }
   remembered.set(jwt, claims);
   return claims;
 }
 
-async function verifyWithJose(jwt: string, secret: Uint8Array): Promise<AccessClaims> {
+async function verifyWithJose(
+  jwt: string,
+  secret: Uint8Array,
+): Promise<AccessClaims> {
   try {
     const { payload } = await jwtVerify(jwt, secret, {
       algorithms: [algorithm],
       audience,
       requiredClaims: ["sub", "exp", "iat", "role", "session_id"],
     });
-    const { sub, email, app_role: appRole, token_version: tokenVersion = 0, session_id: sessionId, iat, exp } = payload;
-    const secondFactor = secondFactorClaim.safeParse(payload.second_factor ?? null);
+    const {
+      sub,
+      email,
+      app_role: appRole,
+      token_version: tokenVersion = 0,
+      session_id: sessionId,
+      iat,
+      exp,
+    } = payload;
+    const secondFactor = secondFactorClaim.safeParse(
+      payload.second_factor ?? null,
+    );
     if (
-      payload.role !== "authenticated" || !sub || !uuidPattern.test(sub) || !iat || !exp ||
+      payload.role !== "authenticated" || !sub || !uuidPattern.test(sub) ||
+      !iat || !exp ||
       typeof sessionId !== "string" || !uuidPattern.test(sessionId) ||
       // Issued in the future (beyond clock skew): not a token this service signed now.
       iat > Date.now() / 1000 + maxClockSkewSeconds ||
-      typeof tokenVersion !== "number" || !Number.isSafeInteger(tokenVersion) || tokenVersion < 0 ||
+      typeof tokenVersion !== "number" || !Number.isSafeInteger(tokenVersion) ||
+      tokenVersion < 0 ||
       !secondFactor.success
     ) {
       throw new InvalidTokenError("token_invalid");
@@ -187,8 +227,12 @@ async function verifyWithJose(jwt: string, secret: Uint8Array): Promise<AccessCl
     };
   } catch (error) {
     // jose checks the signature before the claims, so only a genuine token is reported as expired.
-    if (error instanceof errors.JWTExpired) throw new InvalidTokenError("token_expired");
-    if (error instanceof errors.JOSEError) throw new InvalidTokenError("token_invalid");
+    if (error instanceof errors.JWTExpired) {
+      throw new InvalidTokenError("token_expired");
+    }
+    if (error instanceof errors.JOSEError) {
+      throw new InvalidTokenError("token_invalid");
+    }
     throw error;
   }
 }
@@ -198,7 +242,8 @@ async function verifyWithJose(jwt: string, secret: Uint8Array): Promise<AccessCl
  * scheme): it says the form, as the commonest mistake is leaving out `Bearer `.
  * No double quotes, as it also goes into `WWW-Authenticate`'s description.
  */
-export const malformedAuthorization = "Malformed Authorization header: it must be Authorization: Bearer " +
+export const malformedAuthorization =
+  "Malformed Authorization header: it must be Authorization: Bearer " +
   "<accessToken> (login's data.accessToken already reads Bearer <jwt>: send it as it is)";
 
 /**
@@ -208,7 +253,11 @@ export const malformedAuthorization = "Malformed Authorization header: it must b
  */
 export function jwtFromAuthorization(header: string | null): string {
   if (!header) throw new InvalidTokenError("token_missing");
-  const match = /^Bearer +(?:Bearer +)?([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*)$/i.exec(header.trim());
-  if (!match) throw new InvalidTokenError("token_invalid", malformedAuthorization);
+  const match =
+    /^Bearer +(?:Bearer +)?([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*)$/i
+      .exec(header.trim());
+  if (!match) {
+    throw new InvalidTokenError("token_invalid", malformedAuthorization);
+  }
   return match[1];
 }

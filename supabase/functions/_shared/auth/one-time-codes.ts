@@ -34,7 +34,8 @@ export function generateCode(): string {
 export function resetCodeMail(code: string) {
   return {
     subject: "Your password reset code",
-    body: `Your password reset code is ${code}. It expires in ${resetCodePolicy.ttlMinutes} minutes.`,
+    body:
+      `Your password reset code is ${code}. It expires in ${resetCodePolicy.ttlMinutes} minutes.`,
   };
 }
 
@@ -42,16 +43,24 @@ export function resetCodeMail(code: string) {
 export function verificationCodeMail(code: string) {
   return {
     subject: "Confirm your email address",
-    body: `Your email verification code is ${code}. It expires in ${verificationCodePolicy.ttlHours} hours.`,
+    body:
+      `Your email verification code is ${code}. It expires in ${verificationCodePolicy.ttlHours} hours.`,
   };
 }
 
 /** How a verification code for `email` is stored and compared: the HMAC of the address and the code. */
-export function verificationCodeHash(jwtSecret: Uint8Array, email: string, code: string): Promise<string> {
+export function verificationCodeHash(
+  jwtSecret: Uint8Array,
+  email: string,
+  code: string,
+): Promise<string> {
   return hexMac(jwtSecret, "email verification code", `${email}\n${code}`);
 }
 
 /** How a reset code is stored and compared: the HMAC of the code alone (the drainer makes codes before it knows whose). */
-export function resetCodeHash(jwtSecret: Uint8Array, code: string): Promise<string> {
+export function resetCodeHash(
+  jwtSecret: Uint8Array,
+  code: string,
+): Promise<string> {
   return hexMac(jwtSecret, "password reset code", code);
 }

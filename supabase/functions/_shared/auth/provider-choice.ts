@@ -10,7 +10,11 @@
  * const returnTo = allowedReturnUrl(settings, query.redirect_to, "redirect_to");
  * ```
  */
-import { type IdentityProviderSettings, isAllowedRedirect, type ProviderSignInSettings } from "../config/mod.ts";
+import {
+  type IdentityProviderSettings,
+  isAllowedRedirect,
+  type ProviderSignInSettings,
+} from "../config/mod.ts";
 import { BadRequestError, TooManyRequestsError } from "../http/errors.ts";
 
 /** The provider named `name`, or a 400 on `field`. */
@@ -21,12 +25,18 @@ export function configuredProvider(
 ): IdentityProviderSettings {
   const provider = settings.providers.get(name);
   if (provider) return provider;
-  const message = `${field} must be a configured provider (${[...settings.providers.keys()].join(", ") || "none is"})`;
+  const message = `${field} must be a configured provider (${
+    [...settings.providers.keys()].join(", ") || "none is"
+  })`;
   throw new BadRequestError(message, [{ field, message }]);
 }
 
 /** `url` when the browser may be sent back to it (`OAUTH_REDIRECT_URLS`), else a 400 on `field`. */
-export function allowedReturnUrl(settings: ProviderSignInSettings, url: string, field: string): string {
+export function allowedReturnUrl(
+  settings: ProviderSignInSettings,
+  url: string,
+  field: string,
+): string {
   if (isAllowedRedirect(url, settings.redirectUrls)) return url;
   const message = `${field} must be an app URL listed in OAUTH_REDIRECT_URLS`;
   throw new BadRequestError(message, [{ field, message }]);
@@ -34,5 +44,8 @@ export function allowedReturnUrl(settings: ProviderSignInSettings, url: string, 
 
 /** The 429 of a sign-in or link started past the address's limit of sign-in attempts. */
 export function tooManyStarts(retryAfterSeconds: number): TooManyRequestsError {
-  return new TooManyRequestsError("Too many sign-in attempts; try again later", retryAfterSeconds);
+  return new TooManyRequestsError(
+    "Too many sign-in attempts; try again later",
+    retryAfterSeconds,
+  );
 }

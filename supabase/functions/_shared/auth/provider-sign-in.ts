@@ -15,7 +15,10 @@
  * ```
  */
 import * as oidc from "openid-client";
-import type { IdentityProviderSettings, ProviderSignInSettings } from "../config/mod.ts";
+import type {
+  IdentityProviderSettings,
+  ProviderSignInSettings,
+} from "../config/mod.ts";
 import { email } from "../contract/accounts.ts";
 import { limits } from "../contract/common.ts";
 import { ServiceUnavailableError } from "../http/errors.ts";
@@ -27,7 +30,9 @@ const providerTimeoutSeconds = 10;
 /** The discovered configuration of each provider, by name; a failed discovery is forgotten, so the next try redoes it. */
 const configurations = new Map<string, Promise<oidc.Configuration>>();
 
-function configurationOf(provider: IdentityProviderSettings): Promise<oidc.Configuration> {
+function configurationOf(
+  provider: IdentityProviderSettings,
+): Promise<oidc.Configuration> {
   let configuration = configurations.get(provider.name);
   if (!configuration) {
     configuration = oidc.discovery(
@@ -39,7 +44,9 @@ function configurationOf(provider: IdentityProviderSettings): Promise<oidc.Confi
         timeout: providerTimeoutSeconds,
         execute: [
           // Plain http only reaches here for a provider the settings allowed (OIDC_ALLOW_HTTP, a local one).
-          ...(provider.issuer.protocol === "http:" ? [oidc.allowInsecureRequests] : []),
+          ...(provider.issuer.protocol === "http:"
+            ? [oidc.allowInsecureRequests]
+            : []),
           // Without this, openid-client trusts the ID token of the TLS-protected token response unsigned-checked;
           // the issue asks for the signature against the provider's keys, whatever the channel.
           oidc.enableNonRepudiationChecks,
@@ -62,12 +69,18 @@ export interface ProviderFlow {
 }
 
 /** How a flow's `state` is stored and found: its HMAC under a key of the server's. */
-export function stateHashOf(jwtSecret: Uint8Array, state: string): Promise<string> {
+export function stateHashOf(
+  jwtSecret: Uint8Array,
+  state: string,
+): Promise<string> {
   return hexMac(jwtSecret, "provider sign-in state", state);
 }
 
 /** How a completed sign-in's one-time code is stored and found. */
-export function signInCodeHashOf(jwtSecret: Uint8Array, code: string): Promise<string> {
+export function signInCodeHashOf(
+  jwtSecret: Uint8Array,
+  code: string,
+): Promise<string> {
   return hexMac(jwtSecret, "provider sign-in code", code);
 }
 
@@ -83,12 +96,15 @@ export function newSignInCode(): string {
 
 /**
  * Starts a flow at `provider`: the URL to send the browser to, and what the callback will need. A provider whose
- * discovery document cannot be read is a 503, tried again at the next request.
+ * discovery document cannot be read is a 503, tried again at the next request. A flow for a proof
+ * (`reauthenticate`) asks the provider to sign the person in again whatever session it holds (`prompt=login`,
+ * `max_age=0`, OpenID Connect Core 3.1.2.1), so a stolen app session cannot ride on a provider session.
  */
 export async function beginProviderSignIn(
   provider: IdentityProviderSettings,
   settings: Pick<ProviderSignInSettings, "callbackUrl">,
   jwtSecret: Uint8Array,
+  options: { reauthenticate?: boolean } = {},
 ): Promise<ProviderFlow> {
   const configuration = await configurationOf(provider).catch((error) => {
     throw new ServiceUnavailableError({
@@ -106,8 +122,14 @@ export async function beginProviderSignIn(
     code_challenge_method: "S256",
     state,
     nonce,
+    ...(options.reauthenticate ? { prompt: "login", max_age: "0" } : {}),
   });
-  return { url, stateHash: await stateHashOf(jwtSecret, state), codeVerifier, nonce };
+  return {
+    url,
+    stateHash: await stateHashOf(jwtSecret, state),
+    codeVerifier,
+    nonce,
+  };
 }
 
 /**
@@ -124,7 +146,9 @@ export interface ProviderClaims {
 
 /** The name a new account of these claims takes, within the names accounts take. */
 function accountName(claim: unknown, email: string | undefined): string {
-  const given = typeof claim === "string" ? claim.trim().slice(0, limits.nameMaxChars) : "";
+  const given = typeof claim === "string"
+    ? claim.trim().slice(0, limits.nameMaxChars)
+    : "";
   return given || email?.split("@")[0].slice(0, limits.nameMaxChars) || "User";
 }
 
@@ -138,7 +162,12 @@ export async function finishProviderSignIn(
   provider: IdentityProviderSettings,
   settings: Pick<ProviderSignInSettings, "callbackUrl">,
   callbackQuery: URLSearchParams,
-  flow: { state: string; codeVerifier: string; nonce: string },
+  flow: {
+    state: string;
+    codeVerifier: string;
+    nonce: string;
+    reauthenticate?: boolean;
+  },
 ): Promise<ProviderClaims> {
   const configuration = await configurationOf(provider);
   const current = new URL(settings.callbackUrl!);
@@ -148,6 +177,8 @@ export async function finishProviderSignIn(
     expectedState: flow.state,
     expectedNonce: flow.nonce,
     idTokenExpected: true,
+    // A proof needs a sign-in made now: the ID token's auth_time within the clock tolerance (30 s) of the exchange.
+    ...(flow.reauthenticate ? { maxAge: 0 } : {}),
   });
   const claims = tokens.claims()!;
   const address = email.safeParse(claims.email);
@@ -157,7 +188,8 @@ export async function finishProviderSignIn(
     subject: claims.sub,
     email: usable,
     // Apple sends the string "true".
-    emailVerified: claims.email_verified === true || claims.email_verified === "true",
+    emailVerified: claims.email_verified === true ||
+      claims.email_verified === "true",
     name: accountName(claims.name, usable),
   };
 }

@@ -15,7 +15,11 @@
  */
 import { hexMac } from "./derived-keys.ts";
 
-export const recoveryCodePolicy = { count: 10, groups: 5, groupLength: 5 } as const;
+export const recoveryCodePolicy = {
+  count: 10,
+  groups: 5,
+  groupLength: 5,
+} as const;
 
 /** RFC 4648's base32 alphabet, lower-cased: no 0, 1 or 8 to mistake for o, l or b. */
 const alphabet = "abcdefghijklmnopqrstuvwxyz234567";
@@ -24,10 +28,14 @@ const alphabet = "abcdefghijklmnopqrstuvwxyz234567";
 function newRecoveryCode(): string {
   const { groups, groupLength } = recoveryCodePolicy;
   const bytes = crypto.getRandomValues(new Uint8Array(groups * groupLength));
-  const characters = Array.from(bytes, (byte) => alphabet[byte % alphabet.length]);
+  const characters = Array.from(
+    bytes,
+    (byte) => alphabet[byte % alphabet.length],
+  );
   return Array.from(
     { length: groups },
-    (_, group) => characters.slice(group * groupLength, (group + 1) * groupLength).join(""),
+    (_, group) =>
+      characters.slice(group * groupLength, (group + 1) * groupLength).join(""),
   ).join("-");
 }
 
@@ -41,6 +49,10 @@ function normalized(code: string): string {
 }
 
 /** How a recovery code of `userId` is stored and compared: hex HMAC-SHA256 of the account and the code. */
-export function recoveryCodeHash(jwtSecret: Uint8Array, userId: string, code: string): Promise<string> {
+export function recoveryCodeHash(
+  jwtSecret: Uint8Array,
+  userId: string,
+  code: string,
+): Promise<string> {
   return hexMac(jwtSecret, "recovery code", `${userId}\n${normalized(code)}`);
 }

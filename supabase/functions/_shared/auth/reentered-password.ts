@@ -16,7 +16,11 @@ import { tooManyAttempts } from "./login-refusals.ts";
 import type { Caller } from "./caller.ts";
 import { getConfig } from "../config/mod.ts";
 import { withFullCaller } from "../db/caller-transactions.ts";
-import { BadRequestError, TooManyRequestsError, UnauthorizedError } from "../http/errors.ts";
+import {
+  BadRequestError,
+  TooManyRequestsError,
+  UnauthorizedError,
+} from "../http/errors.ts";
 import { verifyPassword } from "./passwords.ts";
 import { passwordReentry, recordLoginFailure } from "../queries/accounts.ts";
 
@@ -32,19 +36,41 @@ export async function checkReenteredPassword(
   client: {
     address: string | undefined;
     userAgent: string | undefined;
-    via: "change_password" | "delete_account" | "second_factor_enroll" | "identity_link" | "reauthenticate";
+    via:
+      | "change_password"
+      | "delete_account"
+      | "second_factor_enroll"
+      | "identity_link"
+      | "reauthenticate";
   },
 ): Promise<string> {
   const { bcryptCost, limits } = getConfig();
   const { address, userAgent, via } = client;
   const attempt = await withFullCaller(
     caller,
-    passwordReentry({ email: caller.email, sessionId: caller.session_id, limits }),
+    passwordReentry({
+      email: caller.email,
+      sessionId: caller.session_id,
+      limits,
+    }),
   );
-  if (attempt.retryAfter > 0) throw new TooManyRequestsError(tooManyAttempts, attempt.retryAfter);
-  if (!attempt.passwordHash || !await verifyPassword(password, attempt.passwordHash, bcryptCost)) {
+  if (attempt.retryAfter > 0) {
+    throw new TooManyRequestsError(tooManyAttempts, attempt.retryAfter);
+  }
+  if (
+    !attempt.passwordHash ||
+    !await verifyPassword(password, attempt.passwordHash, bcryptCost)
+  ) {
     // On the account's security log as a failed login, made through this request.
-    await withFullCaller(caller, recordLoginFailure({ email: caller.email, address, userAgent, details: { via } }));
+    await withFullCaller(
+      caller,
+      recordLoginFailure({
+        email: caller.email,
+        address,
+        userAgent,
+        details: { via },
+      }),
+    );
     throw wrongPassword();
   }
   return attempt.passwordHash;
@@ -61,7 +87,8 @@ export function wrongPassword(): UnauthorizedError {
  */
 export function passwordRequired(
   field: string,
-  unless = "only a proof given with POST /auth/reauthenticate within the last 5 minutes stands in for it",
+  unless =
+    "only a proof given with POST /auth/reauthenticate within the last 5 minutes stands in for it",
 ): BadRequestError {
   const message = `${field} is required`;
   return new BadRequestError(`${message}: ${unless}`, [{ field, message }]);

@@ -34,8 +34,13 @@ const ivBytes = 12;
 /** The AES-GCM key of `keyId` under its server secret, derived once per isolate. */
 const keys = new WeakMap<Uint8Array, Map<string, Promise<CryptoKey>>>();
 
-function sealingKey(secrets: SealingSecrets, keyId: string): Promise<CryptoKey> {
-  const server = keyId === legacyKeyId ? secrets.jwtSecret : secrets.mfaSecretKey;
+function sealingKey(
+  secrets: SealingSecrets,
+  keyId: string,
+): Promise<CryptoKey> {
+  const server = keyId === legacyKeyId
+    ? secrets.jwtSecret
+    : secrets.mfaSecretKey;
   let derived = keys.get(server);
   if (!derived) keys.set(server, derived = new Map());
   let key = derived.get(keyId);
@@ -48,7 +53,13 @@ function sealingKey(secrets: SealingSecrets, keyId: string): Promise<CryptoKey> 
 
 async function derive(server: Uint8Array, keyId: string): Promise<CryptoKey> {
   // HKDF: a key of its own purpose and id, never usable as another's or as the JWT signing key.
-  const secret = await crypto.subtle.importKey("raw", new Uint8Array(server), "HKDF", false, ["deriveKey"]);
+  const secret = await crypto.subtle.importKey(
+    "raw",
+    new Uint8Array(server),
+    "HKDF",
+    false,
+    ["deriveKey"],
+  );
   return crypto.subtle.deriveKey(
     {
       name: "HKDF",
@@ -71,7 +82,13 @@ export async function sealSecret(
 ): Promise<SealedSecret> {
   const iv = crypto.getRandomValues(new Uint8Array(ivBytes));
   const key = await sealingKey(secrets, keyId);
-  const ciphertext = new Uint8Array(await crypto.subtle.encrypt({ name: "AES-GCM", iv }, key, encoder.encode(secret)));
+  const ciphertext = new Uint8Array(
+    await crypto.subtle.encrypt(
+      { name: "AES-GCM", iv },
+      key,
+      encoder.encode(secret),
+    ),
+  );
   const sealed = new Uint8Array(ivBytes + ciphertext.length);
   sealed.set(iv);
   sealed.set(ciphertext, ivBytes);
@@ -79,7 +96,10 @@ export async function sealSecret(
 }
 
 /** Opens a sealed secret; undefined when it was not sealed by this server (tampered with, or another key). */
-export async function unsealSecret(secrets: SealingSecrets, secret: SealedSecret): Promise<string | undefined> {
+export async function unsealSecret(
+  secrets: SealingSecrets,
+  secret: SealedSecret,
+): Promise<string | undefined> {
   try {
     // Copied: WebCrypto takes only buffers that cannot be shared.
     const bytes = new Uint8Array(base64url.decode(secret.sealed));

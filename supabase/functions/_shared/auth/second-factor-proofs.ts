@@ -21,7 +21,11 @@ import {
   TooManyRequestsError,
 } from "../http/errors.ts";
 import { withLiveCaller } from "../db/caller-transactions.ts";
-import { type FactorProof, type RefusedAttempt, sealedFactorSecret } from "../queries/second-factors.ts";
+import {
+  type FactorProof,
+  type RefusedAttempt,
+  sealedFactorSecret,
+} from "../queries/second-factors.ts";
 import type { SealedSecret } from "../queries/sessions.ts";
 import { recoveryCodeHash } from "./recovery-codes.ts";
 import { type SealingSecrets, unsealSecret } from "./sealed-secrets.ts";
@@ -41,7 +45,9 @@ export async function matchedStepOf(
 ): Promise<number | undefined> {
   const secret = await unsealSecret(secrets, sealed);
   if (secret === undefined) {
-    throw new Error(`a second-factor secret sealed under key ${sealed.keyId} does not open: was its key changed?`);
+    throw new Error(
+      `a second-factor secret sealed under key ${sealed.keyId} does not open: was its key changed?`,
+    );
   }
   return matchedStep(secret, code);
 }
@@ -61,7 +67,13 @@ export async function proofOf(
   if (body.recoveryCode !== undefined) {
     return {
       factorId: factor.id,
-      proof: { recoveryHash: await recoveryCodeHash(secrets.jwtSecret, caller.sub, body.recoveryCode) },
+      proof: {
+        recoveryHash: await recoveryCodeHash(
+          secrets.jwtSecret,
+          caller.sub,
+          body.recoveryCode,
+        ),
+      },
     };
   }
   // A factor sealed before MFA_SECRET_KEY is never in a token: its secret is read, one round trip more.
@@ -69,14 +81,22 @@ export async function proofOf(
     ? { sealed: factor.sealed, keyId: factor.key_id }
     : await withLiveCaller(caller, sealedFactorSecret(caller.sub, factor.id));
   if (!sealed) throw new NotFoundError("factor_not_found", noFactor);
-  return { factorId: factor.id, proof: { matchedStep: await matchedStepOf(sealed, body.code ?? "", secrets) } };
+  return {
+    factorId: factor.id,
+    proof: {
+      matchedStep: await matchedStepOf(sealed, body.code ?? "", secrets),
+    },
+  };
 }
 
 /**
  * The answer to an attempt the database refused: 400 `invalid_code`, 429 while the factor is locked, 403
  * `second_factor_locked` once it is locked until a password reset, 404.
  */
-export function refusedAttempt(attempt: RefusedAttempt, field: "code" | "recoveryCode" = "code"): HttpError {
+export function refusedAttempt(
+  attempt: RefusedAttempt,
+  field: "code" | "recoveryCode" = "code",
+): HttpError {
   switch (attempt.kind) {
     case "locked_out":
       return new ForbiddenError(
@@ -84,7 +104,10 @@ export function refusedAttempt(attempt: RefusedAttempt, field: "code" | "recover
         "Too many wrong codes in a row: the second factor is locked until the password is reset",
       );
     case "wrong":
-      return new BadRequestError(invalidFactorCode, [{ field, message: invalidFactorCode }], { code: "invalid_code" });
+      return new BadRequestError(invalidFactorCode, [{
+        field,
+        message: invalidFactorCode,
+      }], { code: "invalid_code" });
     case "locked":
       return new TooManyRequestsError(
         "Too many wrong codes: the second factor refuses every code for a while",

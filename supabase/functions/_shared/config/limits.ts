@@ -3,7 +3,10 @@
  * each setting means, and reading them all.
  */
 import { booleanSetting, type Env, headerNameSetting } from "./settings.ts";
-import { type IntegerSettingName, integerSettingOf } from "./integer-settings.ts";
+import {
+  type IntegerSettingName,
+  integerSettingOf,
+} from "./integer-settings.ts";
 
 /**
  * Limits against guessing and flooding, kept in Postgres (edge isolates share
@@ -104,13 +107,17 @@ export function limitsFrom(env: Env): SecurityLimits {
     hashQueueMax: setting("HASH_QUEUE_MAX"),
     signupMaxPerAddress: setting("SIGNUP_MAX_PER_ADDRESS"),
     signupAddressWindowSeconds: setting("SIGNUP_ADDRESS_WINDOW_SECONDS"),
-    resetCodeMaxAttemptsPerAddress: setting("RESET_CODE_MAX_ATTEMPTS_PER_ADDRESS"),
+    resetCodeMaxAttemptsPerAddress: setting(
+      "RESET_CODE_MAX_ATTEMPTS_PER_ADDRESS",
+    ),
     resetCodeAddressWindowSeconds: setting("RESET_CODE_ADDRESS_WINDOW_SECONDS"),
     resetCodeMaxWrongPerAccount: setting("RESET_CODE_MAX_WRONG_PER_ACCOUNT"),
     resetCodeAccountWindowSeconds: setting("RESET_CODE_ACCOUNT_WINDOW_SECONDS"),
     verifyMaxPerAddress: setting("VERIFY_MAX_PER_ADDRESS"),
     verifyAddressWindowSeconds: setting("VERIFY_ADDRESS_WINDOW_SECONDS"),
-    verificationMailMinIntervalSeconds: setting("VERIFICATION_MAIL_MIN_INTERVAL_SECONDS"),
+    verificationMailMinIntervalSeconds: setting(
+      "VERIFICATION_MAIL_MIN_INTERVAL_SECONDS",
+    ),
     verificationMailsPerDay: setting("VERIFICATION_MAILS_PER_DAY"),
     refreshMaxPerAddress: setting("REFRESH_MAX_PER_ADDRESS"),
     refreshAddressWindowSeconds: setting("REFRESH_ADDRESS_WINDOW_SECONDS"),
@@ -118,7 +125,9 @@ export function limitsFrom(env: Env): SecurityLimits {
     trustedProxyHops: setting("TRUSTED_PROXY_HOPS"),
     clientAddressHeader: headerNameSetting(env, "CLIENT_ADDRESS_HEADER"),
     resetRequestMaxPerAddress: setting("RESET_REQUEST_MAX_PER_ADDRESS"),
-    resetRequestAddressWindowSeconds: setting("RESET_REQUEST_ADDRESS_WINDOW_SECONDS"),
+    resetRequestAddressWindowSeconds: setting(
+      "RESET_REQUEST_ADDRESS_WINDOW_SECONDS",
+    ),
     resetMailMinIntervalSeconds: setting("RESET_MAIL_MIN_INTERVAL_SECONDS"),
     resetMailsPerHour: setting("RESET_MAILS_PER_HOUR"),
     bodyTimeoutMs: setting("BODY_TIMEOUT_MS"),

@@ -11,7 +11,10 @@
 import { ConfigError, type Env } from "./settings.ts";
 import { integerSettingOf } from "./integer-settings.ts";
 import { limitsFrom, type SecurityLimits } from "./limits.ts";
-import { providerSignInFrom, type ProviderSignInSettings } from "./provider-sign-in.ts";
+import {
+  providerSignInFrom,
+  type ProviderSignInSettings,
+} from "./provider-sign-in.ts";
 
 export {
   booleanSetting,
@@ -22,9 +25,17 @@ export {
   sqlIntegerMax,
   timerDelayMaxMs,
 } from "./settings.ts";
-export { defaultBodyTimeoutMs, type IntegerSettingName, integerSettings } from "./integer-settings.ts";
+export {
+  defaultBodyTimeoutMs,
+  type IntegerSettingName,
+  integerSettings,
+} from "./integer-settings.ts";
 export type { SecurityLimits } from "./limits.ts";
-export { type IdentityProviderSettings, isAllowedRedirect, type ProviderSignInSettings } from "./provider-sign-in.ts";
+export {
+  type IdentityProviderSettings,
+  isAllowedRedirect,
+  type ProviderSignInSettings,
+} from "./provider-sign-in.ts";
 
 export interface Config {
   /** HS256 key for access tokens. */
@@ -94,10 +105,16 @@ function mailProviderFrom(env: Env): MailProvider | undefined {
   const apiKey = env.get("RESEND_API_KEY");
   if (!apiKey) return undefined;
   const from = env.get("MAIL_FROM");
-  if (!from) throw new ConfigError("RESEND_API_KEY is set but MAIL_FROM is not: mails need a sender address");
+  if (!from) {
+    throw new ConfigError(
+      "RESEND_API_KEY is set but MAIL_FROM is not: mails need a sender address",
+    );
+  }
   const apiUrl = env.get("RESEND_API_URL") || defaultResendApiUrl;
   if (!URL.canParse(apiUrl) || !/^https?:$/.test(new URL(apiUrl).protocol)) {
-    throw new ConfigError(`RESEND_API_URL must be an http(s) URL, got "${apiUrl}"`);
+    throw new ConfigError(
+      `RESEND_API_URL must be an http(s) URL, got "${apiUrl}"`,
+    );
   }
   return { apiKey, from, apiUrl: apiUrl.replace(/\/+$/, "") };
 }
@@ -131,28 +148,52 @@ export interface StreamSettings {
 export const minJwtSecretBytes = 32;
 
 /** A secret setting of at least `minJwtSecretBytes` bytes, with no surrounding whitespace. */
-function secretFrom(env: Env, name: string, unset: string, usedFor: string): Uint8Array {
+function secretFrom(
+  env: Env,
+  name: string,
+  unset: string,
+  usedFor: string,
+): Uint8Array {
   const secret = env.get(name);
   if (!secret) throw new ConfigError(`${name} is not set: ${unset}`);
   if (secret !== secret.trim()) {
-    throw new ConfigError(`${name} has leading or trailing whitespace; set it without`);
+    throw new ConfigError(
+      `${name} has leading or trailing whitespace; set it without`,
+    );
   }
   const bytes = new TextEncoder().encode(secret);
   if (bytes.length < minJwtSecretBytes) {
-    throw new ConfigError(`${name} is ${bytes.length} bytes; ${usedFor} needs at least ${minJwtSecretBytes}`);
+    throw new ConfigError(
+      `${name} is ${bytes.length} bytes; ${usedFor} needs at least ${minJwtSecretBytes}`,
+    );
   }
   return bytes;
 }
 
 function jwtSecretFrom(env: Env): Uint8Array {
-  return secretFrom(env, "JWT_SECRET", "access tokens cannot be signed", "HS256");
+  return secretFrom(
+    env,
+    "JWT_SECRET",
+    "access tokens cannot be signed",
+    "HS256",
+  );
 }
 
 function mfaSecretKeyFrom(env: Env, jwtSecret: Uint8Array): Uint8Array {
-  const key = secretFrom(env, "MFA_SECRET_KEY", "second-factor secrets cannot be sealed", "sealing them");
+  const key = secretFrom(
+    env,
+    "MFA_SECRET_KEY",
+    "second-factor secrets cannot be sealed",
+    "sealing them",
+  );
   // The point of a key of its own: whoever holds JWT_SECRET must not hold this one too.
-  if (key.length === jwtSecret.length && key.every((byte, i) => byte === jwtSecret[i])) {
-    throw new ConfigError("MFA_SECRET_KEY must not be JWT_SECRET: set a key of its own");
+  if (
+    key.length === jwtSecret.length &&
+    key.every((byte, i) => byte === jwtSecret[i])
+  ) {
+    throw new ConfigError(
+      "MFA_SECRET_KEY must not be JWT_SECRET: set a key of its own",
+    );
   }
   return key;
 }
@@ -167,17 +208,23 @@ function apiKeysFrom(env: Env): Set<string> {
     try {
       parsed = JSON.parse(publishable);
     } catch {
-      throw new ConfigError("SUPABASE_PUBLISHABLE_KEYS must be a JSON object of keys");
+      throw new ConfigError(
+        "SUPABASE_PUBLISHABLE_KEYS must be a JSON object of keys",
+      );
     }
     if (typeof parsed !== "object" || parsed === null) {
-      throw new ConfigError("SUPABASE_PUBLISHABLE_KEYS must be a JSON object of keys");
+      throw new ConfigError(
+        "SUPABASE_PUBLISHABLE_KEYS must be a JSON object of keys",
+      );
     }
     for (const value of Object.values(parsed)) {
       if (typeof value === "string" && value) keys.add(value);
     }
   }
   if (keys.size === 0) {
-    throw new ConfigError("Neither SUPABASE_ANON_KEY nor SUPABASE_PUBLISHABLE_KEYS is set");
+    throw new ConfigError(
+      "Neither SUPABASE_ANON_KEY nor SUPABASE_PUBLISHABLE_KEYS is set",
+    );
   }
   return keys;
 }
@@ -190,12 +237,17 @@ function sessionSettingsFrom(env: Env): SessionSettings {
   };
 }
 
-function mailDispatchSecretsFrom(env: Env, apiKeys: ReadonlySet<string>): Set<string> {
+function mailDispatchSecretsFrom(
+  env: Env,
+  apiKeys: ReadonlySet<string>,
+): Set<string> {
   const secrets = new Set<string>();
   const own = env.get("MAIL_DISPATCH_SECRET");
   if (own) {
     if (new TextEncoder().encode(own).length < minJwtSecretBytes) {
-      throw new ConfigError(`MAIL_DISPATCH_SECRET must be at least ${minJwtSecretBytes} bytes`);
+      throw new ConfigError(
+        `MAIL_DISPATCH_SECRET must be at least ${minJwtSecretBytes} bytes`,
+      );
     }
     secrets.add(own);
   }
@@ -203,7 +255,11 @@ function mailDispatchSecretsFrom(env: Env, apiKeys: ReadonlySet<string>): Set<st
   if (serviceRoleKey) secrets.add(serviceRoleKey);
   // A public key would let anyone drain the outbox and call the mail provider at will.
   for (const key of apiKeys) {
-    if (secrets.has(key)) throw new ConfigError("MAIL_DISPATCH_SECRET must not be a public (anon or publishable) key");
+    if (secrets.has(key)) {
+      throw new ConfigError(
+        "MAIL_DISPATCH_SECRET must not be a public (anon or publishable) key",
+      );
+    }
   }
   return secrets;
 }
@@ -211,7 +267,9 @@ function mailDispatchSecretsFrom(env: Env, apiKeys: ReadonlySet<string>): Set<st
 /** Reads and validates every setting; throws `ConfigError` on the first bad one. */
 export function loadConfig(env: Env): Config {
   const databaseUrl = env.get("DATABASE_URL") || env.get("SUPABASE_DB_URL");
-  if (!databaseUrl) throw new ConfigError("Neither DATABASE_URL nor SUPABASE_DB_URL is set");
+  if (!databaseUrl) {
+    throw new ConfigError("Neither DATABASE_URL nor SUPABASE_DB_URL is set");
+  }
   const apiKeys = apiKeysFrom(env);
   const jwtSecret = jwtSecretFrom(env);
   return {

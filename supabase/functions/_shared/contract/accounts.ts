@@ -4,7 +4,15 @@
  * account, and the security log.
  */
 import { z } from "zod";
-import { integerParameter, isoTimestamp, limits, pageLimit, text, userRoles, userStatuses } from "./common.ts";
+import {
+  integerParameter,
+  isoTimestamp,
+  limits,
+  pageLimit,
+  text,
+  userRoles,
+  userStatuses,
+} from "./common.ts";
 
 const utf8 = new TextEncoder();
 
@@ -13,10 +21,17 @@ export const email = text("email")
   .transform((value) => value.trim().toLowerCase())
   .pipe(
     z.email({ error: "email must be a valid email address" })
-      .max(limits.emailMaxChars, `email must be at most ${limits.emailMaxChars} characters`),
+      .max(
+        limits.emailMaxChars,
+        `email must be at most ${limits.emailMaxChars} characters`,
+      ),
   )
   // JSON Schema shows a pipe's input (any string); these say what the pipe accepts.
-  .meta({ format: "email", maxLength: limits.emailMaxChars, description: "trimmed and lower-cased before use" });
+  .meta({
+    format: "email",
+    maxLength: limits.emailMaxChars,
+    description: "trimmed and lower-cased before use",
+  });
 
 /** A password to set, sent as `field`: 8 characters to 72 bytes (bcrypt's limit; never truncated silently). */
 function newPasswordField(field: string) {
@@ -33,31 +48,46 @@ function newPasswordField(field: string) {
     // Refinements do not reach JSON Schema, so the documented bounds are stated here beside them.
     .meta({
       minLength: limits.passwordMinChars,
-      description: `${limits.passwordMinChars} to ${limits.passwordMaxBytes} bytes in UTF-8`,
+      description:
+        `${limits.passwordMinChars} to ${limits.passwordMaxBytes} bytes in UTF-8`,
     });
 }
 
 const password = newPasswordField("password");
 
 /** A 6-digit code mailed to the user. */
-const code = text("code").regex(/^\d{6}$/, `code must be ${limits.resetCodeDigits} digits`);
+const code = text("code").regex(
+  /^\d{6}$/,
+  `code must be ${limits.resetCodeDigits} digits`,
+);
 
 const name = text("name")
   .transform((value) => value.trim())
   .pipe(
     z.string()
       .min(1, "name must not be empty")
-      .max(limits.nameMaxChars, `name must be at most ${limits.nameMaxChars} characters`),
+      .max(
+        limits.nameMaxChars,
+        `name must be at most ${limits.nameMaxChars} characters`,
+      ),
   )
-  .meta({ minLength: 1, maxLength: limits.nameMaxChars, description: "trimmed before use" });
+  .meta({
+    minLength: 1,
+    maxLength: limits.nameMaxChars,
+    description: "trimmed before use",
+  });
 
 /** Body of `POST /auth/login`. */
 export const loginBody = z.object({
   email,
   password: text("password"),
   /** The `deviceToken` an earlier login on this device answered: it lets the login through the account's cap. */
-  deviceToken: text("deviceToken").max(200, "deviceToken must be at most 200 characters").optional().meta({
-    description: "the deviceToken an earlier login answered on this device; optional",
+  deviceToken: text("deviceToken").max(
+    200,
+    "deviceToken must be at most 200 characters",
+  ).optional().meta({
+    description:
+      "the deviceToken an earlier login answered on this device; optional",
   }),
 });
 export type LoginBody = z.infer<typeof loginBody>;
@@ -100,12 +130,17 @@ export type User = z.infer<typeof user>;
 export const session = z.object({
   payload: user,
   /** `"Bearer <jwt>"`, as interface.md shows it. */
-  accessToken: z.string().regex(/^Bearer \S+$/).meta({ description: '"Bearer " and the JWT' }),
+  accessToken: z.string().regex(/^Bearer \S+$/).meta({
+    description: '"Bearer " and the JWT',
+  }),
   /** When the access token stops being accepted: 2 hours after issue. */
-  expiresAt: isoTimestamp.meta({ description: "when the access token expires (2 hours after issue)" }),
+  expiresAt: isoTimestamp.meta({
+    description: "when the access token expires (2 hours after issue)",
+  }),
   /** Opaque; trades for a new access token and a new refresh token at `POST /auth/refresh`. */
   refreshToken: z.string().min(1).meta({
-    description: "opaque; send it to POST /auth/refresh for a new accessToken before or after expiresAt. " +
+    description:
+      "opaque; send it to POST /auth/refresh for a new accessToken before or after expiresAt. " +
       "Each refresh answers a new one and retires this one.",
   }),
   /**
@@ -113,13 +148,15 @@ export const session = z.object({
    * (`POST /auth/mfa/verify`): until then it reaches no note and no account call.
    */
   mfaRequired: z.boolean().meta({
-    description: "true while the account has a second factor and this session has not made the second step " +
+    description:
+      "true while the account has a second factor and this session has not made the second step " +
       "(POST /auth/mfa/verify or /auth/mfa/recover): until then only those, GET /auth/user and a local sign-out " +
       "answer it, every other call 403 mfa_required",
   }),
   /** On every sign-in (not on refresh): this device's token, for the client to keep and send with its next logins. */
   deviceToken: z.string().optional().meta({
-    description: "every sign-in answers one (a refresh does not): keep the newest on this device and send it as " +
+    description:
+      "every sign-in answers one (a refresh does not): keep the newest on this device and send it as " +
       "deviceToken with later logins; it lets them through when the account is refusing logins after many " +
       "failures, up to its own cap, for 90 days, until the password changes or is reset, the account is " +
       "suspended or signed out everywhere",
@@ -136,7 +173,8 @@ export const verifyEmailBody = z.object({
   email,
   code,
   password: text("password").optional().meta({
-    description: "the account's password; needed unless the request carries the account's access token",
+    description:
+      "the account's password; needed unless the request carries the account's access token",
   }),
 });
 export type VerifyEmailBody = z.infer<typeof verifyEmailBody>;
@@ -170,10 +208,11 @@ export type DeletedAccount = z.infer<typeof deletedAccount>;
 
 /** Body of `POST /auth/refresh`. */
 export const refreshBody = z.object({
-  refreshToken: text("refreshToken").min(1, "refreshToken must not be empty").max(
-    1_024,
-    "refreshToken must be at most 1024 characters",
-  ),
+  refreshToken: text("refreshToken").min(1, "refreshToken must not be empty")
+    .max(
+      1_024,
+      "refreshToken must be at most 1024 characters",
+    ),
 });
 export type RefreshBody = z.infer<typeof refreshBody>;
 
@@ -183,14 +222,19 @@ export type LogoutScope = (typeof logoutScopes)[number];
 
 /** Body of `POST /auth/logout`; an empty object (or no body) ends the caller's own session. */
 export const logoutBody = z.object({
-  scope: z.enum(logoutScopes, { error: `scope must be one of ${logoutScopes.join(", ")}` }).optional()
+  scope: z.enum(logoutScopes, {
+    error: `scope must be one of ${logoutScopes.join(", ")}`,
+  }).optional()
     .transform((scope) => scope ?? "local")
     .meta({ description: "local when omitted" }),
 });
 export type LogoutBody = z.infer<typeof logoutBody>;
 
 /** `data` of `POST /auth/logout`: how many sessions it ended. */
-export const loggedOut = z.object({ scope: z.enum(logoutScopes), sessionsEnded: z.number().int() });
+export const loggedOut = z.object({
+  scope: z.enum(logoutScopes),
+  sessionsEnded: z.number().int(),
+});
 export type LoggedOut = z.infer<typeof loggedOut>;
 
 /** One live session of the caller's account, as `GET /auth/sessions` lists it. */
@@ -198,9 +242,14 @@ export const sessionInfo = z.object({
   id: z.string(),
   createdAt: isoTimestamp,
   /** When the session last refreshed (or started): using an access token does not move it. */
-  lastActiveAt: isoTimestamp.meta({ description: "when the session was started or last refreshed" }),
+  lastActiveAt: isoTimestamp.meta({
+    description: "when the session was started or last refreshed",
+  }),
   /** When it ends unless refreshed before: the earlier of the idle and the absolute timeout. */
-  expiresAt: isoTimestamp.meta({ description: "when the session ends unless refreshed (idle or absolute timeout)" }),
+  expiresAt: isoTimestamp.meta({
+    description:
+      "when the session ends unless refreshed (idle or absolute timeout)",
+  }),
   userAgent: z.string().nullable(),
   /** True for the session of the token that asked. */
   current: z.boolean(),
@@ -228,7 +277,9 @@ export type CurrentUser = z.infer<typeof currentUser>;
  * `Bearer ` prefix (the API issues it with the prefix, as interface.md shows).
  */
 export function bearer(accessToken: string): string {
-  return accessToken.startsWith("Bearer ") ? accessToken : `Bearer ${accessToken}`;
+  return accessToken.startsWith("Bearer ")
+    ? accessToken
+    : `Bearer ${accessToken}`;
 }
 
 /** What a security event records, as `GET /auth/events` and `GET /admin-users/events` list it. */
@@ -261,20 +312,27 @@ export type SecurityEventType = (typeof securityEventTypes)[number];
 /** One entry of an account's security log: never a password, code, token or hash. */
 export const securityEvent = z.object({
   /** Increases with every event; pass the last one seen as `before` for the next page. */
-  id: z.string().meta({ description: "increasing; the next page is before=<the last id seen>" }),
+  id: z.string().meta({
+    description: "increasing; the next page is before=<the last id seen>",
+  }),
   at: isoTimestamp,
   type: z.enum(securityEventTypes),
   userId: z.string(),
   actorId: z.string().nullable().meta({
-    description: "who caused it: the account itself, an admin, or null for an operator working in SQL",
+    description:
+      "who caused it: the account itself, an admin, or null for an operator working in SQL",
   }),
   address: z.string().nullable().meta({
-    description: "the client address, where one is known; in the account's own list, null for an event another " +
+    description:
+      "the client address, where one is known; in the account's own list, null for an event another " +
       "account (an admin) caused",
   }),
-  userAgent: z.string().nullable().meta({ description: "as address: the client's, where one is known" }),
+  userAgent: z.string().nullable().meta({
+    description: "as address: the client's, where one is known",
+  }),
   details: z.record(z.string(), z.unknown()).meta({
-    description: "a small object, by type: session events name sessionId (and an ended one its reason), " +
+    description:
+      "a small object, by type: session events name sessionId (and an ended one its reason), " +
       "role events the new role",
   }),
 });
@@ -287,8 +345,9 @@ export type SecurityEventList = z.infer<typeof securityEventList>;
 /** Query of `GET /auth/events`: a page of the caller's own events, newest first. */
 export const securityEventsQuery = z.object({
   limit: pageLimit(limits.eventsLimitMax, limits.eventsLimitDefault),
-  before: integerParameter("before", 1, Number.MAX_SAFE_INTEGER, undefined).meta({
-    description: "only events whose id is below this one (the next page)",
-  }),
+  before: integerParameter("before", 1, Number.MAX_SAFE_INTEGER, undefined)
+    .meta({
+      description: "only events whose id is below this one (the next page)",
+    }),
 });
 export type SecurityEventsQuery = z.infer<typeof securityEventsQuery>;

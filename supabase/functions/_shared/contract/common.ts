@@ -43,10 +43,19 @@ const loneSurrogate = /\p{Surrogate}/u;
 export function text(field: string) {
   return z
     .string({
-      error: (issue) => issue.input === undefined ? `${field} is required` : `${field} must be a string`,
+      error: (issue) =>
+        issue.input === undefined
+          ? `${field} is required`
+          : `${field} must be a string`,
     })
-    .refine((value) => !value.includes("\u0000"), `${field} must not contain NUL characters`)
-    .refine((value) => !loneSurrogate.test(value), `${field} must be valid Unicode`);
+    .refine(
+      (value) => !value.includes("\u0000"),
+      `${field} must not contain NUL characters`,
+    )
+    .refine(
+      (value) => !loneSurrogate.test(value),
+      `${field} must be valid Unicode`,
+    );
 }
 
 /** A query parameter that must be a whole number in a range, named in the message; `fallback` when omitted. */
@@ -63,13 +72,19 @@ export function integerParameter<Fallback extends number | undefined>(
     .string()
     .regex(/^\d+$/, rangeMessage)
     .transform(Number)
-    .pipe(z.number().int(rangeMessage).min(min, rangeMessage).max(max, rangeMessage))
+    .pipe(
+      z.number().int(rangeMessage).min(min, rangeMessage).max(
+        max,
+        rangeMessage,
+      ),
+    )
     .optional()
     .transform((value) => value ?? fallback);
 }
 
 /** `limit` of a listing: 1 to `max`, `fallback` when omitted. */
-export const pageLimit = (max: number, fallback: number) => integerParameter("limit", 1, max, fallback);
+export const pageLimit = (max: number, fallback: number) =>
+  integerParameter("limit", 1, max, fallback);
 
 /** A timestamp as the API writes it: ISO 8601 UTC with milliseconds. */
 export const isoTimestamp = z.iso.datetime({ precision: 3 });

@@ -14,8 +14,14 @@ const totpCode = text("code").regex(/^\d{6}$/, "code must be 6 digits");
 /** A recovery code as shown at activation: 25 letters and digits in groups of five; case and dashes do not matter. */
 const recoveryCode = text("recoveryCode")
   // Five groups since codes grew to 125 bits; codes of four (100 bits) made before still work.
-  .regex(/^[a-z2-7]{5}(-?[a-z2-7]{5}){3,4}$/i, "recoveryCode must be a recovery code (groups of five)")
-  .meta({ description: "one of the recovery codes shown at activation; case and dashes do not matter" });
+  .regex(
+    /^[a-z2-7]{5}(-?[a-z2-7]{5}){3,4}$/i,
+    "recoveryCode must be a recovery code (groups of five)",
+  )
+  .meta({
+    description:
+      "one of the recovery codes shown at activation; case and dashes do not matter",
+  });
 
 const factorId = text("factorId").regex(
   /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i,
@@ -30,9 +36,12 @@ export type EnrollBody = z.infer<typeof enrollBody>;
 export const enrollment = z.object({
   factorId: z.string(),
   otpauthUrl: z.string().meta({
-    description: "otpauth://totp/Notes:<email>?secret=…&issuer=Notes&algorithm=SHA1&digits=6&period=30, for a QR code",
+    description:
+      "otpauth://totp/Notes:<email>?secret=…&issuer=Notes&algorithm=SHA1&digits=6&period=30, for a QR code",
   }),
-  secret: z.string().meta({ description: "the same secret in base32, for typing into the app by hand" }),
+  secret: z.string().meta({
+    description: "the same secret in base32, for typing into the app by hand",
+  }),
 });
 export type Enrollment = z.infer<typeof enrollment>;
 
@@ -43,7 +52,8 @@ export type ActivateBody = z.infer<typeof activateBody>;
 /** `data` of `POST /auth/mfa/activate`: a new session at aal2, and the recovery codes, shown this once. */
 export const activation = session.extend({
   recoveryCodes: z.array(z.string()).meta({
-    description: "10 single-use recovery codes, shown this once and never again: the user keeps them",
+    description:
+      "10 single-use recovery codes, shown this once and never again: the user keeps them",
   }),
 });
 export type Activation = z.infer<typeof activation>;
@@ -67,10 +77,16 @@ const proofOfFactor = {
 };
 const oneProof = (body: { code?: string; recoveryCode?: string }) =>
   (body.code === undefined) !== (body.recoveryCode === undefined);
-const oneProofMessage = { error: "send either code or recoveryCode", path: ["code"] };
+const oneProofMessage = {
+  error: "send either code or recoveryCode",
+  path: ["code"],
+};
 
 /** Body of `POST /auth/mfa/unenroll`. */
-export const unenrollBody = z.object({ factorId, ...proofOfFactor }).refine(oneProof, oneProofMessage);
+export const unenrollBody = z.object({ factorId, ...proofOfFactor }).refine(
+  oneProof,
+  oneProofMessage,
+);
 export type UnenrollBody = z.infer<typeof unenrollBody>;
 
 /** `data` of `POST /auth/mfa/unenroll`: the removed factor's id. */
@@ -78,7 +94,10 @@ export const unenrolled = z.object({ factorId: z.string() });
 export type Unenrolled = z.infer<typeof unenrolled>;
 
 /** Body of `POST /auth/mfa/recovery-codes`. */
-export const recoveryCodesBody = z.object(proofOfFactor).refine(oneProof, oneProofMessage);
+export const recoveryCodesBody = z.object(proofOfFactor).refine(
+  oneProof,
+  oneProofMessage,
+);
 export type RecoveryCodesBody = z.infer<typeof recoveryCodesBody>;
 
 /** `data` of `POST /auth/mfa/recovery-codes`: the new codes, shown this once; the old ones no longer work. */
@@ -93,13 +112,18 @@ export const reauthenticateBody = z.object({
   password: text("password").optional(),
   ...proofOfFactor,
 }).refine(
-  (body) => [body.password, body.code, body.recoveryCode].filter((proof) => proof !== undefined).length === 1,
+  (body) =>
+    [body.password, body.code, body.recoveryCode].filter((proof) =>
+      proof !== undefined
+    ).length === 1,
   { error: "send one of password, code or recoveryCode", path: ["password"] },
 );
 export type ReauthenticateBody = z.infer<typeof reauthenticateBody>;
 
 /** `data` of `POST /auth/reauthenticate`: until when the session may change how the account signs in. */
-export const reauthentication = z.object({ reauthenticatedUntil: isoTimestamp });
+export const reauthentication = z.object({
+  reauthenticatedUntil: isoTimestamp,
+});
 export type Reauthentication = z.infer<typeof reauthentication>;
 
 /** One factor of the account, as `GET /auth/mfa` lists it. */
@@ -114,5 +138,8 @@ export const factorInfo = z.object({
 export type FactorInfo = z.infer<typeof factorInfo>;
 
 /** `data` of `GET /auth/mfa`. */
-export const factorList = z.object({ factors: z.array(factorInfo), recoveryCodesLeft: z.number().int() });
+export const factorList = z.object({
+  factors: z.array(factorInfo),
+  recoveryCodesLeft: z.number().int(),
+});
 export type FactorList = z.infer<typeof factorList>;

@@ -12,7 +12,11 @@
  */
 import { ForbiddenError, InvalidTokenError } from "../http/errors.ts";
 import { pgErrorCode } from "./errors.ts";
-import { type Query, type Statement, withServiceTransaction } from "./transactions.ts";
+import {
+  type Query,
+  type Statement,
+  withServiceTransaction,
+} from "./transactions.ts";
 
 /** Claims as PostgREST hands them to Postgres in `request.jwt.claims`. */
 export interface CallerClaims {
@@ -66,12 +70,16 @@ export function withCallerTransaction<Row, Result>(
              select set_config('role', 'authenticated', true),
                     set_config('request.jwt.claims', $1, true)
            )
-           select app.${query.writesNotes ? "require_notes_writer" : "require_notes_caller"}() from session`,
+           select app.${
+      query.writesNotes ? "require_notes_writer" : "require_notes_caller"
+    }() from session`,
     values: [JSON.stringify(claims)],
   }).catch((error) => {
     // The account was deleted after the check passed, before a write that refers to it (its note count, a create
     // key): as for a token of an account that is gone.
-    if (pgErrorCode(error) === foreignKeyViolation) throw new InvalidTokenError("token_revoked");
+    if (pgErrorCode(error) === foreignKeyViolation) {
+      throw new InvalidTokenError("token_revoked");
+    }
     throw error;
   });
 }
@@ -87,7 +95,11 @@ export function withLiveCaller<Row, Result>(
   query: Query<Row, Result>,
   ...guards: Statement[]
 ): Promise<Result> {
-  return guardedByCaller(query, callerCheck("app.require_active_caller", claims), ...guards);
+  return guardedByCaller(
+    query,
+    callerCheck("app.require_active_caller", claims),
+    ...guards,
+  );
 }
 
 /**
@@ -101,7 +113,11 @@ export function withFullCaller<Row, Result>(
   query: Query<Row, Result>,
   ...guards: Statement[]
 ): Promise<Result> {
-  return guardedByCaller(query, callerCheck("app.require_full_caller", claims), ...guards);
+  return guardedByCaller(
+    query,
+    callerCheck("app.require_full_caller", claims),
+    ...guards,
+  );
 }
 
 /**
@@ -114,15 +130,22 @@ export function withReauthenticatedCaller<Row, Result>(
   claims: CallerClaims,
   query: Query<Row, Result>,
 ): Promise<Result> {
-  return guardedByCaller(query, callerCheck("app.require_reauthenticated_caller", claims));
+  return guardedByCaller(
+    query,
+    callerCheck("app.require_reauthenticated_caller", claims),
+  );
 }
 
 function callerCheck(
-  check: "app.require_active_caller" | "app.require_full_caller" | "app.require_reauthenticated_caller",
+  check:
+    | "app.require_active_caller"
+    | "app.require_full_caller"
+    | "app.require_reauthenticated_caller",
   claims: CallerClaims,
 ): Statement {
   return {
-    text: `with session as (select set_config('request.jwt.claims', $1, true)) select ${check}() from session`,
+    text:
+      `with session as (select set_config('request.jwt.claims', $1, true)) select ${check}() from session`,
     values: [JSON.stringify(claims)],
   };
 }
@@ -153,7 +176,12 @@ export function withAdminCaller<Row, Result>(
                     set_config('app.audit_user_agent', $4, true)
            )
            select app.require_admin() from acting`,
-    values: [JSON.stringify(claims), claims.sub, context.address ?? "", context.userAgent ?? ""],
+    values: [
+      JSON.stringify(claims),
+      claims.sub,
+      context.address ?? "",
+      context.userAgent ?? "",
+    ],
   });
 }
 
@@ -165,14 +193,26 @@ async function guardedByCaller<Row, Result>(
   try {
     return await withServiceTransaction(query, callerCheck, ...guards);
   } catch (error) {
-    if (pgErrorCode(error) === revokedCaller) throw new InvalidTokenError("token_revoked");
-    if (pgErrorCode(error) === unverifiedCaller) {
-      throw new ForbiddenError("email_not_verified", "Email address not verified");
+    if (pgErrorCode(error) === revokedCaller) {
+      throw new InvalidTokenError("token_revoked");
     }
-    if (pgErrorCode(error) === notAdmin) throw new ForbiddenError("admin_required", "Admin role required");
-    if (pgErrorCode(error) === secondFactorRequired) throw new ForbiddenError("mfa_required", mfaRequiredMessage);
+    if (pgErrorCode(error) === unverifiedCaller) {
+      throw new ForbiddenError(
+        "email_not_verified",
+        "Email address not verified",
+      );
+    }
+    if (pgErrorCode(error) === notAdmin) {
+      throw new ForbiddenError("admin_required", "Admin role required");
+    }
+    if (pgErrorCode(error) === secondFactorRequired) {
+      throw new ForbiddenError("mfa_required", mfaRequiredMessage);
+    }
     if (pgErrorCode(error) === reauthenticationRequired) {
-      throw new ForbiddenError("reauthentication_required", reauthenticationRequiredMessage);
+      throw new ForbiddenError(
+        "reauthentication_required",
+        reauthenticationRequiredMessage,
+      );
     }
     throw error;
   }

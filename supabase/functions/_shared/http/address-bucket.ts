@@ -12,7 +12,8 @@
  * ```
  */
 
-const ipv4Pattern = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
+const ipv4Pattern =
+  /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
 const hexGroupPattern = /^[0-9a-f]{1,4}$/;
 
 /** The eight 16-bit groups of an IPv6 address (an IPv4 tail counts as two), or undefined if it is not one. */
@@ -40,7 +41,9 @@ function ipv6Groups(address: string): number[] | undefined {
   if (!head || !tail) return undefined;
   if (halves.length === 1) return head.length === 8 ? head : undefined;
   const missing = 8 - head.length - tail.length;
-  return missing >= 1 ? [...head, ...new Array<number>(missing).fill(0), ...tail] : undefined;
+  return missing >= 1
+    ? [...head, ...new Array<number>(missing).fill(0), ...tail]
+    : undefined;
 }
 
 /**
@@ -55,8 +58,13 @@ export function addressBucket(address: string): string | undefined {
   const groups = ipv6Groups(text.replace(/%.*$/, ""));
   if (!groups || groups.every((group) => group === 0)) return undefined;
   // IPv4-mapped (::ffff:a.b.c.d): the IPv4 client it stands for.
-  if (groups.slice(0, 5).every((group) => group === 0) && groups[5] === 0xffff) {
-    return [groups[6] >> 8, groups[6] & 0xff, groups[7] >> 8, groups[7] & 0xff].join(".");
+  if (
+    groups.slice(0, 5).every((group) => group === 0) && groups[5] === 0xffff
+  ) {
+    return [groups[6] >> 8, groups[6] & 0xff, groups[7] >> 8, groups[7] & 0xff]
+      .join(".");
   }
-  return `${groups.slice(0, 4).map((group) => group.toString(16)).join(":")}::/64`;
+  return `${
+    groups.slice(0, 4).map((group) => group.toString(16)).join(":")
+  }::/64`;
 }

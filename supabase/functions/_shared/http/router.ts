@@ -8,10 +8,15 @@ import { defineEndpoint, type Handler } from "./endpoint.ts";
 import { NotFoundError } from "./errors.ts";
 
 /** The path below `/<functionName>`, or undefined when the URL is not under it. */
-export function subpathOf(url: string, functionName: string): string | undefined {
+export function subpathOf(
+  url: string,
+  functionName: string,
+): string | undefined {
   const pathname = new URL(url).pathname.replace(/^\/functions\/v1(?=\/)/, "");
   const prefix = `/${functionName}`;
-  if (pathname !== prefix && !pathname.startsWith(`${prefix}/`)) return undefined;
+  if (pathname !== prefix && !pathname.startsWith(`${prefix}/`)) {
+    return undefined;
+  }
   return pathname.slice(prefix.length).replace(/\/+$/, "") || "/";
 }
 
@@ -20,24 +25,33 @@ export function subpathOf(url: string, functionName: string): string | undefined
  * in the auth envelope through `defineEndpoint`, with the same headers, apikey
  * check and log line as every other answer.
  */
-export function routeBySubpath(functionName: string, routes: Record<string, Handler>): Handler {
+export function routeBySubpath(
+  functionName: string,
+  routes: Record<string, Handler>,
+): Handler {
   const methods = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"];
   const notFound = defineEndpoint({
     name: functionName,
     envelope: "auth",
     methods,
     // Whatever its query, a path of no endpoint is a 404.
-    queries: Object.fromEntries(methods.map((method) => [method, z.looseObject({})])),
+    queries: Object.fromEntries(
+      methods.map((method) => [method, z.looseObject({})]),
+    ),
     handle: (req) => {
       throw new NotFoundError(
         "endpoint_not_found",
-        `No such endpoint: /${functionName}${subpathOf(req.url, functionName) ?? ""}`,
+        `No such endpoint: /${functionName}${
+          subpathOf(req.url, functionName) ?? ""
+        }`,
       );
     },
   });
   return (req, info) => {
     const subpath = subpathOf(req.url, functionName);
-    const route = subpath !== undefined && Object.hasOwn(routes, subpath) ? routes[subpath] : undefined;
+    const route = subpath !== undefined && Object.hasOwn(routes, subpath)
+      ? routes[subpath]
+      : undefined;
     return (route ?? notFound)(req, info);
   };
 }

@@ -12,8 +12,18 @@
  */
 import { edgeRuntimeWaitUntil } from "../http/after-response.ts";
 import { getConfig } from "../config/mod.ts";
-import { runTransaction, type Statement, withServiceTransaction } from "../db/transactions.ts";
-import { claimDueMails, isLastAttempt, markSent, type OutboxMail, recordFailure } from "./outbox.ts";
+import {
+  runTransaction,
+  type Statement,
+  withServiceTransaction,
+} from "../db/transactions.ts";
+import {
+  claimDueMails,
+  isLastAttempt,
+  markSent,
+  type OutboxMail,
+  recordFailure,
+} from "./outbox.ts";
 import { resolveQueuedResetRequests } from "./reset-requests.ts";
 import { sendWithResend } from "./resend.ts";
 import { pruneExpiredTombstones } from "../queries/note-changes.ts";
@@ -36,7 +46,10 @@ export interface DispatchOutcome {
  * Resolves queued reset requests into mails, then claims up to `batchSize` due
  * mails, delivers them concurrently and records each outcome.
  */
-export async function dispatchDueMail(deliver: DeliverMail, batchSize = 20): Promise<DispatchOutcome> {
+export async function dispatchDueMail(
+  deliver: DeliverMail,
+  batchSize = 20,
+): Promise<DispatchOutcome> {
   await resolveQueuedResetRequests(batchSize);
   const claim = claimDueMails(batchSize);
   // The drain is the service's schedule, so it also prunes expired create keys, tombstones and security events
@@ -62,7 +75,9 @@ export async function dispatchDueMail(deliver: DeliverMail, batchSize = 20): Pro
       outcome.sent++;
       return;
     }
-    const error = result.reason instanceof Error ? result.reason.message : String(result.reason);
+    const error = result.reason instanceof Error
+      ? result.reason.message
+      : String(result.reason);
     const givenUp = isLastAttempt(mail);
     if (givenUp) outcome.failed++;
     else outcome.retrying++;
@@ -76,7 +91,10 @@ export async function dispatchDueMail(deliver: DeliverMail, batchSize = 20): Pro
       error,
     }));
   });
-  await runTransaction([...(sentIds.length > 0 ? [markSent(sentIds)] : []), ...failures]);
+  await runTransaction([
+    ...(sentIds.length > 0 ? [markSent(sentIds)] : []),
+    ...failures,
+  ]);
   return outcome;
 }
 
@@ -98,8 +116,16 @@ export function dispatchAfterResponse(): void {
   if (!waitUntil) return;
   const deliver = providerDelivery();
   waitUntil(
-    (deliver ? dispatchDueMail(deliver) : resolveQueuedResetRequests()).catch((error) =>
-      console.error(JSON.stringify({ level: "warn", event: "mail dispatch failed", error: String(error) }))
+    (deliver ? dispatchDueMail(deliver) : resolveQueuedResetRequests()).catch((
+      error,
+    ) =>
+      console.error(
+        JSON.stringify({
+          level: "warn",
+          event: "mail dispatch failed",
+          error: String(error),
+        }),
+      )
     ),
   );
 }

@@ -31,7 +31,9 @@ export function isLastAttempt(mail: OutboxMail): boolean {
  * Its shortest value is above the provider call's timeout, so an attempt still
  * under way is never taken by a second drainer.
  */
-export function claimDueMails(batchSize: number): Query<OutboxMail, OutboxMail[]> {
+export function claimDueMails(
+  batchSize: number,
+): Query<OutboxMail, OutboxMail[]> {
   return {
     text: `update app.mail_outbox as o
            set attempts = o.attempts + 1,
@@ -71,7 +73,8 @@ const pruneFinishedMails: Statement = {
 /** Marks mails delivered and clears their bodies, so no code outlives its delivery. */
 export function markSent(ids: readonly string[]): Statement {
   return {
-    text: "update app.mail_outbox set sent_at = now(), body = null, last_error = null where id = any($1::bigint[])",
+    text:
+      "update app.mail_outbox set sent_at = now(), body = null, last_error = null where id = any($1::bigint[])",
     values: [ids],
   };
 }

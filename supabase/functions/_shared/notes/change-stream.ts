@@ -23,14 +23,31 @@ import { limits } from "../contract/common.ts";
 import type { StreamReady, StreamReset } from "../contract/notes.ts";
 import { getConfig } from "../config/mod.ts";
 import { watchChanges } from "../db/change-notices.ts";
-import { CursorExpiredError, HttpError, TooManyRequestsError } from "../http/errors.ts";
-import { reconnectAfter, serverComment, serverEvent } from "../http/event-stream.ts";
+import {
+  CursorExpiredError,
+  HttpError,
+  TooManyRequestsError,
+} from "../http/errors.ts";
+import {
+  reconnectAfter,
+  serverComment,
+  serverEvent,
+} from "../http/event-stream.ts";
 import { withDatabaseDeadline } from "../http/request-deadline.ts";
 import { edgeRuntimeWaitUntil } from "../http/after-response.ts";
-import { type AnswerBody, answerBudgetBytes, answerBudgetRoom, budgetedBody } from "../http/answer-budget.ts";
+import {
+  type AnswerBody,
+  answerBudgetBytes,
+  answerBudgetRoom,
+  budgetedBody,
+} from "../http/answer-budget.ts";
 import { encodeChangesCursor } from "./changes-cursor.ts";
 import { claimStreamSlot } from "./open-streams.ts";
-import { type ChangesPageRead, readChangesEnd, readChangesPage } from "./changes-page.ts";
+import {
+  type ChangesPageRead,
+  readChangesEnd,
+  readChangesPage,
+} from "./changes-page.ts";
 
 /**
  * Changes read per round trip while catching up: a tenth of the feed's largest page, so a batch of the largest
@@ -42,7 +59,8 @@ const batchSize = limits.changesLimitMax / 10;
  * The most one change's event can take: a character of a title or content is at most 6 bytes of JSON (a control
  * character is written `\u00XX`; any other takes 3 bytes of UTF-8 at most), plus the event's other fields.
  */
-const largestChangeBytes = 6 * (limits.titleMaxChars + limits.contentMaxChars) + 1_024;
+const largestChangeBytes = 6 * (limits.titleMaxChars + limits.contentMaxChars) +
+  1_024;
 /**
  * The share of the isolate's answer budget that one account's streams may hold at once: a quarter, so one
  * account that opens streams and never reads them cannot take the room other accounts' large batches need.
@@ -122,14 +140,19 @@ class LiveStream {
     this.#release = release;
     try {
       this.#stopWatching = watchChanges(caller.sub, (lastChange) => {
-        if (lastChange === undefined || lastChange > this.#position) this.#waker.wake();
+        if (lastChange === undefined || lastChange > this.#position) {
+          this.#waker.wake();
+        }
       });
     } catch (error) {
       // A notice source that cannot start (a malformed DATABASE_LISTEN_URL) is a 500, and the slot is not kept.
       release();
       throw error;
     }
-    this.#endTimer = setTimeout(() => this.#end(), Math.max(0, endsAt - performance.now()));
+    this.#endTimer = setTimeout(
+      () => this.#end(),
+      Math.max(0, endsAt - performance.now()),
+    );
   }
 
   /**
@@ -166,7 +189,9 @@ class LiveStream {
       return reconnectAfter(busyRetryMs);
     }
     try {
-      return this.#batchText(await readChangesPage(this.#caller, after, batch.limit));
+      return this.#batchText(
+        await readChangesPage(this.#caller, after, batch.limit),
+      );
     } catch (error) {
       if (!(error instanceof CursorExpiredError)) throw error;
       this.#over = true;
@@ -185,7 +210,8 @@ class LiveStream {
   body(first: string): ReadableStream<Uint8Array> {
     const pieces = budgetedPieces(this.#caller.sub, first, this.#following());
     // Started now, not at the first pull, so the first batch is held against the budget from the moment it is read.
-    let firstPiece: Promise<IteratorResult<Uint8Array>> | undefined = pieces.next();
+    let firstPiece: Promise<IteratorResult<Uint8Array>> | undefined = pieces
+      .next();
     const finished = Promise.withResolvers<void>();
     // A stream that is open keeps its worker from being reclaimed as idle; it never outlives the wall clock.
     edgeRuntimeWaitUntil()?.(finished.promise);
@@ -235,13 +261,21 @@ class LiveStream {
     const owner = this.#caller.sub;
     let text = "";
     for (const { change, entry } of page?.changes ?? []) {
-      text += serverEvent({ event: "change", id: encodeChangesCursor(owner, change), data: entry });
+      text += serverEvent({
+        event: "change",
+        id: encodeChangesCursor(owner, change),
+        data: entry,
+      });
     }
     this.#position = page?.reached ?? this.#position;
     if (!this.#ready && !page?.hasMore) {
       this.#ready = true;
       const cursor = encodeChangesCursor(owner, this.#position);
-      text += serverEvent({ event: "ready", id: cursor, data: { cursor } satisfies StreamReady });
+      text += serverEvent({
+        event: "ready",
+        id: cursor,
+        data: { cursor } satisfies StreamReady,
+      });
     }
     return text;
   }
@@ -264,7 +298,9 @@ class LiveStream {
         let page: ChangesPageRead;
         try {
           // A deadline of its own: this read is no part of the request that opened the stream.
-          page = await withDatabaseDeadline(() => readChangesPage(this.#caller, this.#position, batch.limit));
+          page = await withDatabaseDeadline(() =>
+            readChangesPage(this.#caller, this.#position, batch.limit)
+          );
         } catch (error) {
           return yield* endAfterFailedRead(error);
         } finally {
@@ -298,9 +334,13 @@ class LiveStream {
 function reserveBatch(owner: string): { limit: number; release: () => void } {
   const held = heldByOwner.get(owner) ?? 0;
   const reading = readingByOwner.get(owner) ?? 0;
-  const byShare = Math.floor((ownerShareBytes - held - reading) / largestChangeBytes);
+  const byShare = Math.floor(
+    (ownerShareBytes - held - reading) / largestChangeBytes,
+  );
   const byBudget = Math.floor(answerBudgetRoom() / largestChangeBytes);
-  const limit = held + largestChangeBytes > ownerShareBytes ? 0 : Math.max(1, Math.min(batchSize, byShare, byBudget));
+  const limit = held + largestChangeBytes > ownerShareBytes
+    ? 0
+    : Math.max(1, Math.min(batchSize, byShare, byBudget));
   const reserved = limit * largestChangeBytes;
   addTo(readingByOwner, owner, reserved);
   let released = false;
@@ -315,7 +355,11 @@ function reserveBatch(owner: string): { limit: number; release: () => void } {
 }
 
 /** Adds `bytes` (or takes them away, when negative) to what `counts` holds for `owner`. */
-function addTo(counts: Map<string, number>, owner: string, bytes: number): void {
+function addTo(
+  counts: Map<string, number>,
+  owner: string,
+  bytes: number,
+): void {
   const total = (counts.get(owner) ?? 0) + bytes;
   if (total > 0) counts.set(owner, total);
   else counts.delete(owner);
@@ -378,9 +422,17 @@ async function* piecesOf(body: AnswerBody["body"]): AsyncGenerator<Uint8Array> {
 function* endAfterFailedRead(error: unknown): Generator<string> {
   // The sequence no longer reaches back to the stream's position: the database was restored from a backup.
   if (error instanceof CursorExpiredError) return yield resetEvent();
-  if (error instanceof HttpError && error.code !== "service_unavailable") return;
+  if (error instanceof HttpError && error.code !== "service_unavailable") {
+    return;
+  }
   if (!(error instanceof HttpError)) {
-    console.error(JSON.stringify({ level: "error", event: "change stream read failed", error: String(error) }));
+    console.error(
+      JSON.stringify({
+        level: "error",
+        event: "change stream read failed",
+        error: String(error),
+      }),
+    );
   }
   yield reconnectAfter(failedReadRetryMs);
 }
@@ -389,7 +441,8 @@ function* endAfterFailedRead(error: unknown): Generator<string> {
 function resetEvent(): string {
   const reset: StreamReset = {
     code: "cursor_expired",
-    message: "The cursor is older than the deletions kept; sync again from /notes-changes without since",
+    message:
+      "The cursor is older than the deletions kept; sync again from /notes-changes without since",
   };
   return serverEvent({ event: "reset", data: reset });
 }

@@ -13,7 +13,11 @@
 import type { Caller } from "../auth/caller.ts";
 import { withCallerTransaction } from "../db/caller-transactions.ts";
 import { CursorExpiredError } from "../http/errors.ts";
-import { changesEnd, type ChangesPage, listChanges } from "../queries/note-changes.ts";
+import {
+  changesEnd,
+  type ChangesPage,
+  listChanges,
+} from "../queries/note-changes.ts";
 
 /** Up to `limit` changes, the point of the sequence they reach, and whether more follow right away. */
 export interface ChangesPageRead {
@@ -35,12 +39,20 @@ export async function readChangesPage(
   limit: number,
 ): Promise<ChangesPageRead> {
   // One row more than the page tells whether more follow.
-  const feed = await withCallerTransaction(caller, listChanges(caller.sub, { after, limit: limit + 1 }));
-  if (after !== undefined && (after < feed.prunedThrough || after > feed.lastChange)) throw new CursorExpiredError();
+  const feed = await withCallerTransaction(
+    caller,
+    listChanges(caller.sub, { after, limit: limit + 1 }),
+  );
+  if (
+    after !== undefined &&
+    (after < feed.prunedThrough || after > feed.lastChange)
+  ) throw new CursorExpiredError();
   const changes = feed.changes.slice(0, limit);
   const hasMore = feed.changes.length > limit;
   // The last page reaches the sequence's end as of its snapshot, so its cursor is that end.
-  const reached = hasMore ? changes[changes.length - 1].change : feed.lastChange;
+  const reached = hasMore
+    ? changes[changes.length - 1].change
+    : feed.lastChange;
   return { changes, reached, hasMore };
 }
 

@@ -11,9 +11,18 @@
  * what it did before sessions existed.
  */
 import type { SecurityLimits } from "../config/mod.ts";
-import { reserveLoginAttempt, reservePasswordReentry, type TrustedDevice } from "./rate-limits.ts";
+import {
+  reserveLoginAttempt,
+  reservePasswordReentry,
+  type TrustedDevice,
+} from "./rate-limits.ts";
 import type { Query } from "../db/transactions.ts";
-import { type Account, accountColumns, type AccountRow, toAccount } from "./account-rows.ts";
+import {
+  type Account,
+  accountColumns,
+  type AccountRow,
+  toAccount,
+} from "./account-rows.ts";
 import {
   grantOf,
   type NewSession,
@@ -57,7 +66,9 @@ export function insertUser(
              insert into app.users (name, email, password_hash) values ($1, $2, $3)
              returning ${accountColumns}
            ), started as (
-             select s.* from account cross join lateral ${startSessionCall("account.id", 4)} s
+             select s.* from account cross join lateral ${
+      startSessionCall("account.id", 4)
+    } s
            ), code as (
              insert into app.email_verification_codes (user_id, code_hash, expires_at, attempts_left)
              select id, $8, now() + make_interval(hours => $9), $10 from account
@@ -97,7 +108,8 @@ function withAccountOf(
   return {
     ...reserve,
     following: [{
-      text: `select ${accountColumns}, password_hash from app.users where email = $1`,
+      text:
+        `select ${accountColumns}, password_hash from app.users where email = $1`,
       values: [email],
     }],
     read: ([reserved], [row]) => {
@@ -131,7 +143,10 @@ export function passwordAttempt(
 export function passwordReentry(
   input: { email: string; sessionId: string; limits: SecurityLimits },
 ): Query<{ retry_after: number }, PasswordAttempt> {
-  return withAccountOf(input.email, reservePasswordReentry(input.sessionId, input.limits));
+  return withAccountOf(
+    input.email,
+    reservePasswordReentry(input.sessionId, input.limits),
+  );
 }
 
 /**
@@ -165,7 +180,9 @@ export function completeLogin(
                 or (r.bucket = 'login-device' and r.key = $8 and account.id = $9::uuid
                     and account.device_generation = $10::integer)
            ), started as (
-             select s.* from account cross join lateral ${startSessionCall("account.id", 4)} s
+             select s.* from account cross join lateral ${
+      startSessionCall("account.id", 4)
+    } s
            ), recorded as (
              select app.record_security_event('login_succeeded', account.id, account.id, $3, $6,
                                               jsonb_build_object('sessionId', started.session_id))
@@ -181,7 +198,8 @@ export function completeLogin(
       input.device?.userId ?? null,
       input.device?.generation ?? null,
     ],
-    read: ([row]) => row ? { account: toAccount(row), session: grantOf(row) } : undefined,
+    read: ([row]) =>
+      row ? { account: toAccount(row), session: grantOf(row) } : undefined,
   };
 }
 
@@ -191,12 +209,23 @@ export function completeLogin(
  * write cannot tell a known email from an unknown one by the answer's timing.
  */
 export function recordLoginFailure(
-  input: { email: string; address: string | undefined; userAgent: string | undefined; details: Record<string, string> },
+  input: {
+    email: string;
+    address: string | undefined;
+    userAgent: string | undefined;
+    details: Record<string, string>;
+  },
 ): Query<unknown, void> {
   return {
-    text: `select app.record_security_event('login_failed', u.id, u.id, $2, $3, $4::jsonb)
+    text:
+      `select app.record_security_event('login_failed', u.id, u.id, $2, $3, $4::jsonb)
            from app.users u where u.email = $1`,
-    values: [input.email, input.address ?? null, input.userAgent ?? null, JSON.stringify(input.details)],
+    values: [
+      input.email,
+      input.address ?? null,
+      input.userAgent ?? null,
+      JSON.stringify(input.details),
+    ],
     read: () => undefined,
   };
 }
@@ -225,7 +254,10 @@ export function changePassword(
     address: string | undefined;
     session: NewSession;
   },
-): Query<Partial<AccountRow & SessionColumns> & { outcome: PasswordChange["kind"] }, PasswordChange> {
+): Query<
+  Partial<AccountRow & SessionColumns> & { outcome: PasswordChange["kind"] },
+  PasswordChange
+> {
   return {
     text: `with changed as (
              select * from app.change_password($1, $2, $3)
@@ -249,7 +281,11 @@ export function changePassword(
     ],
     read: ([row]) =>
       row.outcome === "changed"
-        ? { kind: "changed", account: toAccount(row as AccountRow), session: grantOf(row as SessionColumns) }
+        ? {
+          kind: "changed",
+          account: toAccount(row as AccountRow),
+          session: grantOf(row as SessionColumns),
+        }
         : { kind: row.outcome },
   };
 }

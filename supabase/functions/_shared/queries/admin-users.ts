@@ -38,7 +38,9 @@ function containing(text: string): string {
  * whose status is `status`, newest first, with the count of all that match,
  * in one statement. A page past the end still carries the count.
  */
-export function listUsers(filter: ListUsersQuery): Query<Partial<ManagedUserRow> & { total: number }, ManagedUserPage> {
+export function listUsers(
+  filter: ListUsersQuery,
+): Query<Partial<ManagedUserRow> & { total: number }, ManagedUserPage> {
   return {
     text: `with matching as (
              select ${accountColumns} from app.users
@@ -57,10 +59,17 @@ export function listUsers(filter: ListUsersQuery): Query<Partial<ManagedUserRow>
              order by m.created_at desc, m.id desc
              limit $3 offset $4
            ) page on true`,
-    values: [filter.query ? containing(filter.query) : null, filter.status ?? null, filter.limit, filter.offset],
+    values: [
+      filter.query ? containing(filter.query) : null,
+      filter.status ?? null,
+      filter.limit,
+      filter.offset,
+    ],
     read: (rows) => ({
       total: rows[0]?.total ?? 0,
-      users: rows.filter((row): row is ManagedUserRow => row.id !== null && row.id !== undefined).map((row) => ({
+      users: rows.filter((row): row is ManagedUserRow =>
+        row.id !== null && row.id !== undefined
+      ).map((row) => ({
         ...toAccount(row).user,
         noteCount: row.note_count,
         lastActiveAt: row.last_active_at?.toISOString() ?? null,
@@ -85,11 +94,16 @@ export type StatusChange =
  */
 export function setUserStatus(
   input: { id: string; status: User["status"] },
-): Query<Partial<AccountRow> & { outcome: StatusChange["kind"] }, StatusChange> {
+): Query<
+  Partial<AccountRow> & { outcome: StatusChange["kind"] },
+  StatusChange
+> {
   return {
     text: "select * from app.set_user_status($1::uuid, $2)",
     values: [uuidOrNull(input.id), input.status],
     read: ([row]) =>
-      row.outcome === "updated" ? { kind: "updated", user: toAccount(row as AccountRow).user } : { kind: row.outcome },
+      row.outcome === "updated"
+        ? { kind: "updated", user: toAccount(row as AccountRow).user }
+        : { kind: row.outcome },
   };
 }

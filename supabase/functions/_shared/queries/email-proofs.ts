@@ -37,13 +37,19 @@ export function resetPassword(
     email: string;
     codeHash: string;
     passwordHash: string;
-    limits: Pick<SecurityLimits, "resetCodeMaxWrongPerAccount" | "resetCodeAccountWindowSeconds">;
+    limits: Pick<
+      SecurityLimits,
+      "resetCodeMaxWrongPerAccount" | "resetCodeAccountWindowSeconds"
+    >;
     /** `RESET_REVOKES_RECENT_DAYS`: identities linked this recently go with the reset. */
     revokeRecentDays: number;
     session: NewSession;
   },
 ): Query<
-  Partial<AccountRow & SessionColumns> & { outcome: PasswordReset["kind"]; retry_after: number | null },
+  Partial<AccountRow & SessionColumns> & {
+    outcome: PasswordReset["kind"];
+    retry_after: number | null;
+  },
   PasswordReset
 > {
   return {
@@ -51,7 +57,9 @@ export function resetPassword(
     text: `with reset as (
              select * from app.reset_password($1, $2, $3, $4, $5, $6, $10, $9)
            ), started as (
-             select s.* from reset cross join lateral ${startSessionCall("reset.id", 7)} s
+             select s.* from reset cross join lateral ${
+      startSessionCall("reset.id", 7)
+    } s
              where reset.outcome = 'updated'
            ), lifted as (
              -- The owner proved the mailbox, as for the failures per address: the account's cap is lifted too.
@@ -70,9 +78,15 @@ export function resetPassword(
     ],
     read: ([row]) => {
       if (row.outcome === "updated") {
-        return { kind: "updated", account: toAccount(row as AccountRow), session: grantOf(row as SessionColumns) };
+        return {
+          kind: "updated",
+          account: toAccount(row as AccountRow),
+          session: grantOf(row as SessionColumns),
+        };
       }
-      if (row.outcome === "throttled") return { kind: "throttled", retryAfter: row.retry_after ?? 1 };
+      if (row.outcome === "throttled") {
+        return { kind: "throttled", retryAfter: row.retry_after ?? 1 };
+      }
       return { kind: row.outcome } as PasswordReset;
     },
   };
@@ -96,13 +110,24 @@ export type EmailVerification =
  * the account's count.
  */
 export function verifyEmail(
-  input: { email: string; codeHash: string; provenUserId?: string; provenPasswordHash?: string; session: NewSession },
-): Query<Partial<AccountRow & SessionColumns> & { outcome: EmailVerification["kind"] }, EmailVerification> {
+  input: {
+    email: string;
+    codeHash: string;
+    provenUserId?: string;
+    provenPasswordHash?: string;
+    session: NewSession;
+  },
+): Query<
+  Partial<AccountRow & SessionColumns> & { outcome: EmailVerification["kind"] },
+  EmailVerification
+> {
   return {
     text: `with verified as (
              select * from app.verify_email($1, $2, $3, $4)
            ), started as (
-             select s.* from verified cross join lateral ${startSessionCall("verified.id", 5)} s
+             select s.* from verified cross join lateral ${
+      startSessionCall("verified.id", 5)
+    } s
              where verified.outcome = 'verified'
            ), cleared as (
              delete from app.rate_limits r
@@ -121,7 +146,11 @@ export function verifyEmail(
     ],
     read: ([row]) =>
       row.outcome === "verified"
-        ? { kind: "verified", account: toAccount(row as AccountRow), session: grantOf(row as SessionColumns) }
+        ? {
+          kind: "verified",
+          account: toAccount(row as AccountRow),
+          session: grantOf(row as SessionColumns),
+        }
         : { kind: row.outcome },
   };
 }
@@ -134,7 +163,10 @@ export function resendVerification(
   input: {
     email: string;
     verification: NewVerificationCode;
-    limits: Pick<SecurityLimits, "verificationMailMinIntervalSeconds" | "verificationMailsPerDay">;
+    limits: Pick<
+      SecurityLimits,
+      "verificationMailMinIntervalSeconds" | "verificationMailsPerDay"
+    >;
   },
 ): Query<unknown, void> {
   const { email, verification, limits } = input;

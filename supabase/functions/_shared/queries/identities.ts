@@ -16,7 +16,13 @@ import type { Identity, IdentityList } from "../contract/identities.ts";
 import type { Query } from "../db/transactions.ts";
 import { accountColumns, type AccountRow, toAccount } from "./account-rows.ts";
 import type { SignedInAccount } from "./accounts.ts";
-import { grantOf, type NewSession, type SessionColumns, sessionValues, startSessionCall } from "./sessions.ts";
+import {
+  grantOf,
+  type NewSession,
+  type SessionColumns,
+  sessionValues,
+  startSessionCall,
+} from "./sessions.ts";
 
 /** What a flow stores besides its state's hash: the provider, PKCE verifier, nonce and where to return. */
 export interface NewOAuthFlow {
@@ -29,11 +35,15 @@ export interface NewOAuthFlow {
   appCodeChallenge?: string;
 }
 
-/** A link's account, its session (live at the callback) and, unless the session signed in freshly, the password's hash. */
+/**
+ * A link's account, its session (live at the callback) and, unless the session gave a proof lately, the password's
+ * hash; or (`reauthenticate`) the account and session a sign-in at a linked provider is a proof for.
+ */
 export interface LinkRequest {
   userId: string;
   sessionId: string;
   passwordHash: string | undefined;
+  reauthenticate?: boolean;
 }
 
 /** What storing a flow found: seconds to wait (0 when stored), and for a link whether the caller may make it. */
@@ -52,7 +62,8 @@ export function startOAuthFlow(
   link?: LinkRequest,
 ): Query<{ retry_after: number; link_allowed: boolean }, StartedFlow> {
   return {
-    text: "select * from app.start_oauth_flow($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+    text:
+      "select * from app.start_oauth_flow($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
     values: [
       flow.stateHash,
       flow.provider,
@@ -66,8 +77,12 @@ export function startOAuthFlow(
       link?.sessionId ?? null,
       link?.passwordHash ?? null,
       flow.appCodeChallenge ?? null,
+      link?.reauthenticate ?? false,
     ],
-    read: ([row]) => ({ retryAfter: row.retry_after, linkAllowed: row.link_allowed }),
+    read: ([row]) => ({
+      retryAfter: row.retry_after,
+      linkAllowed: row.link_allowed,
+    }),
   };
 }
 
@@ -78,6 +93,8 @@ export interface ConsumedFlow {
   nonce: string;
   redirectTo: string;
   link: { userId: string; sessionId: string } | undefined;
+  /** A sign-in at a linked provider, for a proof on `link`'s session. */
+  reauthenticate: boolean;
   appCodeChallenge: string | undefined;
   expired: boolean;
 }
@@ -91,12 +108,13 @@ export function consumeOAuthFlow(stateHash: string): Query<{
   link_user_id: string | null;
   link_session_id: string | null;
   app_code_challenge: string | null;
+  reauthenticate: boolean;
   expired: boolean;
 }, ConsumedFlow | undefined> {
   return {
     text: `delete from app.oauth_flows f where f.state_hash = $1
            returning f.provider, f.code_verifier, f.nonce, f.redirect_to, f.link_user_id, f.link_session_id,
-                     f.app_code_challenge, f.expires_at <= now() as expired`,
+                     f.app_code_challenge, f.reauthenticate, f.expires_at <= now() as expired`,
     values: [stateHash],
     read: ([row]) =>
       row && {
@@ -107,6 +125,7 @@ export function consumeOAuthFlow(stateHash: string): Query<{
         link: row.link_user_id && row.link_session_id
           ? { userId: row.link_user_id, sessionId: row.link_session_id }
           : undefined,
+        reauthenticate: row.reauthenticate,
         appCodeChallenge: row.app_code_challenge ?? undefined,
         expired: row.expired,
       },
@@ -131,7 +150,13 @@ export type FlowOutcome =
  */
 export function completeOAuthFlow(input: {
   provider: string;
-  claims: { issuer: string; subject: string; email: string | undefined; emailVerified: boolean; name: string };
+  claims: {
+    issuer: string;
+    subject: string;
+    email: string | undefined;
+    emailVerified: boolean;
+    name: string;
+  };
   link: { userId: string; sessionId: string } | undefined;
   appCodeChallenge: string | undefined;
   codeHash: string;
@@ -141,7 +166,8 @@ export function completeOAuthFlow(input: {
 }): Query<{ outcome: FlowOutcome }, FlowOutcome> {
   const { claims, link } = input;
   return {
-    text: "select outcome from app.complete_oauth_flow($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+    text:
+      "select outcome from app.complete_oauth_flow($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
     values: [
       input.provider,
       claims.issuer,
@@ -161,6 +187,37 @@ export function completeOAuthFlow(input: {
   };
 }
 
+/** What a sign-in at a linked provider, for a proof, concluded (`app.complete_provider_reauthentication`). */
+export type ReauthenticationOutcome =
+  | "reauthenticated"
+  | "identity_not_linked"
+  | "link_expired";
+
+/**
+ * Records a sign-in at a provider as the proof of the session that asked for it, when the identity that signed in
+ * is one of the account's and the session is still live.
+ */
+export function completeProviderReauthentication(input: {
+  link: { userId: string; sessionId: string };
+  claims: { issuer: string; subject: string };
+  address: string | undefined;
+  userAgent: string | undefined;
+}): Query<{ outcome: ReauthenticationOutcome }, ReauthenticationOutcome> {
+  return {
+    text:
+      "select app.complete_provider_reauthentication($1, $2, $3, $4, $5, $6) as outcome",
+    values: [
+      input.link.userId,
+      input.link.sessionId,
+      input.claims.issuer,
+      input.claims.subject,
+      input.address ?? null,
+      input.userAgent ?? null,
+    ],
+    read: ([row]) => row.outcome,
+  };
+}
+
 /**
  * Spends the one-time code of `codeHash` (deleted whether or not it was still good) and, when it was good, answered
  * with the verifier of its app's challenge (`verifierChallenge`: none for a code without one), and the account is
@@ -168,7 +225,11 @@ export function completeOAuthFlow(input: {
  * the security log. Undefined for a code never issued, used, expired, or of a suspended account.
  */
 export function exchangeSignInCode(
-  input: { codeHash: string; verifierChallenge: string | undefined; session: NewSession },
+  input: {
+    codeHash: string;
+    verifierChallenge: string | undefined;
+    session: NewSession;
+  },
 ): Query<AccountRow & SessionColumns, SignedInAccount | undefined> {
   return {
     text: `with code as (
@@ -180,7 +241,9 @@ export function exchangeSignInCode(
              select ${accountColumns} from app.users u join code on u.id = code.user_id
              where code.live and u.status = 'ACTIVE'
            ), started as (
-             select s.* from account cross join lateral ${startSessionCall("account.id", 2, { byProvider: true })} s
+             select s.* from account cross join lateral ${
+      startSessionCall("account.id", 2, { byProvider: true })
+    } s
            ), touched as (
              update app.identities i set last_sign_in_at = now() from code, account
              where i.id = code.identity_id
@@ -192,8 +255,13 @@ export function exchangeSignInCode(
              from account, started, touched
            )
            select account.*, started.* from account, started, recorded`,
-    values: [input.codeHash, ...sessionValues(input.session), input.verifierChallenge ?? null],
-    read: ([row]) => row ? { account: toAccount(row), session: grantOf(row) } : undefined,
+    values: [
+      input.codeHash,
+      ...sessionValues(input.session),
+      input.verifierChallenge ?? null,
+    ],
+    read: ([row]) =>
+      row ? { account: toAccount(row), session: grantOf(row) } : undefined,
   };
 }
 
@@ -238,11 +306,21 @@ export type Unlink = "unlinked" | "last_sign_in_method" | "not_found";
 
 /** Unlinks the caller's identity unless it is the account's last way to sign in; records it on the security log. */
 export function unlinkIdentity(
-  input: { userId: string; identityId: string; address: string | undefined; userAgent: string | undefined },
+  input: {
+    userId: string;
+    identityId: string;
+    address: string | undefined;
+    userAgent: string | undefined;
+  },
 ): Query<{ outcome: Unlink }, Unlink> {
   return {
     text: "select app.unlink_identity($1, $2, $3, $4) as outcome",
-    values: [input.userId, input.identityId, input.address ?? null, input.userAgent ?? null],
+    values: [
+      input.userId,
+      input.identityId,
+      input.address ?? null,
+      input.userAgent ?? null,
+    ],
     read: ([row]) => row.outcome,
   };
 }
@@ -275,7 +353,8 @@ export function completeIdentityLink(input: {
   LinkCompletion
 > {
   return {
-    text: "select * from app.complete_identity_link($1, $2, $3, $4, $5, $6, $7)",
+    text:
+      "select * from app.complete_identity_link($1, $2, $3, $4, $5, $6, $7)",
     values: [
       input.codeHash,
       input.userId,

@@ -10,7 +10,11 @@
  * ```
  */
 import type { Query } from "../db/transactions.ts";
-import { type FactorProof, refusal, type RefusedAttempt } from "./second-factors.ts";
+import {
+  type FactorProof,
+  refusal,
+  type RefusedAttempt,
+} from "./second-factors.ts";
 
 /** Where a request came from, for the security log. */
 interface Client {
@@ -26,18 +30,32 @@ export function reauthenticateWithPassword(
   input: { userId: string; sessionId: string; expectedHash: string } & Client,
 ): Query<{ valid_until: Date | null }, Date | undefined> {
   return {
-    text: "select app.record_reauthentication($1, $2::uuid, 'password', $3, $4, $5) as valid_until",
-    values: [input.userId, input.sessionId, input.expectedHash, input.address ?? null, input.userAgent ?? null],
+    text:
+      "select app.record_reauthentication($1, $2::uuid, 'password', $3, $4, $5) as valid_until",
+    values: [
+      input.userId,
+      input.sessionId,
+      input.expectedHash,
+      input.address ?? null,
+      input.userAgent ?? null,
+    ],
     read: ([row]) => row.valid_until ?? undefined,
   };
 }
 
 /** The outcome of a proof with the factor: accepted until a time, or the attempt's refusal. */
-export type FactorReauthentication = { kind: "accepted"; validUntil: Date } | RefusedAttempt;
+export type FactorReauthentication =
+  | { kind: "accepted"; validUntil: Date }
+  | RefusedAttempt;
 
 /** One attempt at the account's factor (`app.reauthenticate_with_factor`), counted as any; once accepted, recorded. */
 export function reauthenticateWithFactor(
-  input: { userId: string; sessionId: string; factorId: string; proof: FactorProof } & Client,
+  input: {
+    userId: string;
+    sessionId: string;
+    factorId: string;
+    proof: FactorProof;
+  } & Client,
 ): Query<
   {
     outcome: "accepted" | "wrong" | "locked" | "locked_out" | "gone";
@@ -59,7 +77,9 @@ export function reauthenticateWithFactor(
       input.userAgent ?? null,
     ],
     read: ([row]) => {
-      if (row.outcome === "accepted" && row.valid_until) return { kind: "accepted", validUntil: row.valid_until };
+      if (row.outcome === "accepted" && row.valid_until) {
+        return { kind: "accepted", validUntil: row.valid_until };
+      }
       return refusal(row);
     },
   };

@@ -16,7 +16,12 @@ import type { User } from "../contract/accounts.ts";
 import type { FactorInfo } from "../contract/second-factor.ts";
 import { uuidOrNull } from "../http/uuid.ts";
 import type { Query } from "../db/transactions.ts";
-import { type Account, accountColumns, type AccountRow, toAccount } from "./account-rows.ts";
+import {
+  type Account,
+  accountColumns,
+  type AccountRow,
+  toAccount,
+} from "./account-rows.ts";
 import {
   grantOf,
   type NewSession,
@@ -41,7 +46,12 @@ export type RefusedAttempt =
 
 /** The outcome of a step that answers a new session at aal2. */
 export type SecondStep =
-  | { kind: "accepted"; account: Account; session: SessionGrant; recoveryCodesLeft: number }
+  | {
+    kind: "accepted";
+    account: Account;
+    session: SessionGrant;
+    recoveryCodesLeft: number;
+  }
   | RefusedAttempt;
 
 type SecondStepRow = Partial<AccountRow> & SessionColumns & {
@@ -51,9 +61,15 @@ type SecondStepRow = Partial<AccountRow> & SessionColumns & {
 };
 
 /** The refusal a statement's `outcome` and `retry_after` say, for any outcome but 'accepted'. */
-export function refusal(row: { outcome: string; retry_after: number | null }): RefusedAttempt {
-  if (row.outcome === "locked") return { kind: "locked", retryAfter: row.retry_after ?? 1 };
-  if (row.outcome === "locked_out" || row.outcome === "gone") return { kind: row.outcome };
+export function refusal(
+  row: { outcome: string; retry_after: number | null },
+): RefusedAttempt {
+  if (row.outcome === "locked") {
+    return { kind: "locked", retryAfter: row.retry_after ?? 1 };
+  }
+  if (row.outcome === "locked_out" || row.outcome === "gone") {
+    return { kind: row.outcome };
+  }
   return { kind: "wrong" };
 }
 
@@ -68,10 +84,14 @@ function secondStepOf(row: SecondStepRow): SecondStep {
 }
 
 /** The account's columns read from \`app.users u\`. */
-const userColumns = accountColumns.split(", ").map((column) => `u.${column}`).join(", ");
+const userColumns = accountColumns.split(", ").map((column) => `u.${column}`)
+  .join(", ");
 
 /** `call`, a function answering `app.second_step`, and the account it signed in once accepted. */
-function secondStepQuery(call: string, values: unknown[]): Query<SecondStepRow, SecondStep> {
+function secondStepQuery(
+  call: string,
+  values: unknown[],
+): Query<SecondStepRow, SecondStep> {
   return {
     text: `select step.*, ${userColumns}
            from ${call} step left join app.users u on u.id = $1 and step.outcome = 'accepted'`,
@@ -96,12 +116,16 @@ export function enrollFactor(
 export function pendingFactor(
   userId: string,
   factorId: string,
-): Query<{ secret_sealed: string; secret_key_id: string }, SealedSecret | undefined> {
+): Query<
+  { secret_sealed: string; secret_key_id: string },
+  SealedSecret | undefined
+> {
   return {
     text: `select secret_sealed, secret_key_id from app.second_factors
            where user_id = $1 and id::text = lower($2) and activated_at is null`,
     values: [userId, factorId],
-    read: ([row]) => row ? { sealed: row.secret_sealed, keyId: row.secret_key_id } : undefined,
+    read: ([row]) =>
+      row ? { sealed: row.secret_sealed, keyId: row.secret_key_id } : undefined,
   };
 }
 
@@ -116,7 +140,8 @@ export function sealedFactorSecret(
   return {
     text: "select sealed, key_id from app.sealed_factor_secret($1, $2::uuid)",
     values: [userId, factorId],
-    read: ([row]) => row ? { sealed: row.sealed, keyId: row.key_id } : undefined,
+    read: ([row]) =>
+      row ? { sealed: row.sealed, keyId: row.key_id } : undefined,
   };
 }
 
@@ -130,27 +155,39 @@ export function activateFactor(
     session: NewSession;
   },
 ): Query<SecondStepRow, SecondStep> {
-  return secondStepQuery("app.activate_second_factor($1, $2::uuid, $3, $4::text[], $5, $6, $7, $8)", [
-    input.userId,
-    input.factorId,
-    input.matchedStep ?? null,
-    input.codeHashes,
-    ...sessionValues(input.session),
-  ]);
+  return secondStepQuery(
+    "app.activate_second_factor($1, $2::uuid, $3, $4::text[], $5, $6, $7, $8)",
+    [
+      input.userId,
+      input.factorId,
+      input.matchedStep ?? null,
+      input.codeHashes,
+      ...sessionValues(input.session),
+    ],
+  );
 }
 
 /** The second step of a sign-in: the caller's aal1 session ends and an aal2 one starts once the proof is accepted. */
 export function passSecondStep(
-  input: { userId: string; callerSessionId: string; factorId: string; proof: FactorProof; session: NewSession },
+  input: {
+    userId: string;
+    callerSessionId: string;
+    factorId: string;
+    proof: FactorProof;
+    session: NewSession;
+  },
 ): Query<SecondStepRow, SecondStep> {
-  return secondStepQuery("app.pass_second_step($1, $2::uuid, $3::uuid, $4, $5, $6, $7, $8, $9)", [
-    input.userId,
-    input.callerSessionId,
-    input.factorId,
-    input.proof.matchedStep ?? null,
-    input.proof.recoveryHash ?? null,
-    ...sessionValues(input.session),
-  ]);
+  return secondStepQuery(
+    "app.pass_second_step($1, $2::uuid, $3::uuid, $4, $5, $6, $7, $8, $9)",
+    [
+      input.userId,
+      input.callerSessionId,
+      input.factorId,
+      input.proof.matchedStep ?? null,
+      input.proof.recoveryHash ?? null,
+      ...sessionValues(input.session),
+    ],
+  );
 }
 
 /** Who is asking, for the attempt's security events and the sessions it ends. */
@@ -161,7 +198,10 @@ interface Asker {
   address: string | undefined;
 }
 
-type AttemptRow = { outcome: "accepted" | "wrong" | "locked" | "gone"; retry_after: number | null };
+type AttemptRow = {
+  outcome: "accepted" | "wrong" | "locked" | "gone";
+  retry_after: number | null;
+};
 type Attempt = { kind: "accepted" } | RefusedAttempt;
 
 function attemptOf(row: AttemptRow): Attempt {
@@ -169,9 +209,12 @@ function attemptOf(row: AttemptRow): Attempt {
 }
 
 /** Removes the account's active factor `factorId`, given a current code or a recovery code. */
-export function unenrollFactor(input: Asker & { factorId: string; proof: FactorProof }): Query<AttemptRow, Attempt> {
+export function unenrollFactor(
+  input: Asker & { factorId: string; proof: FactorProof },
+): Query<AttemptRow, Attempt> {
   return {
-    text: "select * from app.unenroll_second_factor($1, $2::uuid, $3::uuid, $4, $5, $6, $7)",
+    text:
+      "select * from app.unenroll_second_factor($1, $2::uuid, $3::uuid, $4, $5, $6, $7)",
     values: [
       input.userId,
       input.callerSessionId,
@@ -190,7 +233,8 @@ export function replaceRecoveryCodes(
   input: Asker & { proof: FactorProof; codeHashes: string[] },
 ): Query<AttemptRow, Attempt> {
   return {
-    text: "select * from app.replace_recovery_codes($1, $2::uuid, $3, $4, $5::text[], $6, $7)",
+    text:
+      "select * from app.replace_recovery_codes($1, $2::uuid, $3, $4, $5::text[], $6, $7)",
     values: [
       input.userId,
       input.callerSessionId,
@@ -213,7 +257,9 @@ interface FactorRow {
 }
 
 /** The account's factor (at most one), and how many recovery codes it has left. */
-export function listFactors(userId: string): Query<FactorRow, { factors: FactorInfo[]; recoveryCodesLeft: number }> {
+export function listFactors(
+  userId: string,
+): Query<FactorRow, { factors: FactorInfo[]; recoveryCodesLeft: number }> {
   return {
     text: `select f.id, f.activated_at, f.created_at, f.last_used_at,
                   (select count(*)::integer from app.recovery_codes r where r.user_id = $1 and r.used_at is null)

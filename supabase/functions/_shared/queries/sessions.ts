@@ -13,7 +13,12 @@ import type { SessionSettings } from "../config/mod.ts";
 import type { LogoutScope, SessionInfo } from "../contract/accounts.ts";
 import type { CallerClaims } from "../db/caller-transactions.ts";
 import type { Query } from "../db/transactions.ts";
-import { type Account, accountColumns, type AccountRow, toAccount } from "./account-rows.ts";
+import {
+  type Account,
+  accountColumns,
+  type AccountRow,
+  toAccount,
+} from "./account-rows.ts";
 
 /** How the second step of a sign-in was made: a code of the authenticator, or a recovery code. */
 export type SecondFactorMethod = "totp" | "recovery_code";
@@ -83,16 +88,27 @@ export function startSessionCall(
   firstParameter: number,
   options: { inheritFrom?: string; byProvider?: boolean } = {},
 ): string {
-  const [idle, max, userAgent, address] = [0, 1, 2, 3].map((offset) => `$${firstParameter + offset}`);
+  const [idle, max, userAgent, address] = [0, 1, 2, 3].map((offset) =>
+    `$${firstParameter + offset}`
+  );
   const { inheritFrom, byProvider } = options;
-  const extra = byProvider ? ", null, null, 'provider'" : inheritFrom ? `, null, ${inheritFrom}` : "";
+  const extra = byProvider
+    ? ", null, null, 'provider'"
+    : inheritFrom
+    ? `, null, ${inheritFrom}`
+    : "";
   return `app.start_session(${ownerExpression}, ${idle}, ${max}, ${userAgent}, ${address}${extra})`;
 }
 
 /** The values of `startSessionCall`'s parameters, in order. */
 export function sessionValues(session: NewSession): unknown[] {
   const { settings, userAgent, address } = session;
-  return [settings.idleTimeoutSeconds, settings.maxLifetimeSeconds, userAgent ?? null, address ?? null];
+  return [
+    settings.idleTimeoutSeconds,
+    settings.maxLifetimeSeconds,
+    userAgent ?? null,
+    address ?? null,
+  ];
 }
 
 export function grantOf(row: SessionColumns): SessionGrant {
@@ -104,14 +120,18 @@ export function grantOf(row: SessionColumns): SessionGrant {
       aal: row.session_aal,
       startedAt: row.session_started_at,
       ...(row.second_factor && row.second_factor_at
-        ? { secondFactor: { method: row.second_factor, at: row.second_factor_at } }
+        ? {
+          secondFactor: { method: row.second_factor, at: row.second_factor_at },
+        }
         : {}),
       ...(row.factor_id
         ? {
           factor: {
             id: row.factor_id,
             ...(row.factor_sealed && row.factor_key_id
-              ? { sealed: { sealed: row.factor_sealed, keyId: row.factor_key_id } }
+              ? {
+                sealed: { sealed: row.factor_sealed, keyId: row.factor_key_id },
+              }
               : {}),
           },
         }
@@ -133,7 +153,10 @@ export type Refresh =
  */
 export function refreshSession(
   input: { sessionId: string; generation: number; settings: SessionSettings },
-): Query<Partial<AccountRow & SessionColumns> & { outcome: Refresh["kind"] }, Refresh> {
+): Query<
+  Partial<AccountRow & SessionColumns> & { outcome: Refresh["kind"] },
+  Refresh
+> {
   const { sessionId, generation, settings } = input;
   return {
     text: `select * from app.refresh_session($1, $2, $3, $4, $5)`,
@@ -146,7 +169,11 @@ export function refreshSession(
     ],
     read: ([row]) =>
       row.outcome === "refreshed"
-        ? { kind: "refreshed", account: toAccount(row as AccountRow), session: grantOf(row as SessionColumns) }
+        ? {
+          kind: "refreshed",
+          account: toAccount(row as AccountRow),
+          session: grantOf(row as SessionColumns),
+        }
         : { kind: row.outcome },
   };
 }
@@ -156,7 +183,10 @@ export function refreshSession(
  * answers how many ended. A global sign-out also voids the account's device
  * tokens: its device generation moves on.
  */
-export function endSessions(caller: CallerClaims & { session_id: string }, scope: LogoutScope): Query<unknown, number> {
+export function endSessions(
+  caller: CallerClaims & { session_id: string },
+  scope: LogoutScope,
+): Query<unknown, number> {
   return {
     text: `with devices as (
              update app.users set device_generation = device_generation + 1 where id = $1 and $3 = 'global'
@@ -181,9 +211,12 @@ interface SessionRow {
 }
 
 /** The account's live sessions, the most recently refreshed first, the caller's marked `current`. */
-export function listSessions(caller: CallerClaims & { session_id: string }): Query<SessionRow, SessionInfo[]> {
+export function listSessions(
+  caller: CallerClaims & { session_id: string },
+): Query<SessionRow, SessionInfo[]> {
   return {
-    text: `select id, created_at, refreshed_at, expires_at, user_agent, id = $2 as current
+    text:
+      `select id, created_at, refreshed_at, expires_at, user_agent, id = $2 as current
            from app.sessions
            where user_id = $1 and revoked_at is null and expires_at > now()
            order by refreshed_at desc, id`,
@@ -205,7 +238,10 @@ export function listSessions(caller: CallerClaims & { session_id: string }): Que
  * when the account has no live session `sessionId` (another user's, ended, or
  * not a session id at all).
  */
-export function endSession(caller: CallerClaims, sessionId: string): Query<{ id: string }, string | undefined> {
+export function endSession(
+  caller: CallerClaims,
+  sessionId: string,
+): Query<{ id: string }, string | undefined> {
   return {
     // A malformed id names no session: compared as text, it never reaches a uuid cast that would fail.
     text: `update app.sessions
