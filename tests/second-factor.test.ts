@@ -15,7 +15,6 @@ import {
   codeOf,
   type Enrolled,
   enrolledAccount as enrolledSetUp,
-  period,
   verifyAddress,
 } from "./support/second-factor.ts";
 import { freshAddress, readResetCode, uniqueEmail } from "./support/api.ts";

@@ -1,24 +1,14 @@
 import { requireCaller } from "../_shared/auth/caller.ts";
-import {
-  clientAddress,
-  type ConnectionInfo,
-  userAgentOf,
-} from "../_shared/http/client-address.ts";
+import { clientAddress, type ConnectionInfo, userAgentOf } from "../_shared/http/client-address.ts";
 import { getConfig } from "../_shared/config/mod.ts";
-import type {
-  CurrentUser,
-  SecurityEventList,
-} from "../_shared/contract/accounts.ts";
+import type { CurrentUser, SecurityEventList } from "../_shared/contract/accounts.ts";
 import {
   accountEventsQuery,
   listUsersQuery,
   type ManagedUserList,
   setUserStatusBody,
 } from "../_shared/contract/admin.ts";
-import {
-  type AdminContext,
-  withAdminCaller,
-} from "../_shared/db/caller-transactions.ts";
+import { type AdminContext, withAdminCaller } from "../_shared/db/caller-transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
 import { BadRequestError, NotFoundError } from "../_shared/http/errors.ts";
@@ -87,15 +77,13 @@ const users = defineEndpoint({
         throw new NotFoundError("user_not_found", "User not found");
       }
       if (removal.kind === "own-account") {
-        const message =
-          "An admin cannot remove its own second factor: unenroll it with a code";
+        const message = "An admin cannot remove its own second factor: unenroll it with a code";
         throw new BadRequestError(message, [{ field: "id", message }], {
           code: "cannot_remove_own_factor",
         });
       }
       if (removal.kind === "admin-account") {
-        const message =
-          "An admin's second factor cannot be removed by another admin; an operator must do it";
+        const message = "An admin's second factor cannot be removed by another admin; an operator must do it";
         throw new BadRequestError(message, [{ field: "id", message }], {
           code: "cannot_remove_admin_factor",
         });
@@ -122,8 +110,7 @@ const users = defineEndpoint({
       });
     }
     if (change.kind === "admin-account") {
-      const message =
-        "An admin cannot be suspended; an operator must revoke the role first";
+      const message = "An admin cannot be suspended; an operator must revoke the role first";
       throw new BadRequestError(message, [{ field: "id", message }], {
         code: "cannot_suspend_admin",
       });

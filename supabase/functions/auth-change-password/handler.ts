@@ -6,15 +6,8 @@ import { withFullCaller } from "../_shared/db/caller-transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
 import { changePassword } from "../_shared/queries/accounts.ts";
-import {
-  checkReenteredPassword,
-  passwordRequired,
-  wrongPassword,
-} from "../_shared/auth/reentered-password.ts";
-import {
-  hashPassword,
-  withPasswordAdmission,
-} from "../_shared/auth/passwords.ts";
+import { checkReenteredPassword, passwordRequired, wrongPassword } from "../_shared/auth/reentered-password.ts";
+import { hashPassword, withPasswordAdmission } from "../_shared/auth/passwords.ts";
 import { readJsonBody } from "../_shared/http/request.ts";
 import { newSessionOf, sessionFor } from "../_shared/auth/session.ts";
 
@@ -40,13 +33,11 @@ export const handler = defineEndpoint({
     const address = clientAddress(req, info, limits);
     // Without the current password, Postgres lets the change through only after a recent proof on this session.
     const { expectedHash, newHash } = await withPasswordAdmission(async () => ({
-      expectedHash: currentPassword === undefined
-        ? undefined
-        : await checkReenteredPassword(caller, currentPassword, {
-          address,
-          userAgent: req.headers.get("user-agent") ?? undefined,
-          via: "change_password",
-        }),
+      expectedHash: currentPassword === undefined ? undefined : await checkReenteredPassword(caller, currentPassword, {
+        address,
+        userAgent: req.headers.get("user-agent") ?? undefined,
+        via: "change_password",
+      }),
       newHash: await hashPassword(newPassword, bcryptCost),
     }));
     const outcome = await withFullCaller(
@@ -62,9 +53,7 @@ export const handler = defineEndpoint({
     );
     // The password changed since it was checked (another change, a reset): the one given is no longer it.
     if (outcome.kind === "stale") {
-      throw expectedHash
-        ? wrongPassword()
-        : passwordRequired("currentPassword");
+      throw expectedHash ? wrongPassword() : passwordRequired("currentPassword");
     }
     return authSuccess(
       200,

@@ -3,22 +3,11 @@ import { createPasswordBody } from "../_shared/contract/accounts.ts";
 import { withServiceTransaction } from "../_shared/db/transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
-import {
-  BadRequestError,
-  ForbiddenError,
-  NotFoundError,
-  TooManyRequestsError,
-} from "../_shared/http/errors.ts";
+import { BadRequestError, ForbiddenError, NotFoundError, TooManyRequestsError } from "../_shared/http/errors.ts";
 import { clientAddress } from "../_shared/http/client-address.ts";
-import {
-  asTooManyRequests,
-  requireAddressLimit,
-} from "../_shared/queries/rate-limits.ts";
+import { asTooManyRequests, requireAddressLimit } from "../_shared/queries/rate-limits.ts";
 import { resetPassword } from "../_shared/queries/email-proofs.ts";
-import {
-  hashPassword,
-  withPasswordAdmission,
-} from "../_shared/auth/passwords.ts";
+import { hashPassword, withPasswordAdmission } from "../_shared/auth/passwords.ts";
 import { resetCodeHash } from "../_shared/auth/one-time-codes.ts";
 import { readJsonBody } from "../_shared/http/request.ts";
 import { newSessionOf, sessionFor } from "../_shared/auth/session.ts";
@@ -38,17 +27,14 @@ export const handler = defineEndpoint({
   envelope: "auth",
   methods: ["POST"],
   handle: async (req, info) => {
-    const { bcryptCost, jwtSecret, limits, sessions, resetRevokesRecentDays } =
-      getConfig();
+    const { bcryptCost, jwtSecret, limits, sessions, resetRevokesRecentDays } = getConfig();
     const { email, password, code } = await readJsonBody(
       req,
       createPasswordBody,
       limits.bodyTimeoutMs,
     );
     const address = clientAddress(req, info, limits);
-    const passwordHash = await withPasswordAdmission(() =>
-      hashPassword(password, bcryptCost)
-    );
+    const passwordHash = await withPasswordAdmission(() => hashPassword(password, bcryptCost));
     // One round trip: the address's attempt is counted, then one statement consumes a valid code with the
     // new password, or uses up an attempt of a wrong one (and counts it against the account); both commit.
     const outcome = await withServiceTransaction(

@@ -1,19 +1,12 @@
 import { requireCaller } from "../_shared/auth/caller.ts";
 import { clientAddress } from "../_shared/http/client-address.ts";
 import { getConfig } from "../_shared/config/mod.ts";
-import {
-  deleteAccountBody,
-  type DeletedAccount,
-} from "../_shared/contract/accounts.ts";
+import { deleteAccountBody, type DeletedAccount } from "../_shared/contract/accounts.ts";
 import { withFullCaller } from "../_shared/db/caller-transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
 import { deleteAccount } from "../_shared/queries/accounts.ts";
-import {
-  checkReenteredPassword,
-  passwordRequired,
-  wrongPassword,
-} from "../_shared/auth/reentered-password.ts";
+import { checkReenteredPassword, passwordRequired, wrongPassword } from "../_shared/auth/reentered-password.ts";
 import { withPasswordAdmission } from "../_shared/auth/passwords.ts";
 import { readJsonBody } from "../_shared/http/request.ts";
 
@@ -47,9 +40,7 @@ export const handler = defineEndpoint({
     // Without the password, Postgres deletes only after a recent proof on this session.
     const expectedHash = password === undefined
       ? undefined
-      : await withPasswordAdmission(() =>
-        checkReenteredPassword(caller, password, client)
-      );
+      : await withPasswordAdmission(() => checkReenteredPassword(caller, password, client));
     // False when the password changed since it was checked: the one given is no longer it.
     const deleted = await withFullCaller(
       caller,

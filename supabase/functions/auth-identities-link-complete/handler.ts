@@ -10,14 +10,12 @@ import { readJsonBody } from "../_shared/http/request.ts";
 import { signInCodeHashOf } from "../_shared/auth/provider-sign-in.ts";
 import { completeIdentityLink } from "../_shared/queries/identities.ts";
 
-const spentCode =
-  "code is invalid, expired, already used, or of a link another session asked for: link again";
+const spentCode = "code is invalid, expired, already used, or of a link another session asked for: link again";
 
 function identityLinkedMail() {
   return {
     subject: "A sign-in method was added to your account",
-    body:
-      "A provider's account can now sign in to your notes account. If you did not do this, sign in, unlink it " +
+    body: "A provider's account can now sign in to your notes account. If you did not do this, sign in, unlink it " +
       "in your settings and change your password.",
   };
 }

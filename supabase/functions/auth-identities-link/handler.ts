@@ -1,24 +1,14 @@
 import { requireCaller } from "../_shared/auth/caller.ts";
 import { getConfig } from "../_shared/config/mod.ts";
-import {
-  type IdentityLinkStart,
-  linkIdentityBody,
-} from "../_shared/contract/identities.ts";
+import { type IdentityLinkStart, linkIdentityBody } from "../_shared/contract/identities.ts";
 import { withFullCaller } from "../_shared/db/caller-transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
 import { clientAddress, userAgentOf } from "../_shared/http/client-address.ts";
 import { readJsonBody } from "../_shared/http/request.ts";
-import {
-  checkReenteredPassword,
-  passwordRequired,
-} from "../_shared/auth/reentered-password.ts";
+import { checkReenteredPassword, passwordRequired } from "../_shared/auth/reentered-password.ts";
 import { withPasswordAdmission } from "../_shared/auth/passwords.ts";
-import {
-  allowedReturnUrl,
-  configuredProvider,
-  tooManyStarts,
-} from "../_shared/auth/provider-choice.ts";
+import { allowedReturnUrl, configuredProvider, tooManyStarts } from "../_shared/auth/provider-choice.ts";
 import { beginProviderSignIn } from "../_shared/auth/provider-sign-in.ts";
 import { startOAuthFlow } from "../_shared/queries/identities.ts";
 

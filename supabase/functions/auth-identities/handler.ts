@@ -1,22 +1,13 @@
 import { requireCaller } from "../_shared/auth/caller.ts";
 import { getConfig } from "../_shared/config/mod.ts";
-import {
-  type UnlinkedIdentity,
-  unlinkIdentityQuery,
-} from "../_shared/contract/identities.ts";
-import {
-  withFullCaller,
-  withReauthenticatedCaller,
-} from "../_shared/db/caller-transactions.ts";
+import { type UnlinkedIdentity, unlinkIdentityQuery } from "../_shared/contract/identities.ts";
+import { withFullCaller, withReauthenticatedCaller } from "../_shared/db/caller-transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
 import { ConflictError, NotFoundError } from "../_shared/http/errors.ts";
 import { clientAddress, userAgentOf } from "../_shared/http/client-address.ts";
 import { readQuery } from "../_shared/http/request.ts";
-import {
-  listIdentities,
-  unlinkIdentity,
-} from "../_shared/queries/identities.ts";
+import { listIdentities, unlinkIdentity } from "../_shared/queries/identities.ts";
 
 /**
  * `GET /auth/identities`: the caller's linked provider identities and whether the account has a password.

@@ -4,21 +4,10 @@ import { loginBody } from "../_shared/contract/accounts.ts";
 import { withServiceTransaction } from "../_shared/db/transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
-import {
-  ForbiddenError,
-  TooManyRequestsError,
-  UnauthorizedError,
-} from "../_shared/http/errors.ts";
+import { ForbiddenError, TooManyRequestsError, UnauthorizedError } from "../_shared/http/errors.ts";
 import { completeLogin, passwordAttempt } from "../_shared/queries/accounts.ts";
-import {
-  invalidCredentials,
-  refuseLogin,
-  tooManyAttempts,
-} from "../_shared/auth/login-refusals.ts";
-import {
-  verifyPassword,
-  withPasswordAdmission,
-} from "../_shared/auth/passwords.ts";
+import { invalidCredentials, refuseLogin, tooManyAttempts } from "../_shared/auth/login-refusals.ts";
+import { verifyPassword, withPasswordAdmission } from "../_shared/auth/passwords.ts";
 import { trustedDevice } from "../_shared/auth/device-tokens.ts";
 import { readJsonBody } from "../_shared/http/request.ts";
 import { newSessionOf, sessionFor } from "../_shared/auth/session.ts";

@@ -1,10 +1,7 @@
 import { requireCaller } from "../_shared/auth/caller.ts";
 import { getConfig } from "../_shared/config/mod.ts";
 import { type LoggedOut, logoutBody } from "../_shared/contract/accounts.ts";
-import {
-  withFullCaller,
-  withLiveCaller,
-} from "../_shared/db/caller-transactions.ts";
+import { withFullCaller, withLiveCaller } from "../_shared/db/caller-transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
 import { endSessions } from "../_shared/queries/sessions.ts";

@@ -1,27 +1,14 @@
 import { requireCaller } from "../_shared/auth/caller.ts";
 import { clientAddress } from "../_shared/http/client-address.ts";
 import { getConfig } from "../_shared/config/mod.ts";
-import {
-  activateBody,
-  type Activation,
-} from "../_shared/contract/second-factor.ts";
+import { activateBody, type Activation } from "../_shared/contract/second-factor.ts";
 import { withFullCaller } from "../_shared/db/caller-transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
 import { NotFoundError } from "../_shared/http/errors.ts";
-import {
-  activateFactor,
-  pendingFactor,
-} from "../_shared/queries/second-factors.ts";
-import {
-  matchedStepOf,
-  noFactor,
-  refusedAttempt,
-} from "../_shared/auth/second-factor-proofs.ts";
-import {
-  newRecoveryCodes,
-  recoveryCodeHash,
-} from "../_shared/auth/recovery-codes.ts";
+import { activateFactor, pendingFactor } from "../_shared/queries/second-factors.ts";
+import { matchedStepOf, noFactor, refusedAttempt } from "../_shared/auth/second-factor-proofs.ts";
+import { newRecoveryCodes, recoveryCodeHash } from "../_shared/auth/recovery-codes.ts";
 import { readJsonBody } from "../_shared/http/request.ts";
 import { newSessionOf, sessionFor } from "../_shared/auth/session.ts";
 
@@ -57,9 +44,7 @@ export const handler = defineEndpoint({
         factorId,
         matchedStep: await matchedStepOf(sealed, code, getConfig()),
         codeHashes: await Promise.all(
-          recoveryCodes.map((one) =>
-            recoveryCodeHash(jwtSecret, caller.sub, one)
-          ),
+          recoveryCodes.map((one) => recoveryCodeHash(jwtSecret, caller.sub, one)),
         ),
         session: newSessionOf(req, clientAddress(req, info, limits), sessions),
       }),

@@ -1,10 +1,7 @@
 import { requireCaller } from "../_shared/auth/caller.ts";
 import { clientAddress, userAgentOf } from "../_shared/http/client-address.ts";
 import { getConfig } from "../_shared/config/mod.ts";
-import {
-  enrollBody,
-  type Enrollment,
-} from "../_shared/contract/second-factor.ts";
+import { enrollBody, type Enrollment } from "../_shared/contract/second-factor.ts";
 import { withFullCaller } from "../_shared/db/caller-transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
@@ -28,7 +25,7 @@ export const handler = defineEndpoint({
   methods: ["POST"],
   handle: async (req, info) => {
     const caller = await requireCaller(req);
-    const { jwtSecret, limits } = getConfig();
+    const { limits } = getConfig();
     const { password } = await readJsonBody(
       req,
       enrollBody,
@@ -39,9 +36,7 @@ export const handler = defineEndpoint({
       userAgent: userAgentOf(req),
       via: "second_factor_enroll" as const,
     };
-    await withPasswordAdmission(() =>
-      checkReenteredPassword(caller, password, client)
-    );
+    await withPasswordAdmission(() => checkReenteredPassword(caller, password, client));
     const secret = newTotpSecret();
     const factorId = await withFullCaller(
       caller,

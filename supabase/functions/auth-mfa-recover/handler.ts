@@ -1,9 +1,6 @@
 import { requireCaller } from "../_shared/auth/caller.ts";
 import { getConfig } from "../_shared/config/mod.ts";
-import {
-  recoverBody,
-  type Recovery,
-} from "../_shared/contract/second-factor.ts";
+import { recoverBody, type Recovery } from "../_shared/contract/second-factor.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
 import { readJsonBody } from "../_shared/http/request.ts";

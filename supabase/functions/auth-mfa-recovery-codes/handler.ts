@@ -1,22 +1,13 @@
 import { requireCaller } from "../_shared/auth/caller.ts";
 import { clientAddress, userAgentOf } from "../_shared/http/client-address.ts";
 import { getConfig } from "../_shared/config/mod.ts";
-import {
-  type RecoveryCodes,
-  recoveryCodesBody,
-} from "../_shared/contract/second-factor.ts";
+import { type RecoveryCodes, recoveryCodesBody } from "../_shared/contract/second-factor.ts";
 import { withFullCaller } from "../_shared/db/caller-transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
 import { replaceRecoveryCodes } from "../_shared/queries/second-factors.ts";
-import {
-  proofOf,
-  refusedAttempt,
-} from "../_shared/auth/second-factor-proofs.ts";
-import {
-  newRecoveryCodes,
-  recoveryCodeHash,
-} from "../_shared/auth/recovery-codes.ts";
+import { proofOf, refusedAttempt } from "../_shared/auth/second-factor-proofs.ts";
+import { newRecoveryCodes, recoveryCodeHash } from "../_shared/auth/recovery-codes.ts";
 import { readJsonBody } from "../_shared/http/request.ts";
 
 /**

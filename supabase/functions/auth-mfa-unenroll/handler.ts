@@ -1,20 +1,13 @@
 import { requireCaller } from "../_shared/auth/caller.ts";
 import { clientAddress, userAgentOf } from "../_shared/http/client-address.ts";
 import { getConfig } from "../_shared/config/mod.ts";
-import {
-  unenrollBody,
-  type Unenrolled,
-} from "../_shared/contract/second-factor.ts";
+import { unenrollBody, type Unenrolled } from "../_shared/contract/second-factor.ts";
 import { withFullCaller } from "../_shared/db/caller-transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
 import { NotFoundError } from "../_shared/http/errors.ts";
 import { unenrollFactor } from "../_shared/queries/second-factors.ts";
-import {
-  noFactor,
-  proofOf,
-  refusedAttempt,
-} from "../_shared/auth/second-factor-proofs.ts";
+import { noFactor, proofOf, refusedAttempt } from "../_shared/auth/second-factor-proofs.ts";
 import { readJsonBody } from "../_shared/http/request.ts";
 
 /**
@@ -29,7 +22,7 @@ export const handler = defineEndpoint({
   methods: ["POST"],
   handle: async (req, info) => {
     const caller = await requireCaller(req);
-    const { jwtSecret, limits } = getConfig();
+    const { limits } = getConfig();
     const body = await readJsonBody(req, unenrollBody, limits.bodyTimeoutMs);
     const { factorId, proof } = await proofOf(caller, body, getConfig());
     if (factorId !== body.factorId.toLowerCase()) {

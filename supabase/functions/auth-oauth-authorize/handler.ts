@@ -5,11 +5,7 @@ import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { redirectResponse } from "../_shared/http/envelopes.ts";
 import { clientAddress } from "../_shared/http/client-address.ts";
 import { readQuery } from "../_shared/http/request.ts";
-import {
-  allowedReturnUrl,
-  configuredProvider,
-  tooManyStarts,
-} from "../_shared/auth/provider-choice.ts";
+import { allowedReturnUrl, configuredProvider, tooManyStarts } from "../_shared/auth/provider-choice.ts";
 import { beginProviderSignIn } from "../_shared/auth/provider-sign-in.ts";
 import { startOAuthFlow } from "../_shared/queries/identities.ts";
 

@@ -1,8 +1,5 @@
 import { getConfig } from "../_shared/config/mod.ts";
-import {
-  oauthCallbackQuery,
-  type ProviderSignInError,
-} from "../_shared/contract/identities.ts";
+import { oauthCallbackQuery, type ProviderSignInError } from "../_shared/contract/identities.ts";
 import { withServiceTransaction } from "../_shared/db/transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { redirectResponse } from "../_shared/http/envelopes.ts";
@@ -28,23 +25,18 @@ import {
 /** How long the one-time code the app gets in its URL can be exchanged. */
 const signInCodeSeconds = 60;
 
-const unknownState =
-  "This sign-in was already completed, or never started here: start it again from the app";
+const unknownState = "This sign-in was already completed, or never started here: start it again from the app";
 
 /** What the app's URL says when nothing was signed in or linked; the app shows its own words, these are a hint. */
 const errorDescriptions: Record<ProviderSignInError, string> = {
   access_denied: "The sign-in was cancelled at the provider",
-  identity_not_linked:
-    "An account with this email address exists: sign in to it, then link the provider in settings",
-  identity_already_linked:
-    "This provider identity is linked to another account",
+  identity_not_linked: "An account with this email address exists: sign in to it, then link the provider in settings",
+  identity_already_linked: "This provider identity is linked to another account",
   email_required: "The provider did not give an email address",
   account_suspended: "Account is suspended",
-  link_expired:
-    "The session that asked for the link has ended: sign in and link again",
+  link_expired: "The session that asked for the link has ended: sign in and link again",
   flow_expired: "The sign-in took longer than 10 minutes: start it again",
-  provider_error:
-    "The provider's answer could not be used: start the sign-in again",
+  provider_error: "The provider's answer could not be used: start the sign-in again",
   server_error: "The sign-in could not be completed: start it again",
 };
 
@@ -139,29 +131,26 @@ export const handler = defineEndpoint({
       return backToApp(flow.redirectTo, "provider_error");
     }
     if (flow.reauthenticate && flow.link) {
-      const proved: ReauthenticationOutcome | "server_error" =
-        await withServiceTransaction(
-          completeProviderReauthentication({
-            link: flow.link,
-            claims,
-            address: clientAddress(req, info, limits),
-            userAgent: userAgentOf(req),
+      const proved: ReauthenticationOutcome | "server_error" = await withServiceTransaction(
+        completeProviderReauthentication({
+          link: flow.link,
+          claims,
+          address: clientAddress(req, info, limits),
+          userAgent: userAgentOf(req),
+        }),
+      ).catch((failure) => {
+        console.error(
+          JSON.stringify({
+            level: "error",
+            function: "auth-oauth-callback",
+            error: describeError(failure),
           }),
-        ).catch((failure) => {
-          console.error(
-            JSON.stringify({
-              level: "error",
-              function: "auth-oauth-callback",
-              error: describeError(failure),
-            }),
-          );
-          return "server_error" as const;
-        });
+        );
+        return "server_error" as const;
+      });
       return backToApp(
         flow.redirectTo,
-        proved === "reauthenticated"
-          ? { reauthenticated: provider.name }
-          : proved,
+        proved === "reauthenticated" ? { reauthenticated: provider.name } : proved,
       );
     }
     const code = newSignInCode();

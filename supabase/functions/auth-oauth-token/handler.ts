@@ -6,10 +6,7 @@ import { authSuccess } from "../_shared/http/envelopes.ts";
 import { BadRequestError } from "../_shared/http/errors.ts";
 import { clientAddress } from "../_shared/http/client-address.ts";
 import { readJsonBody } from "../_shared/http/request.ts";
-import {
-  challengeOf,
-  signInCodeHashOf,
-} from "../_shared/auth/provider-sign-in.ts";
+import { challengeOf, signInCodeHashOf } from "../_shared/auth/provider-sign-in.ts";
 import { newSessionOf, sessionFor } from "../_shared/auth/session.ts";
 import { exchangeSignInCode } from "../_shared/queries/identities.ts";
 
@@ -34,9 +31,7 @@ export const handler = defineEndpoint({
     );
     const signedIn = await withServiceTransaction(exchangeSignInCode({
       codeHash: await signInCodeHashOf(jwtSecret, code),
-      verifierChallenge: codeVerifier === undefined
-        ? undefined
-        : await challengeOf(codeVerifier),
+      verifierChallenge: codeVerifier === undefined ? undefined : await challengeOf(codeVerifier),
       session: newSessionOf(req, clientAddress(req, info, limits), sessions),
     }));
     if (!signedIn) {

@@ -1,15 +1,8 @@
 import { requireCaller } from "../_shared/auth/caller.ts";
-import {
-  allowedReturnUrl,
-  configuredProvider,
-  tooManyStarts,
-} from "../_shared/auth/provider-choice.ts";
+import { allowedReturnUrl, configuredProvider, tooManyStarts } from "../_shared/auth/provider-choice.ts";
 import { beginProviderSignIn } from "../_shared/auth/provider-sign-in.ts";
 import { getConfig } from "../_shared/config/mod.ts";
-import {
-  type IdentityLinkStart,
-  reauthenticateWithProviderBody,
-} from "../_shared/contract/identities.ts";
+import { type IdentityLinkStart, reauthenticateWithProviderBody } from "../_shared/contract/identities.ts";
 import { withFullCaller } from "../_shared/db/caller-transactions.ts";
 import { clientAddress } from "../_shared/http/client-address.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";

@@ -1,27 +1,15 @@
 import { requireCaller } from "../_shared/auth/caller.ts";
-import {
-  checkReenteredPassword,
-  wrongPassword,
-} from "../_shared/auth/reentered-password.ts";
+import { checkReenteredPassword, wrongPassword } from "../_shared/auth/reentered-password.ts";
 import { withPasswordAdmission } from "../_shared/auth/passwords.ts";
-import {
-  proofOf,
-  refusedAttempt,
-} from "../_shared/auth/second-factor-proofs.ts";
+import { proofOf, refusedAttempt } from "../_shared/auth/second-factor-proofs.ts";
 import { getConfig } from "../_shared/config/mod.ts";
-import {
-  reauthenticateBody,
-  type Reauthentication,
-} from "../_shared/contract/second-factor.ts";
+import { reauthenticateBody, type Reauthentication } from "../_shared/contract/second-factor.ts";
 import { withFullCaller } from "../_shared/db/caller-transactions.ts";
 import { clientAddress, userAgentOf } from "../_shared/http/client-address.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
 import { readJsonBody } from "../_shared/http/request.ts";
-import {
-  reauthenticateWithFactor,
-  reauthenticateWithPassword,
-} from "../_shared/queries/reauthentication.ts";
+import { reauthenticateWithFactor, reauthenticateWithPassword } from "../_shared/queries/reauthentication.ts";
 
 /**
  * `POST /auth/reauthenticate {password} | {code} | {recoveryCode}`: the signed-in owner proves it is them (the

@@ -5,18 +5,14 @@ import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
 import { InvalidRefreshTokenError } from "../_shared/http/errors.ts";
 import { clientAddress } from "../_shared/http/client-address.ts";
-import {
-  asTooManyRequests,
-  requireAddressLimit,
-} from "../_shared/queries/rate-limits.ts";
+import { asTooManyRequests, requireAddressLimit } from "../_shared/queries/rate-limits.ts";
 import { type Refresh, refreshSession } from "../_shared/queries/sessions.ts";
 import { readRefreshToken } from "../_shared/auth/refresh-tokens.ts";
 import { readJsonBody } from "../_shared/http/request.ts";
 import { sessionFor } from "../_shared/auth/session.ts";
 
 /** The 429 message of the per-address refresh limit. */
-export const tooManyRefreshes =
-  "Too many session refreshes from this address; try again later";
+export const tooManyRefreshes = "Too many session refreshes from this address; try again later";
 
 /** The 401 `code` of each way a refresh can fail. */
 const refusals = {

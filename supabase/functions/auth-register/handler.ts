@@ -6,14 +6,8 @@ import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
 import { ConflictError } from "../_shared/http/errors.ts";
 import { insertUser } from "../_shared/queries/accounts.ts";
-import {
-  hashPassword,
-  withPasswordAdmission,
-} from "../_shared/auth/passwords.ts";
-import {
-  asTooManyRequests,
-  requireAddressLimit,
-} from "../_shared/queries/rate-limits.ts";
+import { hashPassword, withPasswordAdmission } from "../_shared/auth/passwords.ts";
+import { asTooManyRequests, requireAddressLimit } from "../_shared/queries/rate-limits.ts";
 import { clientAddress } from "../_shared/http/client-address.ts";
 import { dispatchAfterResponse } from "../_shared/mail/dispatch.ts";
 import { readJsonBody } from "../_shared/http/request.ts";
@@ -21,8 +15,7 @@ import { newSessionOf, sessionFor } from "../_shared/auth/session.ts";
 import { newVerificationCode } from "../_shared/auth/verification.ts";
 
 /** The 429 message of the per-address sign-up limit. */
-export const tooManySignUps =
-  "Too many sign-ups from this address; try again later";
+export const tooManySignUps = "Too many sign-ups from this address; try again later";
 
 /** `POST /auth/register`: creates a STANDARD_USER account, signs it in, and mails a code to verify the address. */
 export const handler = defineEndpoint({
@@ -33,9 +26,7 @@ export const handler = defineEndpoint({
     const { bcryptCost, jwtSecret, limits, sessions } = getConfig();
     const body = await readJsonBody(req, registerBody, limits.bodyTimeoutMs);
     const address = clientAddress(req, info, limits);
-    const passwordHash = await withPasswordAdmission(() =>
-      hashPassword(body.password, bcryptCost)
-    );
+    const passwordHash = await withPasswordAdmission(() => hashPassword(body.password, bcryptCost));
     // The unique index decides, so two concurrent registers of one email cannot both win. The sign-up
     // limit is counted in the same transaction and round trip, and a refused sign-up counts nothing.
     const { account, session } = await withServiceTransaction(

@@ -5,20 +5,15 @@ import { withServiceTransaction } from "../_shared/db/transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { dispatchAfterResponse } from "../_shared/mail/dispatch.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
-import {
-  asTooManyRequests,
-  requireAddressLimit,
-} from "../_shared/queries/rate-limits.ts";
+import { asTooManyRequests, requireAddressLimit } from "../_shared/queries/rate-limits.ts";
 import { recordResetRequest } from "../_shared/queries/reset-requests.ts";
 import { readJsonBody } from "../_shared/http/request.ts";
 
 /** The same answer whether or not the email has an account, so it reveals neither. */
-export const resetRequestedMessage =
-  "If an account exists for this email, a reset code has been sent to it";
+export const resetRequestedMessage = "If an account exists for this email, a reset code has been sent to it";
 
 /** The 429 message of the per-address reset-request limit. */
-export const tooManyResetRequests =
-  "Too many reset requests from this address; try again later";
+export const tooManyResetRequests = "Too many reset requests from this address; try again later";
 
 /**
  * `POST /auth/request-password-reset`: queues the request, and the mail

@@ -1,23 +1,14 @@
 import { clientAddress } from "../_shared/http/client-address.ts";
 import { getConfig } from "../_shared/config/mod.ts";
-import {
-  resendVerificationBody,
-  type VerificationRequested,
-} from "../_shared/contract/accounts.ts";
+import { resendVerificationBody, type VerificationRequested } from "../_shared/contract/accounts.ts";
 import { withServiceTransaction } from "../_shared/db/transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
 import { dispatchAfterResponse } from "../_shared/mail/dispatch.ts";
 import { resendVerification } from "../_shared/queries/email-proofs.ts";
-import {
-  asTooManyRequests,
-  requireAddressLimit,
-} from "../_shared/queries/rate-limits.ts";
+import { asTooManyRequests, requireAddressLimit } from "../_shared/queries/rate-limits.ts";
 import { readJsonBody } from "../_shared/http/request.ts";
-import {
-  newVerificationCode,
-  tooManyVerifications,
-} from "../_shared/auth/verification.ts";
+import { newVerificationCode, tooManyVerifications } from "../_shared/auth/verification.ts";
 
 /** The same answer for every address, verified, unverified or unknown, so it reveals none. */
 export const verificationRequestedMessage =

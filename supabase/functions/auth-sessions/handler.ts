@@ -1,9 +1,5 @@
 import { requireCaller } from "../_shared/auth/caller.ts";
-import {
-  type EndedSession,
-  endSessionQuery,
-  type SessionList,
-} from "../_shared/contract/accounts.ts";
+import { type EndedSession, endSessionQuery, type SessionList } from "../_shared/contract/accounts.ts";
 import { withFullCaller } from "../_shared/db/caller-transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";

@@ -1,8 +1,4 @@
-import {
-  invalidCredentials,
-  refuseLogin,
-  tooManyAttempts,
-} from "../_shared/auth/login-refusals.ts";
+import { invalidCredentials, refuseLogin, tooManyAttempts } from "../_shared/auth/login-refusals.ts";
 import { requireCaller } from "../_shared/auth/caller.ts";
 import { clientAddress } from "../_shared/http/client-address.ts";
 import { getConfig } from "../_shared/config/mod.ts";
@@ -11,23 +7,12 @@ import { withLiveCaller } from "../_shared/db/caller-transactions.ts";
 import { withServiceTransaction } from "../_shared/db/transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
-import {
-  BadRequestError,
-  ForbiddenError,
-  TooManyRequestsError,
-  UnauthorizedError,
-} from "../_shared/http/errors.ts";
+import { BadRequestError, ForbiddenError, TooManyRequestsError, UnauthorizedError } from "../_shared/http/errors.ts";
 import { verificationCodeHash } from "../_shared/auth/one-time-codes.ts";
-import {
-  verifyPassword,
-  withPasswordAdmission,
-} from "../_shared/auth/passwords.ts";
+import { verifyPassword, withPasswordAdmission } from "../_shared/auth/passwords.ts";
 import { passwordAttempt } from "../_shared/queries/accounts.ts";
 import { verifyEmail } from "../_shared/queries/email-proofs.ts";
-import {
-  asTooManyRequests,
-  requireAddressLimit,
-} from "../_shared/queries/rate-limits.ts";
+import { asTooManyRequests, requireAddressLimit } from "../_shared/queries/rate-limits.ts";
 import { readJsonBody } from "../_shared/http/request.ts";
 import { newSessionOf, sessionFor } from "../_shared/auth/session.ts";
 import { tooManyVerifications } from "../_shared/auth/verification.ts";

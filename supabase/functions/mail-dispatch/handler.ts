@@ -2,10 +2,7 @@ import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
 import { isOneOf } from "../_shared/http/api-key.ts";
 import { getConfig } from "../_shared/config/mod.ts";
-import {
-  ServiceUnavailableError,
-  UnauthorizedError,
-} from "../_shared/http/errors.ts";
+import { ServiceUnavailableError, UnauthorizedError } from "../_shared/http/errors.ts";
 import { dispatchDueMail, providerDelivery } from "../_shared/mail/dispatch.ts";
 
 /**

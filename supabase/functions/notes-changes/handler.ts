@@ -1,13 +1,7 @@
 import { requireCaller } from "../_shared/auth/caller.ts";
-import {
-  encodeChangesCursor,
-  readChangesCursor,
-} from "../_shared/notes/changes-cursor.ts";
+import { encodeChangesCursor, readChangesCursor } from "../_shared/notes/changes-cursor.ts";
 import { readChangesPage } from "../_shared/notes/changes-page.ts";
-import {
-  type ChangeList,
-  listChangesQuery,
-} from "../_shared/contract/notes.ts";
+import { type ChangeList, listChangesQuery } from "../_shared/contract/notes.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { notesSuccess } from "../_shared/http/envelopes.ts";
 import { readQuery } from "../_shared/http/request.ts";
@@ -25,9 +19,7 @@ export const handler = defineEndpoint({
   handle: async (req) => {
     const caller = await requireCaller(req);
     const { since, limit } = readQuery(req, listChangesQuery);
-    const after = since === undefined
-      ? undefined
-      : readChangesCursor(since, caller.sub);
+    const after = since === undefined ? undefined : readChangesCursor(since, caller.sub);
     const page = await readChangesPage(caller, after, limit);
     const data: ChangeList = {
       changes: page.changes.map(({ entry }) => entry),

@@ -5,10 +5,7 @@ import { withCallerTransaction } from "../_shared/db/caller-transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { notesSuccess } from "../_shared/http/envelopes.ts";
 import { IdempotencyKeyReusedError } from "../_shared/http/errors.ts";
-import {
-  readIdempotencyKey,
-  requestFingerprint,
-} from "../_shared/notes/idempotency-key.ts";
+import { readIdempotencyKey, requestFingerprint } from "../_shared/notes/idempotency-key.ts";
 import { insertNote, insertNoteOnce } from "../_shared/queries/notes.ts";
 import { readJsonBody } from "../_shared/http/request.ts";
 

@@ -1,8 +1,5 @@
 import { requireCaller } from "../_shared/auth/caller.ts";
-import {
-  type DeletedNote,
-  deleteNoteQuery,
-} from "../_shared/contract/notes.ts";
+import { type DeletedNote, deleteNoteQuery } from "../_shared/contract/notes.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { notesSuccess } from "../_shared/http/envelopes.ts";
 import { doneOrConflict, withOwnNote } from "../_shared/notes/own-note.ts";

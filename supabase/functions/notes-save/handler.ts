@@ -1,9 +1,6 @@
 import { getConfig } from "../_shared/config/mod.ts";
 import { requireCaller } from "../_shared/auth/caller.ts";
-import {
-  saveNoteBody,
-  titleOrContentRequired,
-} from "../_shared/contract/notes.ts";
+import { saveNoteBody, titleOrContentRequired } from "../_shared/contract/notes.ts";
 import { violatesConstraint } from "../_shared/db/errors.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { notesSuccess } from "../_shared/http/envelopes.ts";

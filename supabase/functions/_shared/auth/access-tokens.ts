@@ -137,8 +137,7 @@ function levelClaims(
 }
 
 /** A UUID in its canonical text form, as Postgres prints one: the source of a pattern, to build others with. */
-export const uuidSource =
-  "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}";
+export const uuidSource = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}";
 const uuidPattern = new RegExp(`^${uuidSource}$`, "i");
 
 /** How many verified tokens an isolate remembers per secret. */
@@ -242,8 +241,7 @@ async function verifyWithJose(
  * scheme): it says the form, as the commonest mistake is leaving out `Bearer `.
  * No double quotes, as it also goes into `WWW-Authenticate`'s description.
  */
-export const malformedAuthorization =
-  "Malformed Authorization header: it must be Authorization: Bearer " +
+export const malformedAuthorization = "Malformed Authorization header: it must be Authorization: Bearer " +
   "<accessToken> (login's data.accessToken already reads Bearer <jwt>: send it as it is)";
 
 /**
@@ -253,9 +251,8 @@ export const malformedAuthorization =
  */
 export function jwtFromAuthorization(header: string | null): string {
   if (!header) throw new InvalidTokenError("token_missing");
-  const match =
-    /^Bearer +(?:Bearer +)?([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*)$/i
-      .exec(header.trim());
+  const match = /^Bearer +(?:Bearer +)?([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*)$/i
+    .exec(header.trim());
   if (!match) {
     throw new InvalidTokenError("token_invalid", malformedAuthorization);
   }

@@ -19,9 +19,7 @@ export type HashJob =
 
 /** Does one job, on whichever thread calls it. */
 export function runHashJob(job: HashJob): Promise<string | boolean> {
-  return job.kind === "hash"
-    ? bcrypt.hash(job.password, job.salt)
-    : bcrypt.compare(job.password, job.hash);
+  return job.kind === "hash" ? bcrypt.hash(job.password, job.salt) : bcrypt.compare(job.password, job.hash);
 }
 
 interface WorkerScope {

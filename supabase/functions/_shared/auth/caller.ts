@@ -12,11 +12,7 @@
  */
 import { getConfig } from "../config/mod.ts";
 import type { CallerClaims } from "../db/caller-transactions.ts";
-import {
-  type AccessClaims,
-  jwtFromAuthorization,
-  verifyAccessToken,
-} from "./access-tokens.ts";
+import { type AccessClaims, jwtFromAuthorization, verifyAccessToken } from "./access-tokens.ts";
 
 /** A verified caller: the token's claims, ready to be set for row-level security. */
 export type Caller = AccessClaims & CallerClaims;

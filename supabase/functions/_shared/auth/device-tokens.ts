@@ -65,7 +65,5 @@ export async function trustedDevice(
     new Uint8Array(base64url.decode(mac)),
     encoder.encode(signed),
   );
-  return genuine
-    ? { userId, generation: Number(generation), key: signed }
-    : undefined;
+  return genuine ? { userId, generation: Number(generation), key: signed } : undefined;
 }

@@ -34,8 +34,7 @@ export function generateCode(): string {
 export function resetCodeMail(code: string) {
   return {
     subject: "Your password reset code",
-    body:
-      `Your password reset code is ${code}. It expires in ${resetCodePolicy.ttlMinutes} minutes.`,
+    body: `Your password reset code is ${code}. It expires in ${resetCodePolicy.ttlMinutes} minutes.`,
   };
 }
 
@@ -43,8 +42,7 @@ export function resetCodeMail(code: string) {
 export function verificationCodeMail(code: string) {
   return {
     subject: "Confirm your email address",
-    body:
-      `Your email verification code is ${code}. It expires in ${verificationCodePolicy.ttlHours} hours.`,
+    body: `Your email verification code is ${code}. It expires in ${verificationCodePolicy.ttlHours} hours.`,
   };
 }
 

@@ -84,9 +84,7 @@ function workerLane(): Lane {
     const waiting = pending.get(data.id);
     pending.delete(data.id);
     waiting?.settle(
-      data.error === undefined
-        ? Promise.resolve(data.result ?? false)
-        : Promise.reject(new Error(data.error)),
+      data.error === undefined ? Promise.resolve(data.result ?? false) : Promise.reject(new Error(data.error)),
     );
   };
   worker.onerror = (event) => {

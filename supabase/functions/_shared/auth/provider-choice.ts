@@ -10,11 +10,7 @@
  * const returnTo = allowedReturnUrl(settings, query.redirect_to, "redirect_to");
  * ```
  */
-import {
-  type IdentityProviderSettings,
-  isAllowedRedirect,
-  type ProviderSignInSettings,
-} from "../config/mod.ts";
+import { type IdentityProviderSettings, isAllowedRedirect, type ProviderSignInSettings } from "../config/mod.ts";
 import { BadRequestError, TooManyRequestsError } from "../http/errors.ts";
 
 /** The provider named `name`, or a 400 on `field`. */
@@ -25,9 +21,7 @@ export function configuredProvider(
 ): IdentityProviderSettings {
   const provider = settings.providers.get(name);
   if (provider) return provider;
-  const message = `${field} must be a configured provider (${
-    [...settings.providers.keys()].join(", ") || "none is"
-  })`;
+  const message = `${field} must be a configured provider (${[...settings.providers.keys()].join(", ") || "none is"})`;
   throw new BadRequestError(message, [{ field, message }]);
 }
 

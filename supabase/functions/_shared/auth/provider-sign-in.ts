@@ -15,10 +15,7 @@
  * ```
  */
 import * as oidc from "openid-client";
-import type {
-  IdentityProviderSettings,
-  ProviderSignInSettings,
-} from "../config/mod.ts";
+import type { IdentityProviderSettings, ProviderSignInSettings } from "../config/mod.ts";
 import { email } from "../contract/accounts.ts";
 import { limits } from "../contract/common.ts";
 import { ServiceUnavailableError } from "../http/errors.ts";
@@ -44,9 +41,7 @@ function configurationOf(
         timeout: providerTimeoutSeconds,
         execute: [
           // Plain http only reaches here for a provider the settings allowed (OIDC_ALLOW_HTTP, a local one).
-          ...(provider.issuer.protocol === "http:"
-            ? [oidc.allowInsecureRequests]
-            : []),
+          ...(provider.issuer.protocol === "http:" ? [oidc.allowInsecureRequests] : []),
           // Without this, openid-client trusts the ID token of the TLS-protected token response unsigned-checked;
           // the issue asks for the signature against the provider's keys, whatever the channel.
           oidc.enableNonRepudiationChecks,
@@ -146,9 +141,7 @@ export interface ProviderClaims {
 
 /** The name a new account of these claims takes, within the names accounts take. */
 function accountName(claim: unknown, email: string | undefined): string {
-  const given = typeof claim === "string"
-    ? claim.trim().slice(0, limits.nameMaxChars)
-    : "";
+  const given = typeof claim === "string" ? claim.trim().slice(0, limits.nameMaxChars) : "";
   return given || email?.split("@")[0].slice(0, limits.nameMaxChars) || "User";
 }
 

@@ -34,8 +34,7 @@ function newRecoveryCode(): string {
   );
   return Array.from(
     { length: groups },
-    (_, group) =>
-      characters.slice(group * groupLength, (group + 1) * groupLength).join(""),
+    (_, group) => characters.slice(group * groupLength, (group + 1) * groupLength).join(""),
   ).join("-");
 }
 

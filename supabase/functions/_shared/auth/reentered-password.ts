@@ -16,11 +16,7 @@ import { tooManyAttempts } from "./login-refusals.ts";
 import type { Caller } from "./caller.ts";
 import { getConfig } from "../config/mod.ts";
 import { withFullCaller } from "../db/caller-transactions.ts";
-import {
-  BadRequestError,
-  TooManyRequestsError,
-  UnauthorizedError,
-} from "../http/errors.ts";
+import { BadRequestError, TooManyRequestsError, UnauthorizedError } from "../http/errors.ts";
 import { verifyPassword } from "./passwords.ts";
 import { passwordReentry, recordLoginFailure } from "../queries/accounts.ts";
 
@@ -87,8 +83,7 @@ export function wrongPassword(): UnauthorizedError {
  */
 export function passwordRequired(
   field: string,
-  unless =
-    "only a proof given with POST /auth/reauthenticate within the last 5 minutes stands in for it",
+  unless = "only a proof given with POST /auth/reauthenticate within the last 5 minutes stands in for it",
 ): BadRequestError {
   const message = `${field} is required`;
   return new BadRequestError(`${message}: ${unless}`, [{ field, message }]);

@@ -47,9 +47,7 @@ export async function issueRefreshToken(
     await derivedKey(jwtSecret, "refresh token"),
     signedPart(claims),
   );
-  return `${claims.sessionId}.${claims.generation}.${
-    base64url.encode(new Uint8Array(mac))
-  }`;
+  return `${claims.sessionId}.${claims.generation}.${base64url.encode(new Uint8Array(mac))}`;
 }
 
 /**

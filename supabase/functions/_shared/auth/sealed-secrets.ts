@@ -38,9 +38,7 @@ function sealingKey(
   secrets: SealingSecrets,
   keyId: string,
 ): Promise<CryptoKey> {
-  const server = keyId === legacyKeyId
-    ? secrets.jwtSecret
-    : secrets.mfaSecretKey;
+  const server = keyId === legacyKeyId ? secrets.jwtSecret : secrets.mfaSecretKey;
   let derived = keys.get(server);
   if (!derived) keys.set(server, derived = new Map());
   let key = derived.get(keyId);

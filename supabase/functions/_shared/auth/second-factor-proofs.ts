@@ -21,11 +21,7 @@ import {
   TooManyRequestsError,
 } from "../http/errors.ts";
 import { withLiveCaller } from "../db/caller-transactions.ts";
-import {
-  type FactorProof,
-  type RefusedAttempt,
-  sealedFactorSecret,
-} from "../queries/second-factors.ts";
+import { type FactorProof, type RefusedAttempt, sealedFactorSecret } from "../queries/second-factors.ts";
 import type { SealedSecret } from "../queries/sessions.ts";
 import { recoveryCodeHash } from "./recovery-codes.ts";
 import { type SealingSecrets, unsealSecret } from "./sealed-secrets.ts";

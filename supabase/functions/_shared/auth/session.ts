@@ -31,9 +31,7 @@ export async function sessionFor(
       level: grant.level,
     }, jwtSecret),
     issueRefreshToken(grant, jwtSecret),
-    deviceGeneration === undefined
-      ? undefined
-      : issueDeviceToken(account.user.id, deviceGeneration, jwtSecret),
+    deviceGeneration === undefined ? undefined : issueDeviceToken(account.user.id, deviceGeneration, jwtSecret),
   ]);
   return {
     payload: account.user,

@@ -8,17 +8,11 @@
  * const verification = await newVerificationCode(jwtSecret, "ada@example.com");
  * ```
  */
-import {
-  generateCode,
-  verificationCodeHash,
-  verificationCodeMail,
-  verificationCodePolicy,
-} from "./one-time-codes.ts";
+import { generateCode, verificationCodeHash, verificationCodeMail, verificationCodePolicy } from "./one-time-codes.ts";
 import type { NewVerificationCode } from "../queries/accounts.ts";
 
 /** The 429 message of the per-address limit of verify-email and resend-verification. */
-export const tooManyVerifications =
-  "Too many verification attempts; try again later";
+export const tooManyVerifications = "Too many verification attempts; try again later";
 
 /** A fresh code for `email`, its HMAC under `jwtSecret`, its lifetime and tries, and its mail. */
 export async function newVerificationCode(

@@ -3,12 +3,7 @@
  * its name; docs/configuration.md lists them, and a test holds the two alike.
  */
 import { defaultRefreshGraceSeconds } from "../contract/refresh-budget.ts";
-import {
-  type Env,
-  integerSetting,
-  type IntegerSettingSpec,
-  sqlIntegerMax,
-} from "./settings.ts";
+import { type Env, integerSetting, type IntegerSettingSpec, sqlIntegerMax } from "./settings.ts";
 
 /** `BODY_TIMEOUT_MS`'s default: how long a request body may take to arrive after its headers. */
 export const defaultBodyTimeoutMs = 10_000;

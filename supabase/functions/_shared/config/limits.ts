@@ -3,10 +3,7 @@
  * each setting means, and reading them all.
  */
 import { booleanSetting, type Env, headerNameSetting } from "./settings.ts";
-import {
-  type IntegerSettingName,
-  integerSettingOf,
-} from "./integer-settings.ts";
+import { type IntegerSettingName, integerSettingOf } from "./integer-settings.ts";
 
 /**
  * Limits against guessing and flooding, kept in Postgres (edge isolates share

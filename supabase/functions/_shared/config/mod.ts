@@ -11,10 +11,7 @@
 import { ConfigError, type Env } from "./settings.ts";
 import { integerSettingOf } from "./integer-settings.ts";
 import { limitsFrom, type SecurityLimits } from "./limits.ts";
-import {
-  providerSignInFrom,
-  type ProviderSignInSettings,
-} from "./provider-sign-in.ts";
+import { providerSignInFrom, type ProviderSignInSettings } from "./provider-sign-in.ts";
 
 export {
   booleanSetting,
@@ -25,17 +22,9 @@ export {
   sqlIntegerMax,
   timerDelayMaxMs,
 } from "./settings.ts";
-export {
-  defaultBodyTimeoutMs,
-  type IntegerSettingName,
-  integerSettings,
-} from "./integer-settings.ts";
+export { defaultBodyTimeoutMs, type IntegerSettingName, integerSettings } from "./integer-settings.ts";
 export type { SecurityLimits } from "./limits.ts";
-export {
-  type IdentityProviderSettings,
-  isAllowedRedirect,
-  type ProviderSignInSettings,
-} from "./provider-sign-in.ts";
+export { type IdentityProviderSettings, isAllowedRedirect, type ProviderSignInSettings } from "./provider-sign-in.ts";
 
 export interface Config {
   /** HS256 key for access tokens. */

@@ -115,17 +115,13 @@ export function providerSignInFrom(env: Env): ProviderSignInSettings {
     );
   }
   const functionsUrl = env.get("FUNCTIONS_URL") ||
-    (env.get("SUPABASE_URL")
-      ? `${env.get("SUPABASE_URL")!.replace(/\/+$/, "")}/functions/v1`
-      : "");
+    (env.get("SUPABASE_URL") ? `${env.get("SUPABASE_URL")!.replace(/\/+$/, "")}/functions/v1` : "");
   if (!functionsUrl) {
     throw new ConfigError(
       "Neither FUNCTIONS_URL nor SUPABASE_URL is set: providers need the callback's URL",
     );
   }
-  const callbackUrl = `${
-    absoluteHttpUrl(functionsUrl, "FUNCTIONS_URL").href.replace(/\/+$/, "")
-  }/auth/oauth/callback`;
+  const callbackUrl = `${absoluteHttpUrl(functionsUrl, "FUNCTIONS_URL").href.replace(/\/+$/, "")}/auth/oauth/callback`;
   return { providers, allowHttp, redirectUrls, callbackUrl };
 }
 
@@ -142,7 +138,5 @@ export function isAllowedRedirect(
   if (url.username || url.password || url.hash || candidate.includes("#")) {
     return false;
   }
-  return allowed.some((entry) =>
-    entry.origin === url.origin && entry.pathname === url.pathname
-  );
+  return allowed.some((entry) => entry.origin === url.origin && entry.pathname === url.pathname);
 }

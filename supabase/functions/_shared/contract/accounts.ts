@@ -4,15 +4,7 @@
  * account, and the security log.
  */
 import { z } from "zod";
-import {
-  integerParameter,
-  isoTimestamp,
-  limits,
-  pageLimit,
-  text,
-  userRoles,
-  userStatuses,
-} from "./common.ts";
+import { integerParameter, isoTimestamp, limits, pageLimit, text, userRoles, userStatuses } from "./common.ts";
 
 const utf8 = new TextEncoder();
 
@@ -48,8 +40,7 @@ function newPasswordField(field: string) {
     // Refinements do not reach JSON Schema, so the documented bounds are stated here beside them.
     .meta({
       minLength: limits.passwordMinChars,
-      description:
-        `${limits.passwordMinChars} to ${limits.passwordMaxBytes} bytes in UTF-8`,
+      description: `${limits.passwordMinChars} to ${limits.passwordMaxBytes} bytes in UTF-8`,
     });
 }
 
@@ -86,8 +77,7 @@ export const loginBody = z.object({
     200,
     "deviceToken must be at most 200 characters",
   ).optional().meta({
-    description:
-      "the deviceToken an earlier login answered on this device; optional",
+    description: "the deviceToken an earlier login answered on this device; optional",
   }),
 });
 export type LoginBody = z.infer<typeof loginBody>;
@@ -139,8 +129,7 @@ export const session = z.object({
   }),
   /** Opaque; trades for a new access token and a new refresh token at `POST /auth/refresh`. */
   refreshToken: z.string().min(1).meta({
-    description:
-      "opaque; send it to POST /auth/refresh for a new accessToken before or after expiresAt. " +
+    description: "opaque; send it to POST /auth/refresh for a new accessToken before or after expiresAt. " +
       "Each refresh answers a new one and retires this one.",
   }),
   /**
@@ -148,15 +137,13 @@ export const session = z.object({
    * (`POST /auth/mfa/verify`): until then it reaches no note and no account call.
    */
   mfaRequired: z.boolean().meta({
-    description:
-      "true while the account has a second factor and this session has not made the second step " +
+    description: "true while the account has a second factor and this session has not made the second step " +
       "(POST /auth/mfa/verify or /auth/mfa/recover): until then only those, GET /auth/user and a local sign-out " +
       "answer it, every other call 403 mfa_required",
   }),
   /** On every sign-in (not on refresh): this device's token, for the client to keep and send with its next logins. */
   deviceToken: z.string().optional().meta({
-    description:
-      "every sign-in answers one (a refresh does not): keep the newest on this device and send it as " +
+    description: "every sign-in answers one (a refresh does not): keep the newest on this device and send it as " +
       "deviceToken with later logins; it lets them through when the account is refusing logins after many " +
       "failures, up to its own cap, for 90 days, until the password changes or is reset, the account is " +
       "suspended or signed out everywhere",
@@ -173,8 +160,7 @@ export const verifyEmailBody = z.object({
   email,
   code,
   password: text("password").optional().meta({
-    description:
-      "the account's password; needed unless the request carries the account's access token",
+    description: "the account's password; needed unless the request carries the account's access token",
   }),
 });
 export type VerifyEmailBody = z.infer<typeof verifyEmailBody>;
@@ -247,8 +233,7 @@ export const sessionInfo = z.object({
   }),
   /** When it ends unless refreshed before: the earlier of the idle and the absolute timeout. */
   expiresAt: isoTimestamp.meta({
-    description:
-      "when the session ends unless refreshed (idle or absolute timeout)",
+    description: "when the session ends unless refreshed (idle or absolute timeout)",
   }),
   userAgent: z.string().nullable(),
   /** True for the session of the token that asked. */
@@ -277,9 +262,7 @@ export type CurrentUser = z.infer<typeof currentUser>;
  * `Bearer ` prefix (the API issues it with the prefix, as interface.md shows).
  */
 export function bearer(accessToken: string): string {
-  return accessToken.startsWith("Bearer ")
-    ? accessToken
-    : `Bearer ${accessToken}`;
+  return accessToken.startsWith("Bearer ") ? accessToken : `Bearer ${accessToken}`;
 }
 
 /** What a security event records, as `GET /auth/events` and `GET /admin-users/events` list it. */
@@ -319,20 +302,17 @@ export const securityEvent = z.object({
   type: z.enum(securityEventTypes),
   userId: z.string(),
   actorId: z.string().nullable().meta({
-    description:
-      "who caused it: the account itself, an admin, or null for an operator working in SQL",
+    description: "who caused it: the account itself, an admin, or null for an operator working in SQL",
   }),
   address: z.string().nullable().meta({
-    description:
-      "the client address, where one is known; in the account's own list, null for an event another " +
+    description: "the client address, where one is known; in the account's own list, null for an event another " +
       "account (an admin) caused",
   }),
   userAgent: z.string().nullable().meta({
     description: "as address: the client's, where one is known",
   }),
   details: z.record(z.string(), z.unknown()).meta({
-    description:
-      "a small object, by type: session events name sessionId (and an ended one its reason), " +
+    description: "a small object, by type: session events name sessionId (and an ended one its reason), " +
       "role events the new role",
   }),
 });

@@ -5,15 +5,7 @@
 import { z } from "zod";
 import type { ErrorCode } from "./error-codes.ts";
 import { securityEventsQuery, user } from "./accounts.ts";
-import {
-  integerParameter,
-  isoTimestamp,
-  limits,
-  pageLimit,
-  pagination,
-  text,
-  userStatuses,
-} from "./common.ts";
+import { integerParameter, isoTimestamp, limits, pageLimit, pagination, text, userStatuses } from "./common.ts";
 
 /** Query of `GET /admin-users/events`: a page of one account's events. */
 export const accountEventsQuery = securityEventsQuery.extend({
@@ -65,8 +57,7 @@ export const setUserStatusBody = z.object({
   status: userStatus.optional(),
   removeMfa: z.literal(true, { error: "removeMfa must be true" }).optional()
     .meta({
-      description:
-        "true removes the account's second factor and its recovery codes, and ends its sessions",
+      description: "true removes the account's second factor and its recovery codes, and ends its sessions",
     }),
 }).refine(
   (body) => (body.status === undefined) !== (body.removeMfa === undefined),

@@ -43,10 +43,7 @@ const loneSurrogate = /\p{Surrogate}/u;
 export function text(field: string) {
   return z
     .string({
-      error: (issue) =>
-        issue.input === undefined
-          ? `${field} is required`
-          : `${field} must be a string`,
+      error: (issue) => issue.input === undefined ? `${field} is required` : `${field} must be a string`,
     })
     .refine(
       (value) => !value.includes("\u0000"),
@@ -83,8 +80,7 @@ export function integerParameter<Fallback extends number | undefined>(
 }
 
 /** `limit` of a listing: 1 to `max`, `fallback` when omitted. */
-export const pageLimit = (max: number, fallback: number) =>
-  integerParameter("limit", 1, max, fallback);
+export const pageLimit = (max: number, fallback: number) => integerParameter("limit", 1, max, fallback);
 
 /** A timestamp as the API writes it: ISO 8601 UTC with milliseconds. */
 export const isoTimestamp = z.iso.datetime({ precision: 3 });

@@ -24,8 +24,7 @@ export type FieldProblem = z.infer<typeof fieldProblem>;
  */
 const errorDetails = {
   code: z.enum(errorCodes).meta({
-    description:
-      "machine-readable reason, stable across releases: decide on it, never on the message. " +
+    description: "machine-readable reason, stable across releases: decide on it, never on the message. " +
       "Each code always comes with the same HTTP status; docs/errors.md says what each means and what to do.",
   }),
   fields: z.array(fieldProblem).optional().meta({
@@ -58,8 +57,7 @@ export const notesErrorEnvelope = z.object({
   success: z.literal(false),
   ...errorDetails,
   note: note.optional().meta({
-    description:
-      `on a 409 with code ${noteConflictCode}: the note as it is stored now, to show beside the client's`,
+    description: `on a 409 with code ${noteConflictCode}: the note as it is stored now, to show beside the client's`,
   }),
 });
 export type NotesErrorEnvelope = z.infer<typeof notesErrorEnvelope>;

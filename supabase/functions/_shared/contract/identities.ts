@@ -18,8 +18,7 @@ const providerName = (field: string) =>
 /** Where the browser returns: one of `OAUTH_REDIRECT_URLS` (same origin and path), with any query of the app's. */
 const returnUrl = (field: string) =>
   text(field).max(2000, `${field} must be at most 2000 characters`).meta({
-    description:
-      "an absolute URL of the app whose origin and path are listed in OAUTH_REDIRECT_URLS",
+    description: "an absolute URL of the app whose origin and path are listed in OAUTH_REDIRECT_URLS",
   });
 
 /** A PKCE S256 challenge: base64url of the SHA-256 of a verifier of 43 to 128 characters. */
@@ -121,8 +120,7 @@ export type CompleteLinkBody = z.infer<typeof completeLinkBody>;
 /** `data` of `POST /auth/identities/link`: the provider's page to navigate to, good for 10 minutes. */
 export const identityLinkStart = z.object({
   url: z.string().meta({
-    description:
-      "navigate the browser here; the callback returns to redirectTo",
+    description: "navigate the browser here; the callback returns to redirectTo",
   }),
 });
 export type IdentityLinkStart = z.infer<typeof identityLinkStart>;
@@ -145,8 +143,7 @@ export type Identity = z.infer<typeof identity>;
 export const identityList = z.object({
   identities: z.array(identity),
   hasPassword: z.boolean().meta({
-    description:
-      "false for an account made by a provider sign-in until a password is set with a reset code",
+    description: "false for an account made by a provider sign-in until a password is set with a reset code",
   }),
 });
 export type IdentityList = z.infer<typeof identityList>;

@@ -22,14 +22,7 @@ export {
   type TokenErrorCode,
   tokenErrorCodes,
 } from "./error-codes.ts";
-export {
-  limits,
-  noteStatuses,
-  type Pagination,
-  pagination,
-  userRoles,
-  userStatuses,
-} from "./common.ts";
+export { limits, noteStatuses, type Pagination, pagination, userRoles, userStatuses } from "./common.ts";
 export * from "./accounts.ts";
 export * from "./second-factor.ts";
 export * from "./identities.ts";

@@ -4,15 +4,7 @@
  */
 import { z } from "zod";
 import type { ErrorCode } from "./error-codes.ts";
-import {
-  integerParameter,
-  isoTimestamp,
-  limits,
-  noteStatuses,
-  pageLimit,
-  pagination,
-  text,
-} from "./common.ts";
+import { integerParameter, isoTimestamp, limits, noteStatuses, pageLimit, pagination, text } from "./common.ts";
 
 const noteStatus = z.enum(noteStatuses, {
   error: `status must be one of ${noteStatuses.join(", ")}`,
@@ -27,8 +19,7 @@ const content = text("content").max(
 );
 
 /** The rule of interface.md: a note may not have both title and content empty. */
-export const titleOrContentRequired =
-  "At least one of title or content is required";
+export const titleOrContentRequired = "At least one of title or content is required";
 
 /** Body of `POST /notes-create`. Omitted title or content is stored as "", an omitted status as DRAFT. */
 export const createNoteBody = z
@@ -54,12 +45,10 @@ export type CreateNoteBody = z.infer<typeof createNoteBody>;
 const expectedUpdatedAt = z
   .iso.datetime({
     precision: 3,
-    error:
-      "expectedUpdatedAt must be the note's updatedAt as the API wrote it (ISO 8601 UTC with milliseconds)",
+    error: "expectedUpdatedAt must be the note's updatedAt as the API wrote it (ISO 8601 UTC with milliseconds)",
   })
   .meta({
-    description:
-      "the note's updatedAt as last read; a note changed since is not touched (409)",
+    description: "the note's updatedAt as last read; a note changed since is not touched (409)",
   });
 
 /** Body of `POST /notes-save`: the id and at least one field to change. */
@@ -103,8 +92,7 @@ export const listNotesQuery = z.object({
     .pipe(
       z.string().min(1, "q must contain a word").meta({
         maxLength: limits.searchMaxChars,
-        description:
-          "words that must all occur in the title or content, in any order; each matches a word " +
+        description: "words that must all occur in the title or content, in any order; each matches a word " +
           "starting with it, ignoring case and diacritics",
       }),
     )
@@ -114,8 +102,7 @@ export const listNotesQuery = z.object({
   }).optional()
     .transform((order) => order ?? "createdAt")
     .meta({
-      description:
-        "newest first by createdAt (when omitted) or by updatedAt; then by id",
+      description: "newest first by createdAt (when omitted) or by updatedAt; then by id",
     }),
 });
 export type ListNotesQuery = z.infer<typeof listNotesQuery>;
@@ -125,8 +112,7 @@ export const listChangesQuery = z.object({
   since: text("since").max(200, "since must be a cursor from notes-changes")
     .optional()
     .meta({
-      description:
-        "data.cursor of an earlier answer; omit it to start with every current note",
+      description: "data.cursor of an earlier answer; omit it to start with every current note",
     }),
   limit: integerParameter(
     "limit",
@@ -144,8 +130,7 @@ export const streamChangesQuery = z.object({
     "since must be a cursor from notes-changes or notes-stream",
   ).optional()
     .meta({
-      description:
-        "a cursor of notes-changes or an event id of notes-stream; omit it to start at the end",
+      description: "a cursor of notes-changes or an event id of notes-stream; omit it to start at the end",
     }),
 });
 export type StreamChangesQuery = z.infer<typeof streamChangesQuery>;
@@ -207,8 +192,7 @@ export type NoteChange = z.infer<typeof noteChange>;
 /** `data` of `GET /notes-changes`. */
 export const changeList = z.object({
   changes: z.array(noteChange).meta({
-    description:
-      "oldest change first; each note at most once, as it is now, or as a tombstone when deleted",
+    description: "oldest change first; each note at most once, as it is now, or as a tombstone when deleted",
   }),
   cursor: z.string().meta({
     description: "opaque; send it as since to get what changes next",
@@ -241,7 +225,6 @@ export type DeletedNote = z.infer<typeof deletedNote>;
 /** The `code` of a 409 from a versioned save or delete: the note has changed since the client read it. */
 export const noteConflictCode = "note_conflict" satisfies ErrorCode;
 /** The `code` of a 422 from a create: its `Idempotency-Key` was used for a different note. */
-export const idempotencyKeyReusedCode =
-  "idempotency_key_reused" satisfies ErrorCode;
+export const idempotencyKeyReusedCode = "idempotency_key_reused" satisfies ErrorCode;
 /** The `code` of a 410 from notes-changes: deletions after the cursor were forgotten; sync again from scratch. */
 export const cursorExpiredCode = "cursor_expired" satisfies ErrorCode;

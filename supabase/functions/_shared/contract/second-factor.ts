@@ -19,8 +19,7 @@ const recoveryCode = text("recoveryCode")
     "recoveryCode must be a recovery code (groups of five)",
   )
   .meta({
-    description:
-      "one of the recovery codes shown at activation; case and dashes do not matter",
+    description: "one of the recovery codes shown at activation; case and dashes do not matter",
   });
 
 const factorId = text("factorId").regex(
@@ -36,8 +35,7 @@ export type EnrollBody = z.infer<typeof enrollBody>;
 export const enrollment = z.object({
   factorId: z.string(),
   otpauthUrl: z.string().meta({
-    description:
-      "otpauth://totp/Notes:<email>?secret=…&issuer=Notes&algorithm=SHA1&digits=6&period=30, for a QR code",
+    description: "otpauth://totp/Notes:<email>?secret=…&issuer=Notes&algorithm=SHA1&digits=6&period=30, for a QR code",
   }),
   secret: z.string().meta({
     description: "the same secret in base32, for typing into the app by hand",
@@ -52,8 +50,7 @@ export type ActivateBody = z.infer<typeof activateBody>;
 /** `data` of `POST /auth/mfa/activate`: a new session at aal2, and the recovery codes, shown this once. */
 export const activation = session.extend({
   recoveryCodes: z.array(z.string()).meta({
-    description:
-      "10 single-use recovery codes, shown this once and never again: the user keeps them",
+    description: "10 single-use recovery codes, shown this once and never again: the user keeps them",
   }),
 });
 export type Activation = z.infer<typeof activation>;
@@ -112,10 +109,7 @@ export const reauthenticateBody = z.object({
   password: text("password").optional(),
   ...proofOfFactor,
 }).refine(
-  (body) =>
-    [body.password, body.code, body.recoveryCode].filter((proof) =>
-      proof !== undefined
-    ).length === 1,
+  (body) => [body.password, body.code, body.recoveryCode].filter((proof) => proof !== undefined).length === 1,
   { error: "send one of password, code or recoveryCode", path: ["password"] },
 );
 export type ReauthenticateBody = z.infer<typeof reauthenticateBody>;

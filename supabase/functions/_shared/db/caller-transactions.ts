@@ -12,11 +12,7 @@
  */
 import { ForbiddenError, InvalidTokenError } from "../http/errors.ts";
 import { pgErrorCode } from "./errors.ts";
-import {
-  type Query,
-  type Statement,
-  withServiceTransaction,
-} from "./transactions.ts";
+import { type Query, type Statement, withServiceTransaction } from "./transactions.ts";
 
 /** Claims as PostgREST hands them to Postgres in `request.jwt.claims`. */
 export interface CallerClaims {
@@ -70,9 +66,7 @@ export function withCallerTransaction<Row, Result>(
              select set_config('role', 'authenticated', true),
                     set_config('request.jwt.claims', $1, true)
            )
-           select app.${
-      query.writesNotes ? "require_notes_writer" : "require_notes_caller"
-    }() from session`,
+           select app.${query.writesNotes ? "require_notes_writer" : "require_notes_caller"}() from session`,
     values: [JSON.stringify(claims)],
   }).catch((error) => {
     // The account was deleted after the check passed, before a write that refers to it (its note count, a create
@@ -144,8 +138,7 @@ function callerCheck(
   claims: CallerClaims,
 ): Statement {
   return {
-    text:
-      `with session as (select set_config('request.jwt.claims', $1, true)) select ${check}() from session`,
+    text: `with session as (select set_config('request.jwt.claims', $1, true)) select ${check}() from session`,
     values: [JSON.stringify(claims)],
   };
 }

@@ -206,8 +206,7 @@ async function pollCounters(): Promise<void> {
   // A deadline of its own: the poll is no request's work, whichever request's stream started it.
   const counters = await withDatabaseDeadline(() =>
     withServiceTransaction({
-      text:
-        "select user_id::text as owner, last_change::text from app.note_counts where user_id = any($1::uuid[])",
+      text: "select user_id::text as owner, last_change::text from app.note_counts where user_id = any($1::uuid[])",
       values: [owners],
       read: (rows: { owner: string; last_change: string }[]) => rows,
     })

@@ -44,16 +44,12 @@ function isUnavailable(error: unknown): boolean {
   }
   if (!(error instanceof Error)) return false;
   return connectionFailureCodes.has(pgErrorCode(error) ?? "") ||
-    connectionFailureMessages.some((message) =>
-      error.message.includes(message)
-    );
+    connectionFailureMessages.some((message) => error.message.includes(message));
 }
 
 /** `error` as a 503 when it means the database is unavailable, else as it was. */
 export function unavailableOr(error: unknown): unknown {
-  return isUnavailable(error)
-    ? new ServiceUnavailableError({ cause: error })
-    : error;
+  return isUnavailable(error) ? new ServiceUnavailableError({ cause: error }) : error;
 }
 
 /** True when `error` is Postgres refusing a duplicate key (unique_violation). */

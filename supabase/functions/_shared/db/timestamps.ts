@@ -35,9 +35,7 @@ export function isoTimestamp(text: string): string {
 export const timestamptzAsText: pg.CustomTypesConfig = {
   getTypeParser:
     ((oid: number, format?: "text" | "binary") =>
-      oid === timestamptzOid
-        ? (text: string) => text
-        : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig[
+      oid === timestamptzOid ? (text: string) => text : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig[
         "getTypeParser"
       ],
 };

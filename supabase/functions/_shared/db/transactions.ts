@@ -23,10 +23,7 @@
 // @ts-types="@types/pg"
 import pg from "pg";
 import { getConfig } from "../config/mod.ts";
-import {
-  databaseBudgetMs,
-  databaseDeadline,
-} from "../http/request-deadline.ts";
+import { databaseBudgetMs, databaseDeadline } from "../http/request-deadline.ts";
 import { ServiceUnavailableError } from "../http/errors.ts";
 import { isServerError, pgErrorCode, unavailableOr } from "./errors.ts";
 
@@ -126,8 +123,7 @@ export async function runTransaction(
   const client = await connect(deadline);
   // While checked out, a connection error reaches the pending statements; this keeps it from also
   // being thrown as an unhandled 'error' event.
-  const onError = (error: unknown) =>
-    logDatabaseEvent("connection closed during a transaction", error);
+  const onError = (error: unknown) => logDatabaseEvent("connection closed during a transaction", error);
   client.on("error", onError);
   let connectionBroken = false;
   try {
@@ -165,9 +161,7 @@ export async function runTransaction(
       connectionBroken = !isServerError(failure.reason);
       throw unavailableOr(failure.reason);
     }
-    return settled.slice(2, -1).map((result) =>
-      (result as PromiseFulfilledResult<pg.QueryResult>).value.rows
-    );
+    return settled.slice(2, -1).map((result) => (result as PromiseFulfilledResult<pg.QueryResult>).value.rows);
   } finally {
     client.off("error", onError);
     // A broken connection is destroyed rather than handed to the next request.

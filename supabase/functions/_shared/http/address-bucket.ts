@@ -12,8 +12,7 @@
  * ```
  */
 
-const ipv4Pattern =
-  /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
+const ipv4Pattern = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
 const hexGroupPattern = /^[0-9a-f]{1,4}$/;
 
 /** The eight 16-bit groups of an IPv6 address (an IPv4 tail counts as two), or undefined if it is not one. */
@@ -41,9 +40,7 @@ function ipv6Groups(address: string): number[] | undefined {
   if (!head || !tail) return undefined;
   if (halves.length === 1) return head.length === 8 ? head : undefined;
   const missing = 8 - head.length - tail.length;
-  return missing >= 1
-    ? [...head, ...new Array<number>(missing).fill(0), ...tail]
-    : undefined;
+  return missing >= 1 ? [...head, ...new Array<number>(missing).fill(0), ...tail] : undefined;
 }
 
 /**
@@ -64,7 +61,5 @@ export function addressBucket(address: string): string | undefined {
     return [groups[6] >> 8, groups[6] & 0xff, groups[7] >> 8, groups[7] & 0xff]
       .join(".");
   }
-  return `${
-    groups.slice(0, 4).map((group) => group.toString(16)).join(":")
-  }::/64`;
+  return `${groups.slice(0, 4).map((group) => group.toString(16)).join(":")}::/64`;
 }

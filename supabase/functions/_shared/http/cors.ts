@@ -16,8 +16,7 @@ import { corsHeaders } from "@supabase/supabase-js/cors";
  */
 export const corsResponseHeaders: Readonly<Record<string, string>> = {
   "Access-Control-Allow-Origin": corsHeaders["Access-Control-Allow-Origin"],
-  "Access-Control-Expose-Headers":
-    "x-request-id, retry-after, www-authenticate",
+  "Access-Control-Expose-Headers": "x-request-id, retry-after, www-authenticate",
 };
 
 /** The answer to an `OPTIONS` preflight for an endpoint serving `methods`, with the endpoint's own `headers`. */

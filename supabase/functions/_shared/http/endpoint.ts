@@ -106,9 +106,7 @@ export function defineEndpoint(definition: EndpointDefinition): Handler {
   return async (req, info) => {
     const started = performance.now();
     const requestId = requestIdOf(req);
-    const response = await withDatabaseDeadline(() =>
-      respond(definition, req, info)
-    );
+    const response = await withDatabaseDeadline(() => respond(definition, req, info));
     // Every other header came with the response (`answerHeaders`); only the id is this request's own.
     response.headers.set("x-request-id", requestId);
     logRequest({

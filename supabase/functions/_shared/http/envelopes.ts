@@ -10,12 +10,7 @@
  * return notesSuccess(201, "Note created successfully", note);
  * ```
  */
-import type {
-  AuthErrorEnvelope,
-  EnvelopeKind,
-  ErrorDetails,
-  NotesErrorEnvelope,
-} from "../contract/envelopes.ts";
+import type { AuthErrorEnvelope, EnvelopeKind, ErrorDetails, NotesErrorEnvelope } from "../contract/envelopes.ts";
 import { budgetedBody } from "./answer-budget.ts";
 import { corsResponseHeaders } from "./cors.ts";
 import { type ErrorCode, errorStatuses } from "../contract/error-codes.ts";
@@ -68,14 +63,10 @@ function json(
     );
   }
   const { body: content, contentLength } = answer;
-  const allHeaders = headers
-    ? { ...jsonHeaders[kind], ...headers }
-    : jsonHeaders[kind];
+  const allHeaders = headers ? { ...jsonHeaders[kind], ...headers } : jsonHeaders[kind];
   return new Response(content, {
     status,
-    headers: contentLength
-      ? { ...allHeaders, "Content-Length": contentLength }
-      : allHeaders,
+    headers: contentLength ? { ...allHeaders, "Content-Length": contentLength } : allHeaders,
   });
 }
 

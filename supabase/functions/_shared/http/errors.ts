@@ -103,8 +103,7 @@ export class InvalidTokenError extends UnauthorizedError {
 
 const refreshErrorMessages: Record<RefreshErrorCode, string> = {
   refresh_token_invalid: "Invalid refresh token",
-  refresh_token_reused:
-    "Refresh token already used; the session has been ended",
+  refresh_token_reused: "Refresh token already used; the session has been ended",
   session_expired: "Session expired; log in again",
   session_revoked: "Session ended; log in again",
 };

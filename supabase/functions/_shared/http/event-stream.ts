@@ -16,9 +16,7 @@ export function serverEvent(
   message: { event: string; id?: string; data: unknown },
 ): string {
   const id = message.id === undefined ? "" : `id: ${message.id}\n`;
-  return `event: ${message.event}\n${id}data: ${
-    JSON.stringify(message.data)
-  }\n\n`;
+  return `event: ${message.event}\n${id}data: ${JSON.stringify(message.data)}\n\n`;
 }
 
 /** A comment: ignored by clients, it keeps proxies from closing a connection that looks idle. */

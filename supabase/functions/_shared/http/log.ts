@@ -12,9 +12,7 @@ export interface RequestLogLine {
 
 /** An error as a log line states it: its class and message, never its stack or its cause. */
 export function describeError(error: unknown): string {
-  return error instanceof Error
-    ? `${error.name}: ${error.message}`
-    : String(error);
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
 /** Writes one request's log line. */

@@ -28,9 +28,7 @@ export function fieldProblems(error: z.ZodError): FieldProblem[] {
     // The contract's messages start with the field's name; zod's own ones get it put in front.
     return [{
       field,
-      message: issue.message.startsWith(field)
-        ? issue.message
-        : `${field}: ${issue.message}`,
+      message: issue.message.startsWith(field) ? issue.message : `${field}: ${issue.message}`,
     }];
   });
 }
@@ -209,9 +207,7 @@ export function readOptionalJsonBody<S extends z.ZodType>(
 ): Promise<z.output<S>> {
   const declaresBody = req.headers.has("transfer-encoding") ||
     (req.headers.get("content-length") ?? "0") !== "0";
-  return declaresBody
-    ? readJsonBody(req, schema, timeoutMs)
-    : Promise.resolve(validate(schema, {}));
+  return declaresBody ? readJsonBody(req, schema, timeoutMs) : Promise.resolve(validate(schema, {}));
 }
 
 /**

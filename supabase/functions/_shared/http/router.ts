@@ -41,17 +41,13 @@ export function routeBySubpath(
     handle: (req) => {
       throw new NotFoundError(
         "endpoint_not_found",
-        `No such endpoint: /${functionName}${
-          subpathOf(req.url, functionName) ?? ""
-        }`,
+        `No such endpoint: /${functionName}${subpathOf(req.url, functionName) ?? ""}`,
       );
     },
   });
   return (req, info) => {
     const subpath = subpathOf(req.url, functionName);
-    const route = subpath !== undefined && Object.hasOwn(routes, subpath)
-      ? routes[subpath]
-      : undefined;
+    const route = subpath !== undefined && Object.hasOwn(routes, subpath) ? routes[subpath] : undefined;
     return (route ?? notFound)(req, info);
   };
 }

@@ -12,18 +12,8 @@
  */
 import { edgeRuntimeWaitUntil } from "../http/after-response.ts";
 import { getConfig } from "../config/mod.ts";
-import {
-  runTransaction,
-  type Statement,
-  withServiceTransaction,
-} from "../db/transactions.ts";
-import {
-  claimDueMails,
-  isLastAttempt,
-  markSent,
-  type OutboxMail,
-  recordFailure,
-} from "./outbox.ts";
+import { runTransaction, type Statement, withServiceTransaction } from "../db/transactions.ts";
+import { claimDueMails, isLastAttempt, markSent, type OutboxMail, recordFailure } from "./outbox.ts";
 import { resolveQueuedResetRequests } from "./reset-requests.ts";
 import { sendWithResend } from "./resend.ts";
 import { pruneExpiredTombstones } from "../queries/note-changes.ts";
@@ -75,9 +65,7 @@ export async function dispatchDueMail(
       outcome.sent++;
       return;
     }
-    const error = result.reason instanceof Error
-      ? result.reason.message
-      : String(result.reason);
+    const error = result.reason instanceof Error ? result.reason.message : String(result.reason);
     const givenUp = isLastAttempt(mail);
     if (givenUp) outcome.failed++;
     else outcome.retrying++;

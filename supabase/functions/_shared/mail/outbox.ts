@@ -73,8 +73,7 @@ const pruneFinishedMails: Statement = {
 /** Marks mails delivered and clears their bodies, so no code outlives its delivery. */
 export function markSent(ids: readonly string[]): Statement {
   return {
-    text:
-      "update app.mail_outbox set sent_at = now(), body = null, last_error = null where id = any($1::bigint[])",
+    text: "update app.mail_outbox set sent_at = now(), body = null, last_error = null where id = any($1::bigint[])",
     values: [ids],
   };
 }

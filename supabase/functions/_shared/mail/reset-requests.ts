@@ -12,12 +12,7 @@
 import { getConfig } from "../config/mod.ts";
 import { withServiceTransaction } from "../db/transactions.ts";
 import { resolveResetRequests } from "../queries/reset-requests.ts";
-import {
-  generateCode,
-  resetCodeHash,
-  resetCodeMail,
-  resetCodePolicy,
-} from "../auth/one-time-codes.ts";
+import { generateCode, resetCodeHash, resetCodeMail, resetCodePolicy } from "../auth/one-time-codes.ts";
 
 /** Resolves up to `batchSize` of the oldest requests; answers how many there were. */
 export async function resolveQueuedResetRequests(

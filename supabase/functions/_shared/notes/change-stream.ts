@@ -23,31 +23,14 @@ import { limits } from "../contract/common.ts";
 import type { StreamReady, StreamReset } from "../contract/notes.ts";
 import { getConfig } from "../config/mod.ts";
 import { watchChanges } from "../db/change-notices.ts";
-import {
-  CursorExpiredError,
-  HttpError,
-  TooManyRequestsError,
-} from "../http/errors.ts";
-import {
-  reconnectAfter,
-  serverComment,
-  serverEvent,
-} from "../http/event-stream.ts";
+import { CursorExpiredError, HttpError, TooManyRequestsError } from "../http/errors.ts";
+import { reconnectAfter, serverComment, serverEvent } from "../http/event-stream.ts";
 import { withDatabaseDeadline } from "../http/request-deadline.ts";
 import { edgeRuntimeWaitUntil } from "../http/after-response.ts";
-import {
-  type AnswerBody,
-  answerBudgetBytes,
-  answerBudgetRoom,
-  budgetedBody,
-} from "../http/answer-budget.ts";
+import { type AnswerBody, answerBudgetBytes, answerBudgetRoom, budgetedBody } from "../http/answer-budget.ts";
 import { encodeChangesCursor } from "./changes-cursor.ts";
 import { claimStreamSlot } from "./open-streams.ts";
-import {
-  type ChangesPageRead,
-  readChangesEnd,
-  readChangesPage,
-} from "./changes-page.ts";
+import { type ChangesPageRead, readChangesEnd, readChangesPage } from "./changes-page.ts";
 
 /**
  * Changes read per round trip while catching up: a tenth of the feed's largest page, so a batch of the largest
@@ -298,9 +281,7 @@ class LiveStream {
         let page: ChangesPageRead;
         try {
           // A deadline of its own: this read is no part of the request that opened the stream.
-          page = await withDatabaseDeadline(() =>
-            readChangesPage(this.#caller, this.#position, batch.limit)
-          );
+          page = await withDatabaseDeadline(() => readChangesPage(this.#caller, this.#position, batch.limit));
         } catch (error) {
           return yield* endAfterFailedRead(error);
         } finally {
@@ -338,9 +319,7 @@ function reserveBatch(owner: string): { limit: number; release: () => void } {
     (ownerShareBytes - held - reading) / largestChangeBytes,
   );
   const byBudget = Math.floor(answerBudgetRoom() / largestChangeBytes);
-  const limit = held + largestChangeBytes > ownerShareBytes
-    ? 0
-    : Math.max(1, Math.min(batchSize, byShare, byBudget));
+  const limit = held + largestChangeBytes > ownerShareBytes ? 0 : Math.max(1, Math.min(batchSize, byShare, byBudget));
   const reserved = limit * largestChangeBytes;
   addTo(readingByOwner, owner, reserved);
   let released = false;
@@ -441,8 +420,7 @@ function* endAfterFailedRead(error: unknown): Generator<string> {
 function resetEvent(): string {
   const reset: StreamReset = {
     code: "cursor_expired",
-    message:
-      "The cursor is older than the deletions kept; sync again from /notes-changes without since",
+    message: "The cursor is older than the deletions kept; sync again from /notes-changes without since",
   };
   return serverEvent({ event: "reset", data: reset });
 }

@@ -45,15 +45,13 @@ export function readChangesCursor(
   owner: string,
   field = "since",
 ): number {
-  const [given, cursorOwner, change, ...rest] =
-    fromBase64Url(cursor)?.split(".") ?? [];
+  const [given, cursorOwner, change, ...rest] = fromBase64Url(cursor)?.split(".") ?? [];
   const number = /^\d{1,15}$/.test(change ?? "") ? Number(change) : Number.NaN;
   if (
     given !== version || cursorOwner !== owner || rest.length > 0 ||
     Number.isNaN(number)
   ) {
-    const message =
-      `${field} must be a cursor that notes-changes or notes-stream gave this account`;
+    const message = `${field} must be a cursor that notes-changes or notes-stream gave this account`;
     throw new BadRequestError(message, [{ field, message }], {
       code: "invalid_cursor",
     });

@@ -13,11 +13,7 @@
 import type { Caller } from "../auth/caller.ts";
 import { withCallerTransaction } from "../db/caller-transactions.ts";
 import { CursorExpiredError } from "../http/errors.ts";
-import {
-  changesEnd,
-  type ChangesPage,
-  listChanges,
-} from "../queries/note-changes.ts";
+import { changesEnd, type ChangesPage, listChanges } from "../queries/note-changes.ts";
 
 /** Up to `limit` changes, the point of the sequence they reach, and whether more follow right away. */
 export interface ChangesPageRead {
@@ -50,9 +46,7 @@ export async function readChangesPage(
   const changes = feed.changes.slice(0, limit);
   const hasMore = feed.changes.length > limit;
   // The last page reaches the sequence's end as of its snapshot, so its cursor is that end.
-  const reached = hasMore
-    ? changes[changes.length - 1].change
-    : feed.lastChange;
+  const reached = hasMore ? changes[changes.length - 1].change : feed.lastChange;
   return { changes, reached, hasMore };
 }
 

@@ -10,11 +10,7 @@
  * const fingerprint = await requestFingerprint(body);
  * ```
  */
-import {
-  type CreateNoteBody,
-  idempotencyKey,
-  idempotencyKeyHeader,
-} from "../contract/notes.ts";
+import { type CreateNoteBody, idempotencyKey, idempotencyKeyHeader } from "../contract/notes.ts";
 import { BadRequestError } from "../http/errors.ts";
 
 /** The request's `Idempotency-Key`, or undefined without one; 400 naming the header when it is malformed. */

@@ -11,18 +11,9 @@
  * what it did before sessions existed.
  */
 import type { SecurityLimits } from "../config/mod.ts";
-import {
-  reserveLoginAttempt,
-  reservePasswordReentry,
-  type TrustedDevice,
-} from "./rate-limits.ts";
+import { reserveLoginAttempt, reservePasswordReentry, type TrustedDevice } from "./rate-limits.ts";
 import type { Query } from "../db/transactions.ts";
-import {
-  type Account,
-  accountColumns,
-  type AccountRow,
-  toAccount,
-} from "./account-rows.ts";
+import { type Account, accountColumns, type AccountRow, toAccount } from "./account-rows.ts";
 import {
   grantOf,
   type NewSession,
@@ -66,9 +57,7 @@ export function insertUser(
              insert into app.users (name, email, password_hash) values ($1, $2, $3)
              returning ${accountColumns}
            ), started as (
-             select s.* from account cross join lateral ${
-      startSessionCall("account.id", 4)
-    } s
+             select s.* from account cross join lateral ${startSessionCall("account.id", 4)} s
            ), code as (
              insert into app.email_verification_codes (user_id, code_hash, expires_at, attempts_left)
              select id, $8, now() + make_interval(hours => $9), $10 from account
@@ -108,8 +97,7 @@ function withAccountOf(
   return {
     ...reserve,
     following: [{
-      text:
-        `select ${accountColumns}, password_hash from app.users where email = $1`,
+      text: `select ${accountColumns}, password_hash from app.users where email = $1`,
       values: [email],
     }],
     read: ([reserved], [row]) => {
@@ -180,9 +168,7 @@ export function completeLogin(
                 or (r.bucket = 'login-device' and r.key = $8 and account.id = $9::uuid
                     and account.device_generation = $10::integer)
            ), started as (
-             select s.* from account cross join lateral ${
-      startSessionCall("account.id", 4)
-    } s
+             select s.* from account cross join lateral ${startSessionCall("account.id", 4)} s
            ), recorded as (
              select app.record_security_event('login_succeeded', account.id, account.id, $3, $6,
                                               jsonb_build_object('sessionId', started.session_id))
@@ -198,8 +184,7 @@ export function completeLogin(
       input.device?.userId ?? null,
       input.device?.generation ?? null,
     ],
-    read: ([row]) =>
-      row ? { account: toAccount(row), session: grantOf(row) } : undefined,
+    read: ([row]) => row ? { account: toAccount(row), session: grantOf(row) } : undefined,
   };
 }
 
@@ -217,8 +202,7 @@ export function recordLoginFailure(
   },
 ): Query<unknown, void> {
   return {
-    text:
-      `select app.record_security_event('login_failed', u.id, u.id, $2, $3, $4::jsonb)
+    text: `select app.record_security_event('login_failed', u.id, u.id, $2, $3, $4::jsonb)
            from app.users u where u.email = $1`,
     values: [
       input.email,

@@ -67,9 +67,7 @@ export function listUsers(
     ],
     read: (rows) => ({
       total: rows[0]?.total ?? 0,
-      users: rows.filter((row): row is ManagedUserRow =>
-        row.id !== null && row.id !== undefined
-      ).map((row) => ({
+      users: rows.filter((row): row is ManagedUserRow => row.id !== null && row.id !== undefined).map((row) => ({
         ...toAccount(row).user,
         noteCount: row.note_count,
         lastActiveAt: row.last_active_at?.toISOString() ?? null,
@@ -102,8 +100,6 @@ export function setUserStatus(
     text: "select * from app.set_user_status($1::uuid, $2)",
     values: [uuidOrNull(input.id), input.status],
     read: ([row]) =>
-      row.outcome === "updated"
-        ? { kind: "updated", user: toAccount(row as AccountRow).user }
-        : { kind: row.outcome },
+      row.outcome === "updated" ? { kind: "updated", user: toAccount(row as AccountRow).user } : { kind: row.outcome },
   };
 }

@@ -57,9 +57,7 @@ export function resetPassword(
     text: `with reset as (
              select * from app.reset_password($1, $2, $3, $4, $5, $6, $10, $9)
            ), started as (
-             select s.* from reset cross join lateral ${
-      startSessionCall("reset.id", 7)
-    } s
+             select s.* from reset cross join lateral ${startSessionCall("reset.id", 7)} s
              where reset.outcome = 'updated'
            ), lifted as (
              -- The owner proved the mailbox, as for the failures per address: the account's cap is lifted too.
@@ -125,9 +123,7 @@ export function verifyEmail(
     text: `with verified as (
              select * from app.verify_email($1, $2, $3, $4)
            ), started as (
-             select s.* from verified cross join lateral ${
-      startSessionCall("verified.id", 5)
-    } s
+             select s.* from verified cross join lateral ${startSessionCall("verified.id", 5)} s
              where verified.outcome = 'verified'
            ), cleared as (
              delete from app.rate_limits r

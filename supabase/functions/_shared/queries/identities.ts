@@ -16,13 +16,7 @@ import type { Identity, IdentityList } from "../contract/identities.ts";
 import type { Query } from "../db/transactions.ts";
 import { accountColumns, type AccountRow, toAccount } from "./account-rows.ts";
 import type { SignedInAccount } from "./accounts.ts";
-import {
-  grantOf,
-  type NewSession,
-  type SessionColumns,
-  sessionValues,
-  startSessionCall,
-} from "./sessions.ts";
+import { grantOf, type NewSession, type SessionColumns, sessionValues, startSessionCall } from "./sessions.ts";
 
 /** What a flow stores besides its state's hash: the provider, PKCE verifier, nonce and where to return. */
 export interface NewOAuthFlow {
@@ -62,8 +56,7 @@ export function startOAuthFlow(
   link?: LinkRequest,
 ): Query<{ retry_after: number; link_allowed: boolean }, StartedFlow> {
   return {
-    text:
-      "select * from app.start_oauth_flow($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+    text: "select * from app.start_oauth_flow($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
     values: [
       flow.stateHash,
       flow.provider,
@@ -166,8 +159,7 @@ export function completeOAuthFlow(input: {
 }): Query<{ outcome: FlowOutcome }, FlowOutcome> {
   const { claims, link } = input;
   return {
-    text:
-      "select outcome from app.complete_oauth_flow($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+    text: "select outcome from app.complete_oauth_flow($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
     values: [
       input.provider,
       claims.issuer,
@@ -204,8 +196,7 @@ export function completeProviderReauthentication(input: {
   userAgent: string | undefined;
 }): Query<{ outcome: ReauthenticationOutcome }, ReauthenticationOutcome> {
   return {
-    text:
-      "select app.complete_provider_reauthentication($1, $2, $3, $4, $5, $6) as outcome",
+    text: "select app.complete_provider_reauthentication($1, $2, $3, $4, $5, $6) as outcome",
     values: [
       input.link.userId,
       input.link.sessionId,
@@ -241,9 +232,7 @@ export function exchangeSignInCode(
              select ${accountColumns} from app.users u join code on u.id = code.user_id
              where code.live and u.status = 'ACTIVE'
            ), started as (
-             select s.* from account cross join lateral ${
-      startSessionCall("account.id", 2, { byProvider: true })
-    } s
+             select s.* from account cross join lateral ${startSessionCall("account.id", 2, { byProvider: true })} s
            ), touched as (
              update app.identities i set last_sign_in_at = now() from code, account
              where i.id = code.identity_id
@@ -260,8 +249,7 @@ export function exchangeSignInCode(
       ...sessionValues(input.session),
       input.verifierChallenge ?? null,
     ],
-    read: ([row]) =>
-      row ? { account: toAccount(row), session: grantOf(row) } : undefined,
+    read: ([row]) => row ? { account: toAccount(row), session: grantOf(row) } : undefined,
   };
 }
 
@@ -353,8 +341,7 @@ export function completeIdentityLink(input: {
   LinkCompletion
 > {
   return {
-    text:
-      "select * from app.complete_identity_link($1, $2, $3, $4, $5, $6, $7)",
+    text: "select * from app.complete_identity_link($1, $2, $3, $4, $5, $6, $7)",
     values: [
       input.codeHash,
       input.userId,

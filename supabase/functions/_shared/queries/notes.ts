@@ -11,12 +11,7 @@
  * ```
  */
 import { limits } from "../contract/common.ts";
-import type {
-  CreateNoteBody,
-  Note,
-  NoteChanges,
-  NoteOrder,
-} from "../contract/notes.ts";
+import type { CreateNoteBody, Note, NoteChanges, NoteOrder } from "../contract/notes.ts";
 import type { Query, Statement } from "../db/transactions.ts";
 import { isoTimestamp, timestamptzAsText } from "../db/timestamps.ts";
 
@@ -31,8 +26,7 @@ export interface NoteRow {
   updated_at: string;
 }
 
-export const noteColumns =
-  "id, created_by, title, content, status, created_at, updated_at";
+export const noteColumns = "id, created_by, title, content, status, created_at, updated_at";
 
 /** The API's Note from a row of `public.notes`. */
 export function toNote(row: NoteRow): Note {
@@ -100,8 +94,7 @@ export function insertNoteOnce(
   const content = input.content ?? "";
   return {
     writesNotes: true,
-    text:
-      "select note_id, used_by_hash, used_at, created from app.create_note_once($1, $2, $3, $4, $5, $6)",
+    text: "select note_id, used_by_hash, used_at, created from app.create_note_once($1, $2, $3, $4, $5, $6)",
     values: [key, fingerprint, owner, title, content, input.status],
     types: timestamptzAsText,
     read: ([used]) => {
@@ -178,16 +171,13 @@ function listingConditions(
 ) {
   const values: unknown[] = [owner];
   const conditions = [`created_by = $${firstParameter}`];
-  const parameter = (value: unknown) =>
-    `$${firstParameter + values.push(value) - 1}`;
+  const parameter = (value: unknown) => `$${firstParameter + values.push(value) - 1}`;
   if (listing.status !== undefined) {
     conditions.push(`status = ${parameter(listing.status)}`);
   }
   if (listing.q !== undefined) {
     conditions.push(
-      `id in (select match from app.caller_note_matches(${
-        parameter(listing.q)
-      }) as match)`,
+      `id in (select match from app.caller_note_matches(${parameter(listing.q)}) as match)`,
     );
   }
   return { where: conditions.join(" and "), values };
@@ -204,8 +194,7 @@ function listingTotal(owner: string, listing: NoteListing): Statement {
   if (listing.q !== undefined) {
     const { where, values } = listingConditions(owner, listing, 1);
     return {
-      text:
-        `select count(*)::integer as total from public.notes where ${where}`,
+      text: `select count(*)::integer as total from public.notes where ${where}`,
       values,
     };
   }
@@ -265,8 +254,7 @@ export function selectNote(
   id: string,
 ): Query<NoteRow, Note | undefined> {
   return {
-    text:
-      `select ${noteColumns} from public.notes where id = $1 and created_by = $2`,
+    text: `select ${noteColumns} from public.notes where id = $1 and created_by = $2`,
     values: [id, owner],
     types: timestamptzAsText,
     read: ([row]) => row ? toNote(row) : undefined,
@@ -335,8 +323,7 @@ export function updateNote(
   }
   return {
     writesNotes: true,
-    text:
-      `select ${noteColumns}, written from app.save_note_version($1, $2, $3, $4, $5, $6)`,
+    text: `select ${noteColumns}, written from app.save_note_version($1, $2, $3, $4, $5, $6)`,
     values: [...values, expectedUpdatedAt],
     types: timestamptzAsText,
     read: ([row]) => versionedOutcome(row, toNote),
@@ -359,16 +346,14 @@ export function deleteNote(
   if (expectedUpdatedAt === undefined) {
     return {
       writesNotes: true,
-      text:
-        "delete from public.notes where id = $1 and created_by = $2 returning id, true as written",
+      text: "delete from public.notes where id = $1 and created_by = $2 returning id, true as written",
       values: [id, owner],
       read: ([row]) => row ? { done: row.id } : undefined,
     };
   }
   return {
     writesNotes: true,
-    text:
-      `select ${noteColumns}, written from app.delete_note_version($1, $2, $3)`,
+    text: `select ${noteColumns}, written from app.delete_note_version($1, $2, $3)`,
     values: [id, owner, expectedUpdatedAt],
     types: timestamptzAsText,
     read: ([row]) =>

@@ -42,8 +42,7 @@ export function reserveLoginAttempt(
 ): Query<{ retry_after: number }, number> {
   const { email, address, limits, device } = input;
   return {
-    text:
-      "select app.take_login_attempt($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) as retry_after",
+    text: "select app.take_login_attempt($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) as retry_after",
     values: [
       email,
       address ?? null,

@@ -10,11 +10,7 @@
  * ```
  */
 import type { Query } from "../db/transactions.ts";
-import {
-  type FactorProof,
-  refusal,
-  type RefusedAttempt,
-} from "./second-factors.ts";
+import { type FactorProof, refusal, type RefusedAttempt } from "./second-factors.ts";
 
 /** Where a request came from, for the security log. */
 interface Client {
@@ -30,8 +26,7 @@ export function reauthenticateWithPassword(
   input: { userId: string; sessionId: string; expectedHash: string } & Client,
 ): Query<{ valid_until: Date | null }, Date | undefined> {
   return {
-    text:
-      "select app.record_reauthentication($1, $2::uuid, 'password', $3, $4, $5) as valid_until",
+    text: "select app.record_reauthentication($1, $2::uuid, 'password', $3, $4, $5) as valid_until",
     values: [
       input.userId,
       input.sessionId,

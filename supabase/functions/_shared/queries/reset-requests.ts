@@ -36,8 +36,7 @@ export function resolveResetRequests(
   },
 ): Query<{ resolved: number }, number> {
   return {
-    text:
-      "select app.resolve_password_reset_requests($1, $2, $3, $4, $5, $6, $7) as resolved",
+    text: "select app.resolve_password_reset_requests($1, $2, $3, $4, $5, $6, $7) as resolved",
     values: [
       input.codeHashes,
       input.mails.map((mail) => mail.body),

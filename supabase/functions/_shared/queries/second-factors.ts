@@ -16,12 +16,7 @@ import type { User } from "../contract/accounts.ts";
 import type { FactorInfo } from "../contract/second-factor.ts";
 import { uuidOrNull } from "../http/uuid.ts";
 import type { Query } from "../db/transactions.ts";
-import {
-  type Account,
-  accountColumns,
-  type AccountRow,
-  toAccount,
-} from "./account-rows.ts";
+import { type Account, accountColumns, type AccountRow, toAccount } from "./account-rows.ts";
 import {
   grantOf,
   type NewSession,
@@ -124,8 +119,7 @@ export function pendingFactor(
     text: `select secret_sealed, secret_key_id from app.second_factors
            where user_id = $1 and id::text = lower($2) and activated_at is null`,
     values: [userId, factorId],
-    read: ([row]) =>
-      row ? { sealed: row.secret_sealed, keyId: row.secret_key_id } : undefined,
+    read: ([row]) => row ? { sealed: row.secret_sealed, keyId: row.secret_key_id } : undefined,
   };
 }
 
@@ -140,8 +134,7 @@ export function sealedFactorSecret(
   return {
     text: "select sealed, key_id from app.sealed_factor_secret($1, $2::uuid)",
     values: [userId, factorId],
-    read: ([row]) =>
-      row ? { sealed: row.sealed, keyId: row.key_id } : undefined,
+    read: ([row]) => row ? { sealed: row.sealed, keyId: row.key_id } : undefined,
   };
 }
 
@@ -213,8 +206,7 @@ export function unenrollFactor(
   input: Asker & { factorId: string; proof: FactorProof },
 ): Query<AttemptRow, Attempt> {
   return {
-    text:
-      "select * from app.unenroll_second_factor($1, $2::uuid, $3::uuid, $4, $5, $6, $7)",
+    text: "select * from app.unenroll_second_factor($1, $2::uuid, $3::uuid, $4, $5, $6, $7)",
     values: [
       input.userId,
       input.callerSessionId,
@@ -233,8 +225,7 @@ export function replaceRecoveryCodes(
   input: Asker & { proof: FactorProof; codeHashes: string[] },
 ): Query<AttemptRow, Attempt> {
   return {
-    text:
-      "select * from app.replace_recovery_codes($1, $2::uuid, $3, $4, $5::text[], $6, $7)",
+    text: "select * from app.replace_recovery_codes($1, $2::uuid, $3, $4, $5::text[], $6, $7)",
     values: [
       input.userId,
       input.callerSessionId,

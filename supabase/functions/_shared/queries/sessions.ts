@@ -13,12 +13,7 @@ import type { SessionSettings } from "../config/mod.ts";
 import type { LogoutScope, SessionInfo } from "../contract/accounts.ts";
 import type { CallerClaims } from "../db/caller-transactions.ts";
 import type { Query } from "../db/transactions.ts";
-import {
-  type Account,
-  accountColumns,
-  type AccountRow,
-  toAccount,
-} from "./account-rows.ts";
+import { type Account, accountColumns, type AccountRow, toAccount } from "./account-rows.ts";
 
 /** How the second step of a sign-in was made: a code of the authenticator, or a recovery code. */
 export type SecondFactorMethod = "totp" | "recovery_code";
@@ -88,15 +83,9 @@ export function startSessionCall(
   firstParameter: number,
   options: { inheritFrom?: string; byProvider?: boolean } = {},
 ): string {
-  const [idle, max, userAgent, address] = [0, 1, 2, 3].map((offset) =>
-    `$${firstParameter + offset}`
-  );
+  const [idle, max, userAgent, address] = [0, 1, 2, 3].map((offset) => `$${firstParameter + offset}`);
   const { inheritFrom, byProvider } = options;
-  const extra = byProvider
-    ? ", null, null, 'provider'"
-    : inheritFrom
-    ? `, null, ${inheritFrom}`
-    : "";
+  const extra = byProvider ? ", null, null, 'provider'" : inheritFrom ? `, null, ${inheritFrom}` : "";
   return `app.start_session(${ownerExpression}, ${idle}, ${max}, ${userAgent}, ${address}${extra})`;
 }
 
@@ -215,8 +204,7 @@ export function listSessions(
   caller: CallerClaims & { session_id: string },
 ): Query<SessionRow, SessionInfo[]> {
   return {
-    text:
-      `select id, created_at, refreshed_at, expires_at, user_agent, id = $2 as current
+    text: `select id, created_at, refreshed_at, expires_at, user_agent, id = $2 as current
            from app.sessions
            where user_id = $1 and revoked_at is null and expires_at > now()
            order by refreshed_at desc, id`,
