@@ -19,14 +19,8 @@ import { readJsonBody, readQuery } from "../_shared/http/request.ts";
 import { routeBySubpath } from "../_shared/http/router.ts";
 
 /** The admin's client, recorded with the events its changes cause. */
-function adminContextOf(
-  req: Request,
-  info: ConnectionInfo | undefined,
-): AdminContext {
-  return {
-    address: clientAddress(req, info, getConfig().limits),
-    userAgent: userAgentOf(req),
-  };
+function adminContextOf(req: Request, info: ConnectionInfo | undefined): AdminContext {
+  return { address: clientAddress(req, info, getConfig().limits), userAgent: userAgentOf(req) };
 }
 
 /**
@@ -46,11 +40,7 @@ const users = defineEndpoint({
     const caller = await requireCaller(req);
     if (req.method === "GET") {
       const filter = readQuery(req, listUsersQuery);
-      const page = await withAdminCaller(
-        caller,
-        adminContextOf(req, info),
-        listUsers(filter),
-      );
+      const page = await withAdminCaller(caller, adminContextOf(req, info), listUsers(filter));
       const data: ManagedUserList = {
         users: page.users,
         pagination: {
@@ -62,11 +52,7 @@ const users = defineEndpoint({
       };
       return authSuccess(200, "Users fetched successfully", data);
     }
-    const { id, status, removeMfa } = await readJsonBody(
-      req,
-      setUserStatusBody,
-      getConfig().limits.bodyTimeoutMs,
-    );
+    const { id, status, removeMfa } = await readJsonBody(req, setUserStatusBody, getConfig().limits.bodyTimeoutMs);
     if (removeMfa) {
       const removal = await withAdminCaller(
         caller,
@@ -98,32 +84,18 @@ const users = defineEndpoint({
       return authSuccess(200, "Second factor removed", data);
     }
     if (!status) throw new BadRequestError("send either status or removeMfa");
-    const change = await withAdminCaller(
-      caller,
-      adminContextOf(req, info),
-      setUserStatus({ id, status }),
-    );
+    const change = await withAdminCaller(caller, adminContextOf(req, info), setUserStatus({ id, status }));
     if (change.kind === "own-account") {
       const message = "An admin cannot change its own status";
-      throw new BadRequestError(message, [{ field: "id", message }], {
-        code: "cannot_change_own_status",
-      });
+      throw new BadRequestError(message, [{ field: "id", message }], { code: "cannot_change_own_status" });
     }
     if (change.kind === "admin-account") {
       const message = "An admin cannot be suspended; an operator must revoke the role first";
-      throw new BadRequestError(message, [{ field: "id", message }], {
-        code: "cannot_suspend_admin",
-      });
+      throw new BadRequestError(message, [{ field: "id", message }], { code: "cannot_suspend_admin" });
     }
-    if (change.kind === "unknown-user") {
-      throw new NotFoundError("user_not_found", "User not found");
-    }
+    if (change.kind === "unknown-user") throw new NotFoundError("user_not_found", "User not found");
     const data: CurrentUser = { payload: change.user };
-    return authSuccess(
-      200,
-      status === "SUSPENDED" ? "User suspended" : "User reactivated",
-      data,
-    );
+    return authSuccess(200, status === "SUSPENDED" ? "User suspended" : "User reactivated", data);
   },
 });
 
@@ -148,7 +120,4 @@ const events = defineEndpoint({
 });
 
 /** The admin API: accounts at `/admin-users`, their security events at `/admin-users/events`. */
-export const handler = routeBySubpath("admin-users", {
-  "/": users,
-  "/events": events,
-});
+export const handler = routeBySubpath("admin-users", { "/": users, "/events": events });

@@ -25,11 +25,7 @@ export const handler = defineEndpoint({
   handle: async (req, info) => {
     const caller = await requireCaller(req);
     const { bcryptCost, jwtSecret, limits, sessions } = getConfig();
-    const { currentPassword, newPassword } = await readJsonBody(
-      req,
-      changePasswordBody,
-      limits.bodyTimeoutMs,
-    );
+    const { currentPassword, newPassword } = await readJsonBody(req, changePasswordBody, limits.bodyTimeoutMs);
     const address = clientAddress(req, info, limits);
     // Without the current password, Postgres lets the change through only after a recent proof on this session.
     const { expectedHash, newHash } = await withPasswordAdmission(async () => ({
@@ -52,13 +48,7 @@ export const handler = defineEndpoint({
       }),
     );
     // The password changed since it was checked (another change, a reset): the one given is no longer it.
-    if (outcome.kind === "stale") {
-      throw expectedHash ? wrongPassword() : passwordRequired("currentPassword");
-    }
-    return authSuccess(
-      200,
-      "Password changed",
-      await sessionFor(outcome.account, outcome.session, jwtSecret),
-    );
+    if (outcome.kind === "stale") throw expectedHash ? wrongPassword() : passwordRequired("currentPassword");
+    return authSuccess(200, "Password changed", await sessionFor(outcome.account, outcome.session, jwtSecret));
   },
 });

@@ -54,10 +54,7 @@ export const handler = defineEndpoint({
       case "throttled":
         throw new TooManyRequestsError(tooManyCodeAttempts, outcome.retryAfter);
       case "bad-code":
-        throw new BadRequestError(invalidCode, [{
-          field: "code",
-          message: invalidCode,
-        }], { code: "invalid_code" });
+        throw new BadRequestError(invalidCode, [{ field: "code", message: invalidCode }], { code: "invalid_code" });
       case "suspended":
         throw new ForbiddenError("account_suspended", "Account is suspended");
       case "updated":

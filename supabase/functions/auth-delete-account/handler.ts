@@ -26,11 +26,7 @@ export const handler = defineEndpoint({
   handle: async (req, info) => {
     const caller = await requireCaller(req);
     const { limits } = getConfig();
-    const { password } = await readJsonBody(
-      req,
-      deleteAccountBody,
-      limits.bodyTimeoutMs,
-    );
+    const { password } = await readJsonBody(req, deleteAccountBody, limits.bodyTimeoutMs);
     const address = clientAddress(req, info, limits);
     const client = {
       address,
@@ -42,13 +38,8 @@ export const handler = defineEndpoint({
       ? undefined
       : await withPasswordAdmission(() => checkReenteredPassword(caller, password, client));
     // False when the password changed since it was checked: the one given is no longer it.
-    const deleted = await withFullCaller(
-      caller,
-      deleteAccount({ userId: caller.sub, expectedHash }),
-    );
-    if (!deleted) {
-      throw expectedHash ? wrongPassword() : passwordRequired("password");
-    }
+    const deleted = await withFullCaller(caller, deleteAccount({ userId: caller.sub, expectedHash }));
+    if (!deleted) throw expectedHash ? wrongPassword() : passwordRequired("password");
     const data: DeletedAccount = { id: caller.sub };
     return authSuccess(200, "Account deleted", data);
   },

@@ -20,10 +20,7 @@ export const handler = defineEndpoint({
     const caller = await requireCaller(req);
     const { limit, before } = readQuery(req, securityEventsQuery);
     const data: SecurityEventList = {
-      events: await withFullCaller(
-        caller,
-        listSecurityEvents(caller.sub, { limit, before }, "account"),
-      ),
+      events: await withFullCaller(caller, listSecurityEvents(caller.sub, { limit, before }, "account")),
     };
     return authSuccess(200, "Events fetched successfully", data);
   },

@@ -32,11 +32,7 @@ export const handler = defineEndpoint({
   handle: async (req, info) => {
     const caller = await requireCaller(req);
     const { jwtSecret, limits } = getConfig();
-    const { code } = await readJsonBody(
-      req,
-      completeLinkBody,
-      limits.bodyTimeoutMs,
-    );
+    const { code } = await readJsonBody(req, completeLinkBody, limits.bodyTimeoutMs);
     const completion = await withFullCaller(
       caller,
       completeIdentityLink({
@@ -48,18 +44,10 @@ export const handler = defineEndpoint({
         mail: identityLinkedMail(),
       }),
     );
-    if (completion.kind === "linked") {
-      return authSuccess(200, "Identity linked", completion.identity);
-    }
+    if (completion.kind === "linked") return authSuccess(200, "Identity linked", completion.identity);
     if (completion.kind === "identity_already_linked") {
-      throw new ConflictError(
-        "identity_already_linked",
-        "This provider identity is linked to another account",
-      );
+      throw new ConflictError("identity_already_linked", "This provider identity is linked to another account");
     }
-    throw new BadRequestError(spentCode, [{
-      field: "code",
-      message: spentCode,
-    }], { code: "invalid_code" });
+    throw new BadRequestError(spentCode, [{ field: "code", message: spentCode }], { code: "invalid_code" });
   },
 });

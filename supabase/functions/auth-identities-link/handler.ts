@@ -26,39 +26,20 @@ export const handler = defineEndpoint({
   handle: async (req, info) => {
     const caller = await requireCaller(req);
     const { jwtSecret, limits, providerSignIn } = getConfig();
-    const body = await readJsonBody(
-      req,
-      linkIdentityBody,
-      limits.bodyTimeoutMs,
-    );
-    const provider = configuredProvider(
-      providerSignIn,
-      body.provider,
-      "provider",
-    );
-    const redirectTo = allowedReturnUrl(
-      providerSignIn,
-      body.redirectTo,
-      "redirectTo",
-    );
+    const body = await readJsonBody(req, linkIdentityBody, limits.bodyTimeoutMs);
+    const provider = configuredProvider(providerSignIn, body.provider, "provider");
+    const redirectTo = allowedReturnUrl(providerSignIn, body.redirectTo, "redirectTo");
     const address = clientAddress(req, info, limits);
     const { password } = body;
     const passwordHash = password === undefined
       ? undefined
       : await withPasswordAdmission(() =>
-        checkReenteredPassword(caller, password, {
-          address,
-          userAgent: userAgentOf(req),
-          via: "identity_link",
-        })
+        checkReenteredPassword(caller, password, { address, userAgent: userAgentOf(req), via: "identity_link" })
       );
     const flow = await beginProviderSignIn(provider, providerSignIn, jwtSecret);
     const started = await withFullCaller(
       caller,
-      startOAuthFlow({ ...flow, provider: provider.name, redirectTo }, {
-        address,
-        limits,
-      }, {
+      startOAuthFlow({ ...flow, provider: provider.name, redirectTo }, { address, limits }, {
         userId: caller.sub,
         sessionId: caller.session_id,
         passwordHash,

@@ -24,11 +24,7 @@ export const handler = defineEndpoint({
   handle: async (req, info) => {
     const caller = await requireCaller(req);
     if (req.method === "GET") {
-      return authSuccess(
-        200,
-        "Identities fetched",
-        await withFullCaller(caller, listIdentities(caller.sub)),
-      );
+      return authSuccess(200, "Identities fetched", await withFullCaller(caller, listIdentities(caller.sub)));
     }
     const { id } = readQuery(req, unlinkIdentityQuery);
     const outcome = await withReauthenticatedCaller(
@@ -40,9 +36,7 @@ export const handler = defineEndpoint({
         userAgent: userAgentOf(req),
       }),
     );
-    if (outcome === "not_found") {
-      throw new NotFoundError("identity_not_found", "Identity not found");
-    }
+    if (outcome === "not_found") throw new NotFoundError("identity_not_found", "Identity not found");
     if (outcome === "last_sign_in_method") {
       throw new ConflictError(
         "last_sign_in_method",

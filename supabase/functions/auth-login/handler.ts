@@ -46,20 +46,14 @@ export const handler = defineEndpoint({
         !await verifyPassword(password, attempt.passwordHash, bcryptCost) ||
         !attempt.account || !attempt.passwordHash
       ) {
-        return refuseLogin(
-          new UnauthorizedError("invalid_credentials", invalidCredentials),
-          failure,
-        );
+        return refuseLogin(new UnauthorizedError("invalid_credentials", invalidCredentials), failure);
       }
       // Checked only after the password, so a wrong guess cannot learn the account's status.
       if (attempt.account.user.status === "SUSPENDED") {
-        return refuseLogin(
-          new ForbiddenError("account_suspended", "Account is suspended"),
-          {
-            ...failure,
-            details: { reason: "account_suspended" },
-          },
-        );
+        return refuseLogin(new ForbiddenError("account_suspended", "Account is suspended"), {
+          ...failure,
+          details: { reason: "account_suspended" },
+        });
       }
       const match = await withServiceTransaction(completeLogin({
         userId: attempt.account.user.id,
@@ -69,17 +63,8 @@ export const handler = defineEndpoint({
         session: newSession,
       }));
       // The password changed, or the account was suspended, since the hash was read: as for a wrong password.
-      if (!match) {
-        return refuseLogin(
-          new UnauthorizedError("invalid_credentials", invalidCredentials),
-          failure,
-        );
-      }
-      return authSuccess(
-        200,
-        "Login successful",
-        await sessionFor(match.account, match.session, jwtSecret),
-      );
+      if (!match) return refuseLogin(new UnauthorizedError("invalid_credentials", invalidCredentials), failure);
+      return authSuccess(200, "Login successful", await sessionFor(match.account, match.session, jwtSecret));
     });
   },
 });

@@ -18,17 +18,10 @@ export const handler = defineEndpoint({
   methods: ["POST"],
   handle: async (req) => {
     const caller = await requireCaller(req);
-    const { scope } = await readOptionalJsonBody(
-      req,
-      logoutBody,
-      getConfig().limits.bodyTimeoutMs,
-    );
+    const { scope } = await readOptionalJsonBody(req, logoutBody, getConfig().limits.bodyTimeoutMs);
     // Its own session a caller may always end; ending the account's others needs the second step made.
     const guarded = scope === "local" ? withLiveCaller : withFullCaller;
-    const data: LoggedOut = {
-      scope,
-      sessionsEnded: await guarded(caller, endSessions(caller, scope)),
-    };
+    const data: LoggedOut = { scope, sessionsEnded: await guarded(caller, endSessions(caller, scope)) };
     return authSuccess(200, "Signed out", data);
   },
 });

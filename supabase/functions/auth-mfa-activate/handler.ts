@@ -26,15 +26,8 @@ export const handler = defineEndpoint({
   handle: async (req, info) => {
     const caller = await requireCaller(req);
     const { jwtSecret, limits, sessions } = getConfig();
-    const { factorId, code } = await readJsonBody(
-      req,
-      activateBody,
-      limits.bodyTimeoutMs,
-    );
-    const sealed = await withFullCaller(
-      caller,
-      pendingFactor(caller.sub, factorId),
-    );
+    const { factorId, code } = await readJsonBody(req, activateBody, limits.bodyTimeoutMs);
+    const sealed = await withFullCaller(caller, pendingFactor(caller.sub, factorId));
     if (!sealed) throw new NotFoundError("factor_not_found", noFactor);
     const recoveryCodes = newRecoveryCodes();
     const step = await withFullCaller(
@@ -50,10 +43,7 @@ export const handler = defineEndpoint({
       }),
     );
     if (step.kind !== "accepted") throw refusedAttempt(step);
-    const data: Activation = {
-      ...await sessionFor(step.account, step.session, jwtSecret),
-      recoveryCodes,
-    };
+    const data: Activation = { ...await sessionFor(step.account, step.session, jwtSecret), recoveryCodes };
     return authSuccess(200, "Second factor activated", data);
   },
 });

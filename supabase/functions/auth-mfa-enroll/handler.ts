@@ -43,16 +43,9 @@ export const handler = defineEndpoint({
       enrollFactor(caller.sub, await sealSecret(getConfig(), secret)),
     );
     if (!factorId) {
-      throw new ConflictError(
-        "factor_exists",
-        "The account has a second factor already: remove it first",
-      );
+      throw new ConflictError("factor_exists", "The account has a second factor already: remove it first");
     }
-    const data: Enrollment = {
-      factorId,
-      otpauthUrl: otpauthUrl(secret, caller.email),
-      secret,
-    };
+    const data: Enrollment = { factorId, otpauthUrl: otpauthUrl(secret, caller.email), secret };
     return authSuccess(201, "Second factor enrolment started", data);
   },
 });

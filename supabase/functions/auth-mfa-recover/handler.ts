@@ -17,17 +17,8 @@ export const handler = defineEndpoint({
   methods: ["POST"],
   handle: async (req, info) => {
     const caller = await requireCaller(req);
-    const body = await readJsonBody(
-      req,
-      recoverBody,
-      getConfig().limits.bodyTimeoutMs,
-    );
-    const { session, recoveryCodesLeft } = await passSecondStepOf(
-      req,
-      info,
-      caller,
-      body,
-    );
+    const body = await readJsonBody(req, recoverBody, getConfig().limits.bodyTimeoutMs);
+    const { session, recoveryCodesLeft } = await passSecondStepOf(req, info, caller, body);
     const data: Recovery = { ...session, recoveryCodesLeft };
     return authSuccess(200, "Recovery code accepted", data);
   },

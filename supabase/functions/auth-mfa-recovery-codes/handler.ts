@@ -36,19 +36,12 @@ export const handler = defineEndpoint({
         userId: caller.sub,
         callerSessionId: caller.session_id,
         proof,
-        codeHashes: await Promise.all(
-          codes.map((code) => recoveryCodeHash(jwtSecret, caller.sub, code)),
-        ),
+        codeHashes: await Promise.all(codes.map((code) => recoveryCodeHash(jwtSecret, caller.sub, code))),
         userAgent: userAgentOf(req),
         address: clientAddress(req, info, limits),
       }),
     );
-    if (attempt.kind !== "accepted") {
-      throw refusedAttempt(
-        attempt,
-        body.code === undefined ? "recoveryCode" : "code",
-      );
-    }
+    if (attempt.kind !== "accepted") throw refusedAttempt(attempt, body.code === undefined ? "recoveryCode" : "code");
     const data: RecoveryCodes = { recoveryCodes: codes };
     return authSuccess(200, "Recovery codes replaced", data);
   },

@@ -39,12 +39,7 @@ export const handler = defineEndpoint({
         address: clientAddress(req, info, limits),
       }),
     );
-    if (attempt.kind !== "accepted") {
-      throw refusedAttempt(
-        attempt,
-        body.code === undefined ? "recoveryCode" : "code",
-      );
-    }
+    if (attempt.kind !== "accepted") throw refusedAttempt(attempt, body.code === undefined ? "recoveryCode" : "code");
     const data: Unenrolled = { factorId };
     return authSuccess(200, "Second factor removed", data);
   },

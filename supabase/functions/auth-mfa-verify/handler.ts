@@ -19,11 +19,7 @@ export const handler = defineEndpoint({
   methods: ["POST"],
   handle: async (req, info) => {
     const caller = await requireCaller(req);
-    const body = await readJsonBody(
-      req,
-      verifyFactorBody,
-      getConfig().limits.bodyTimeoutMs,
-    );
+    const body = await readJsonBody(req, verifyFactorBody, getConfig().limits.bodyTimeoutMs);
     const { session } = await passSecondStepOf(req, info, caller, body);
     return authSuccess(200, "Second factor verified", session);
   },

@@ -12,10 +12,7 @@ export const handler = defineEndpoint({
   methods: ["GET"],
   handle: async (req) => {
     const caller = await requireCaller(req);
-    const data: FactorList = await withFullCaller(
-      caller,
-      listFactors(caller.sub),
-    );
+    const data: FactorList = await withFullCaller(caller, listFactors(caller.sub));
     return authSuccess(200, "Second factors fetched successfully", data);
   },
 });

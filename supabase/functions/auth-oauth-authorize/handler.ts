@@ -24,24 +24,11 @@ export const handler = defineEndpoint({
   handle: async (req, info) => {
     const { jwtSecret, limits, providerSignIn } = getConfig();
     const query = readQuery(req, oauthAuthorizeQuery);
-    const provider = configuredProvider(
-      providerSignIn,
-      query.provider,
-      "provider",
-    );
-    const redirectTo = allowedReturnUrl(
-      providerSignIn,
-      query.redirect_to,
-      "redirect_to",
-    );
+    const provider = configuredProvider(providerSignIn, query.provider, "provider");
+    const redirectTo = allowedReturnUrl(providerSignIn, query.redirect_to, "redirect_to");
     const flow = await beginProviderSignIn(provider, providerSignIn, jwtSecret);
     const started = await withServiceTransaction(
-      startOAuthFlow({
-        ...flow,
-        provider: provider.name,
-        redirectTo,
-        appCodeChallenge: query.code_challenge,
-      }, {
+      startOAuthFlow({ ...flow, provider: provider.name, redirectTo, appCodeChallenge: query.code_challenge }, {
         address: clientAddress(req, info, limits),
         limits,
       }),

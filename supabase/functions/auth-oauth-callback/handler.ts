@@ -64,9 +64,7 @@ function backToApp(
     url.searchParams.set("error", outcome);
     url.searchParams.set("error_description", errorDescriptions[outcome]);
   } else {
-    for (const [name, value] of Object.entries(outcome)) {
-      url.searchParams.set(name, value);
-    }
+    for (const [name, value] of Object.entries(outcome)) url.searchParams.set(name, value);
   }
   return redirectResponse(url);
 }
@@ -89,37 +87,22 @@ export const handler = defineEndpoint({
     const { jwtSecret, limits, providerSignIn } = getConfig();
     const { state, error } = readQuery(req, oauthCallbackQuery);
     const flow = state
-      ? await withServiceTransaction(
-        consumeOAuthFlow(await stateHashOf(jwtSecret, state)),
-      )
+      ? await withServiceTransaction(consumeOAuthFlow(await stateHashOf(jwtSecret, state)))
       : undefined;
     if (!state || !flow) {
-      throw new BadRequestError(unknownState, [{
-        field: "state",
-        message: unknownState,
-      }], { code: "invalid_state" });
+      throw new BadRequestError(unknownState, [{ field: "state", message: unknownState }], { code: "invalid_state" });
     }
     if (flow.expired) return backToApp(flow.redirectTo, "flow_expired");
-    if (error) {
-      return backToApp(
-        flow.redirectTo,
-        error === "access_denied" ? "access_denied" : "provider_error",
-      );
-    }
+    if (error) return backToApp(flow.redirectTo, error === "access_denied" ? "access_denied" : "provider_error");
     // Taken out of OIDC_PROVIDERS since the flow started: nothing of it is used.
     const provider = providerSignIn.providers.get(flow.provider);
     if (!provider) return backToApp(flow.redirectTo, "provider_error");
     let claims: ProviderClaims;
     try {
-      claims = await finishProviderSignIn(
-        provider,
-        providerSignIn,
-        new URL(req.url).searchParams,
-        {
-          ...flow,
-          state,
-        },
-      );
+      claims = await finishProviderSignIn(provider, providerSignIn, new URL(req.url).searchParams, {
+        ...flow,
+        state,
+      });
     } catch (refusal) {
       // The provider's or openid-client's words stay in the log; the app gets the code.
       console.warn(JSON.stringify({
@@ -155,37 +138,23 @@ export const handler = defineEndpoint({
     }
     const code = newSignInCode();
     // The flow is spent: whatever goes wrong now, the browser goes back to the app, which can start again.
-    const outcome: FlowOutcome | "server_error" = await withServiceTransaction(
-      completeOAuthFlow({
-        provider: provider.name,
-        claims,
-        link: flow.link,
-        appCodeChallenge: flow.appCodeChallenge,
-        codeHash: await signInCodeHashOf(jwtSecret, code),
-        codeSeconds: signInCodeSeconds,
-        address: clientAddress(req, info, limits),
-        userAgent: userAgentOf(req),
-      }),
-    ).catch((failure) => {
-      console.error(
-        JSON.stringify({
-          level: "error",
-          function: "auth-oauth-callback",
-          error: describeError(failure),
-        }),
-      );
+    const outcome: FlowOutcome | "server_error" = await withServiceTransaction(completeOAuthFlow({
+      provider: provider.name,
+      claims,
+      link: flow.link,
+      appCodeChallenge: flow.appCodeChallenge,
+      codeHash: await signInCodeHashOf(jwtSecret, code),
+      codeSeconds: signInCodeSeconds,
+      address: clientAddress(req, info, limits),
+      userAgent: userAgentOf(req),
+    })).catch((failure) => {
+      console.error(JSON.stringify({ level: "error", function: "auth-oauth-callback", error: describeError(failure) }));
       return "server_error" as const;
     });
-    if (outcome === "signed_in" || outcome === "registered") {
-      return backToApp(flow.redirectTo, { code });
-    }
-    if (outcome === "link_pending") {
-      return backToApp(flow.redirectTo, { link_code: code });
-    }
+    if (outcome === "signed_in" || outcome === "registered") return backToApp(flow.redirectTo, { code });
+    if (outcome === "link_pending") return backToApp(flow.redirectTo, { link_code: code });
     // The identity was this account's already: nothing is left to complete.
-    if (outcome === "linked") {
-      return backToApp(flow.redirectTo, { linked: provider.name });
-    }
+    if (outcome === "linked") return backToApp(flow.redirectTo, { linked: provider.name });
     return backToApp(flow.redirectTo, outcome);
   },
 });

@@ -24,26 +24,15 @@ export const handler = defineEndpoint({
   methods: ["POST"],
   handle: async (req, info) => {
     const { jwtSecret, limits, sessions } = getConfig();
-    const { code, codeVerifier } = await readJsonBody(
-      req,
-      oauthTokenBody,
-      limits.bodyTimeoutMs,
-    );
+    const { code, codeVerifier } = await readJsonBody(req, oauthTokenBody, limits.bodyTimeoutMs);
     const signedIn = await withServiceTransaction(exchangeSignInCode({
       codeHash: await signInCodeHashOf(jwtSecret, code),
       verifierChallenge: codeVerifier === undefined ? undefined : await challengeOf(codeVerifier),
       session: newSessionOf(req, clientAddress(req, info, limits), sessions),
     }));
     if (!signedIn) {
-      throw new BadRequestError(spentCode, [{
-        field: "code",
-        message: spentCode,
-      }], { code: "invalid_code" });
+      throw new BadRequestError(spentCode, [{ field: "code", message: spentCode }], { code: "invalid_code" });
     }
-    return authSuccess(
-      200,
-      "Login successful",
-      await sessionFor(signedIn.account, signedIn.session, jwtSecret),
-    );
+    return authSuccess(200, "Login successful", await sessionFor(signedIn.account, signedIn.session, jwtSecret));
   },
 });

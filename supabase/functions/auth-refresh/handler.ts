@@ -29,28 +29,14 @@ export const handler = defineEndpoint({
   methods: ["POST"],
   handle: async (req, info) => {
     const { jwtSecret, limits, sessions } = getConfig();
-    const { refreshToken } = await readJsonBody(
-      req,
-      refreshBody,
-      limits.bodyTimeoutMs,
-    );
+    const { refreshToken } = await readJsonBody(req, refreshBody, limits.bodyTimeoutMs);
     // A token this service did not make is refused here, before the database and without touching any session.
     const presented = await readRefreshToken(refreshToken, jwtSecret);
     const outcome = await withServiceTransaction(
       refreshSession({ ...presented, settings: sessions }),
-      requireAddressLimit(
-        "refresh-address",
-        clientAddress(req, info, limits),
-        limits,
-      ),
+      requireAddressLimit("refresh-address", clientAddress(req, info, limits), limits),
     ).catch(asTooManyRequests(tooManyRefreshes));
-    if (outcome.kind !== "refreshed") {
-      throw new InvalidRefreshTokenError(refusals[outcome.kind]);
-    }
-    return authSuccess(
-      200,
-      "Session refreshed",
-      await sessionFor(outcome.account, outcome.session, jwtSecret),
-    );
+    if (outcome.kind !== "refreshed") throw new InvalidRefreshTokenError(refusals[outcome.kind]);
+    return authSuccess(200, "Session refreshed", await sessionFor(outcome.account, outcome.session, jwtSecret));
   },
 });

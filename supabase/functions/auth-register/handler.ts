@@ -40,20 +40,12 @@ export const handler = defineEndpoint({
       requireAddressLimit("signup-address", address, limits),
     ).catch((error) => {
       if (isUniqueViolation(error)) {
-        throw new ConflictError(
-          "email_taken",
-          "An account with this email already exists",
-          { cause: error },
-        );
+        throw new ConflictError("email_taken", "An account with this email already exists", { cause: error });
       }
       return asTooManyRequests(tooManySignUps)(error);
     });
     // The verification mail was queued with the account; it goes out after the answer.
     dispatchAfterResponse();
-    return authSuccess(
-      201,
-      "User registered successfully",
-      await sessionFor(account, session, jwtSecret),
-    );
+    return authSuccess(201, "User registered successfully", await sessionFor(account, session, jwtSecret));
   },
 });

@@ -28,11 +28,7 @@ export const handler = defineEndpoint({
   methods: ["POST"],
   handle: async (req, info) => {
     const { limits } = getConfig();
-    const { email } = await readJsonBody(
-      req,
-      requestPasswordResetBody,
-      limits.bodyTimeoutMs,
-    );
+    const { email } = await readJsonBody(req, requestPasswordResetBody, limits.bodyTimeoutMs);
     const address = clientAddress(req, info, limits);
     await withServiceTransaction(
       recordResetRequest(email),

@@ -25,22 +25,10 @@ export const handler = defineEndpoint({
   methods: ["POST"],
   handle: async (req, info) => {
     const { jwtSecret, limits } = getConfig();
-    const { email } = await readJsonBody(
-      req,
-      resendVerificationBody,
-      limits.bodyTimeoutMs,
-    );
+    const { email } = await readJsonBody(req, resendVerificationBody, limits.bodyTimeoutMs);
     await withServiceTransaction(
-      resendVerification({
-        email,
-        verification: await newVerificationCode(jwtSecret, email),
-        limits,
-      }),
-      requireAddressLimit(
-        "verify-address",
-        clientAddress(req, info, limits),
-        limits,
-      ),
+      resendVerification({ email, verification: await newVerificationCode(jwtSecret, email), limits }),
+      requireAddressLimit("verify-address", clientAddress(req, info, limits), limits),
     ).catch(asTooManyRequests(tooManyVerifications));
     // Called for every address alike, and it runs after the answer is sent.
     dispatchAfterResponse();

@@ -19,16 +19,12 @@ export const handler = defineEndpoint({
   handle: async (req) => {
     const caller = await requireCaller(req);
     if (req.method === "GET") {
-      const data: SessionList = {
-        sessions: await withFullCaller(caller, listSessions(caller)),
-      };
+      const data: SessionList = { sessions: await withFullCaller(caller, listSessions(caller)) };
       return authSuccess(200, "Sessions fetched successfully", data);
     }
     const { id } = readQuery(req, endSessionQuery);
     const ended = await withFullCaller(caller, endSession(caller, id));
-    if (!ended) {
-      throw new NotFoundError("session_not_found", "Session not found");
-    }
+    if (!ended) throw new NotFoundError("session_not_found", "Session not found");
     const data: EndedSession = { id: ended };
     return authSuccess(200, "Session ended", data);
   },

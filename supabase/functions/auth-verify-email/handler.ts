@@ -42,11 +42,7 @@ export const handler = defineEndpoint({
   methods: ["POST"],
   handle: async (req, info) => {
     const { bcryptCost, jwtSecret, limits, sessions } = getConfig();
-    const { email, code, password } = await readJsonBody(
-      req,
-      verifyEmailBody,
-      limits.bodyTimeoutMs,
-    );
+    const { email, code, password } = await readJsonBody(req, verifyEmailBody, limits.bodyTimeoutMs);
     const address = clientAddress(req, info, limits);
     const codeHash = await verificationCodeHash(jwtSecret, email, code);
     const session = newSessionOf(req, address, sessions);
@@ -70,51 +66,27 @@ export const handler = defineEndpoint({
           addressLimit,
         )
           .catch(asTooManyRequests(tooManyVerifications));
-        if (attempt.retryAfter > 0) {
-          throw new TooManyRequestsError(tooManyAttempts, attempt.retryAfter);
-        }
-        if (
-          !await verifyPassword(password, attempt.passwordHash, bcryptCost) ||
-          !attempt.passwordHash
-        ) {
-          const wrong = new UnauthorizedError(
-            "invalid_credentials",
-            invalidCredentials,
-          );
-          return refuseLogin(wrong, {
-            email,
-            address,
-            userAgent,
-            details: { via: "verify_email" },
-          });
+        if (attempt.retryAfter > 0) throw new TooManyRequestsError(tooManyAttempts, attempt.retryAfter);
+        if (!await verifyPassword(password, attempt.passwordHash, bcryptCost) || !attempt.passwordHash) {
+          const wrong = new UnauthorizedError("invalid_credentials", invalidCredentials);
+          return refuseLogin(wrong, { email, address, userAgent, details: { via: "verify_email" } });
         }
         return attempt.passwordHash;
       });
-      verifying = withServiceTransaction(
-        verifyEmail({ email, codeHash, provenPasswordHash, session }),
-      );
+      verifying = withServiceTransaction(verifyEmail({ email, codeHash, provenPasswordHash, session }));
     } else {
       throw credentialsRequired();
     }
-    const outcome = await verifying.catch(
-      asTooManyRequests(tooManyVerifications),
-    );
+    const outcome = await verifying.catch(asTooManyRequests(tooManyVerifications));
     switch (outcome.kind) {
       case "unproven":
         throw credentialsRequired();
       case "bad-code":
-        throw new BadRequestError(invalidCode, [{
-          field: "code",
-          message: invalidCode,
-        }], { code: "invalid_code" });
+        throw new BadRequestError(invalidCode, [{ field: "code", message: invalidCode }], { code: "invalid_code" });
       case "suspended":
         throw new ForbiddenError("account_suspended", "Account is suspended");
       case "verified":
-        return authSuccess(
-          200,
-          "Email verified",
-          await sessionFor(outcome.account, outcome.session, jwtSecret),
-        );
+        return authSuccess(200, "Email verified", await sessionFor(outcome.account, outcome.session, jwtSecret));
     }
   },
 });

@@ -19,19 +19,13 @@ export const handler = defineEndpoint({
   envelope: "auth",
   methods: ["POST"],
   handle: async (req) => {
-    const given = /^Bearer (\S+)$/.exec(req.headers.get("authorization") ?? "")
-      ?.[1];
+    const given = /^Bearer (\S+)$/.exec(req.headers.get("authorization") ?? "")?.[1];
     if (!given || !isOneOf(given, getConfig().mailDispatchSecrets)) {
-      throw new UnauthorizedError(
-        "invalid_dispatch_secret",
-        "mail-dispatch needs its secret in Authorization: Bearer",
-      );
+      throw new UnauthorizedError("invalid_dispatch_secret", "mail-dispatch needs its secret in Authorization: Bearer");
     }
     const deliver = providerDelivery();
     if (!deliver) {
-      throw new ServiceUnavailableError({
-        message: "No mail provider is configured (RESEND_API_KEY, MAIL_FROM)",
-      });
+      throw new ServiceUnavailableError({ message: "No mail provider is configured (RESEND_API_KEY, MAIL_FROM)" });
     }
     return authSuccess(200, "Mail dispatched", await dispatchDueMail(deliver));
   },

@@ -23,28 +23,13 @@ export const handler = defineEndpoint({
   handle: async (req) => {
     const caller = await requireCaller(req);
     const key = readIdempotencyKey(req);
-    const body = await readJsonBody(
-      req,
-      createNoteBody,
-      getConfig().limits.bodyTimeoutMs,
-    );
+    const body = await readJsonBody(req, createNoteBody, getConfig().limits.bodyTimeoutMs);
     if (key === undefined) {
-      return notesSuccess(
-        201,
-        created,
-        await withCallerTransaction(caller, insertNote(caller.sub, body)),
-      );
+      return notesSuccess(201, created, await withCallerTransaction(caller, insertNote(caller.sub, body)));
     }
     const fingerprint = await requestFingerprint(body);
-    const outcome = await withCallerTransaction(
-      caller,
-      insertNoteOnce(caller.sub, body, key, fingerprint),
-    );
+    const outcome = await withCallerTransaction(caller, insertNoteOnce(caller.sub, body, key, fingerprint));
     if ("keyReused" in outcome) throw new IdempotencyKeyReusedError();
-    return notesSuccess(
-      201,
-      created,
-      "created" in outcome ? outcome.created : outcome.replayed,
-    );
+    return notesSuccess(201, created, "created" in outcome ? outcome.created : outcome.replayed);
   },
 });

@@ -18,11 +18,7 @@ export const handler = defineEndpoint({
   handle: async (req) => {
     const caller = await requireCaller(req);
     const { id, expectedUpdatedAt } = readQuery(req, deleteNoteQuery);
-    const outcome = await withOwnNote(
-      caller,
-      id,
-      (noteId) => deleteNote(caller.sub, noteId, expectedUpdatedAt),
-    );
+    const outcome = await withOwnNote(caller, id, (noteId) => deleteNote(caller.sub, noteId, expectedUpdatedAt));
     const data: DeletedNote = { id: doneOrConflict(outcome) };
     return notesSuccess(200, "Note deleted successfully", data);
   },

@@ -20,18 +20,10 @@ export const handler = defineEndpoint({
     const caller = await requireCaller(req);
     const listing = readQuery(req, listNotesQuery);
     const { limit, offset } = listing;
-    const { notes, total } = await withCallerTransaction(
-      caller,
-      listNotes(caller.sub, listing),
-    );
+    const { notes, total } = await withCallerTransaction(caller, listNotes(caller.sub, listing));
     const data: NoteList = {
       notes,
-      pagination: {
-        total,
-        limit,
-        offset,
-        hasMore: offset + notes.length < total,
-      },
+      pagination: { total, limit, offset, hasMore: offset + notes.length < total },
       userId: caller.sub,
     };
     return notesSuccess(200, "Notes fetched successfully", data);

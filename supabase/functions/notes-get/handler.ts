@@ -15,11 +15,7 @@ export const handler = defineEndpoint({
   handle: async (req) => {
     const caller = await requireCaller(req);
     const { id } = readQuery(req, getNoteQuery);
-    const note = await withOwnNote(
-      caller,
-      id,
-      (noteId) => selectNote(caller.sub, noteId),
-    );
+    const note = await withOwnNote(caller, id, (noteId) => selectNote(caller.sub, noteId));
     return notesSuccess(200, "Note fetched successfully", note);
   },
 });

@@ -19,11 +19,7 @@ export const handler = defineEndpoint({
   methods: ["POST"],
   handle: async (req) => {
     const caller = await requireCaller(req);
-    const body = await readJsonBody(
-      req,
-      saveNoteBody,
-      getConfig().limits.bodyTimeoutMs,
-    );
+    const body = await readJsonBody(req, saveNoteBody, getConfig().limits.bodyTimeoutMs);
     const { id, expectedUpdatedAt, ...changes } = body;
     // Only the stored note knows whether the result would be empty, so its check constraint decides.
     const outcome = await withOwnNote(
@@ -33,16 +29,10 @@ export const handler = defineEndpoint({
     )
       .catch((error) => {
         if (violatesConstraint(error, "notes_title_or_content")) {
-          throw new BadRequestError(titleOrContentRequired, undefined, {
-            cause: error,
-          });
+          throw new BadRequestError(titleOrContentRequired, undefined, { cause: error });
         }
         throw error;
       });
-    return notesSuccess(
-      200,
-      "Note saved successfully",
-      doneOrConflict(outcome),
-    );
+    return notesSuccess(200, "Note saved successfully", doneOrConflict(outcome));
   },
 });

@@ -32,11 +32,7 @@ export const handler = defineEndpoint({
       : readChangesCursor(since, caller.sub);
     const { maxSeconds } = getConfig().streams;
     const tokenLeftMs = caller.exp * 1_000 - Date.now();
-    const endsAt = performance.now() +
-      Math.min(maxSeconds * 1_000, tokenLeftMs);
-    return eventStreamResponse(
-      await openChangeStream(caller, after, endsAt),
-      answerHeaders.notes,
-    );
+    const endsAt = performance.now() + Math.min(maxSeconds * 1_000, tokenLeftMs);
+    return eventStreamResponse(await openChangeStream(caller, after, endsAt), answerHeaders.notes);
   },
 });

@@ -23,10 +23,7 @@ const secondFactorClaim = z.object({
   key_id: z.string().max(32).optional(),
 }).nullable();
 const amrClaim = z.array(
-  z.object({
-    method: z.enum(["password", "totp", "recovery_code"]),
-    timestamp: z.number().int(),
-  }),
+  z.object({ method: z.enum(["password", "totp", "recovery_code"]), timestamp: z.number().int() }),
 ).max(2);
 
 const algorithm = "HS256";
@@ -78,12 +75,7 @@ export interface SignedToken {
 
 /** Signs a token for the user's session, at its level, that expires `limits.accessTokenSeconds` after issue. */
 export async function signAccessToken(
-  account: {
-    user: Pick<User, "id" | "email" | "role">;
-    tokenVersion: number;
-    sessionId: string;
-    level: SessionLevel;
-  },
+  account: { user: Pick<User, "id" | "email" | "role">; tokenVersion: number; sessionId: string; level: SessionLevel },
   secret: Uint8Array,
 ): Promise<SignedToken> {
   const { user, tokenVersion, sessionId, level } = account;
@@ -107,20 +99,13 @@ export async function signAccessToken(
 }
 
 /** The `aal`, `amr` and `second_factor` claims of a session at `level`. */
-function levelClaims(
-  level: SessionLevel,
-): Pick<AccessClaims, "aal" | "amr" | "second_factor"> {
+function levelClaims(level: SessionLevel): Pick<AccessClaims, "aal" | "amr" | "second_factor"> {
   const seconds = (at: Date) => Math.floor(at.getTime() / 1000);
   return {
     aal: level.aal,
     amr: [
       { method: "password", timestamp: seconds(level.startedAt) },
-      ...(level.secondFactor
-        ? [{
-          method: level.secondFactor.method,
-          timestamp: seconds(level.secondFactor.at),
-        }]
-        : []),
+      ...(level.secondFactor ? [{ method: level.secondFactor.method, timestamp: seconds(level.secondFactor.at) }] : []),
     ],
     ...(level.factor
       ? {
@@ -158,10 +143,7 @@ const maxClockSkewSeconds = 60;
  * instead of running HMAC and the claim checks again on every request.
  * Revocation does not depend on this: Postgres checks it on every request.
  */
-export async function verifyAccessToken(
-  jwt: string,
-  secret: Uint8Array,
-): Promise<AccessClaims> {
+export async function verifyAccessToken(jwt: string, secret: Uint8Array): Promise<AccessClaims> {
   let remembered = verifiedTokens.get(secret);
   if (!remembered) verifiedTokens.set(secret, remembered = new Map());
   const known = remembered.get(jwt);
@@ -169,43 +151,26 @@ export async function verifyAccessToken(
   remembered.delete(jwt);
   const claims = await verifyWithJose(jwt, secret);
   // A Map iterates in insertion order, so the first key is the oldest entry.
-  if (remembered.size >= verifiedTokensMax) {
-    remembered.delete(remembered.keys().next().value ?? "");
-  }
+  if (remembered.size >= verifiedTokensMax) remembered.delete(remembered.keys().next().value ?? "");
   remembered.set(jwt, claims);
   return claims;
 }
 
-async function verifyWithJose(
-  jwt: string,
-  secret: Uint8Array,
-): Promise<AccessClaims> {
+async function verifyWithJose(jwt: string, secret: Uint8Array): Promise<AccessClaims> {
   try {
     const { payload } = await jwtVerify(jwt, secret, {
       algorithms: [algorithm],
       audience,
       requiredClaims: ["sub", "exp", "iat", "role", "session_id"],
     });
-    const {
-      sub,
-      email,
-      app_role: appRole,
-      token_version: tokenVersion = 0,
-      session_id: sessionId,
-      iat,
-      exp,
-    } = payload;
-    const secondFactor = secondFactorClaim.safeParse(
-      payload.second_factor ?? null,
-    );
+    const { sub, email, app_role: appRole, token_version: tokenVersion = 0, session_id: sessionId, iat, exp } = payload;
+    const secondFactor = secondFactorClaim.safeParse(payload.second_factor ?? null);
     if (
-      payload.role !== "authenticated" || !sub || !uuidPattern.test(sub) ||
-      !iat || !exp ||
+      payload.role !== "authenticated" || !sub || !uuidPattern.test(sub) || !iat || !exp ||
       typeof sessionId !== "string" || !uuidPattern.test(sessionId) ||
       // Issued in the future (beyond clock skew): not a token this service signed now.
       iat > Date.now() / 1000 + maxClockSkewSeconds ||
-      typeof tokenVersion !== "number" || !Number.isSafeInteger(tokenVersion) ||
-      tokenVersion < 0 ||
+      typeof tokenVersion !== "number" || !Number.isSafeInteger(tokenVersion) || tokenVersion < 0 ||
       !secondFactor.success
     ) {
       throw new InvalidTokenError("token_invalid");
@@ -226,12 +191,8 @@ async function verifyWithJose(
     };
   } catch (error) {
     // jose checks the signature before the claims, so only a genuine token is reported as expired.
-    if (error instanceof errors.JWTExpired) {
-      throw new InvalidTokenError("token_expired");
-    }
-    if (error instanceof errors.JOSEError) {
-      throw new InvalidTokenError("token_invalid");
-    }
+    if (error instanceof errors.JWTExpired) throw new InvalidTokenError("token_expired");
+    if (error instanceof errors.JOSEError) throw new InvalidTokenError("token_invalid");
     throw error;
   }
 }
@@ -251,10 +212,7 @@ export const malformedAuthorization = "Malformed Authorization header: it must b
  */
 export function jwtFromAuthorization(header: string | null): string {
   if (!header) throw new InvalidTokenError("token_missing");
-  const match = /^Bearer +(?:Bearer +)?([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*)$/i
-    .exec(header.trim());
-  if (!match) {
-    throw new InvalidTokenError("token_invalid", malformedAuthorization);
-  }
+  const match = /^Bearer +(?:Bearer +)?([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*)$/i.exec(header.trim());
+  if (!match) throw new InvalidTokenError("token_invalid", malformedAuthorization);
   return match[1];
 }

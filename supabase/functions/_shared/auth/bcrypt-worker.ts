@@ -23,28 +23,18 @@ export function runHashJob(job: HashJob): Promise<string | boolean> {
 }
 
 interface WorkerScope {
-  onmessage:
-    | ((event: MessageEvent<{ id: number; job: HashJob }>) => void)
-    | null;
-  postMessage(
-    message: { id: number; result?: string | boolean; error?: string },
-  ): void;
+  onmessage: ((event: MessageEvent<{ id: number; job: HashJob }>) => void) | null;
+  postMessage(message: { id: number; result?: string | boolean; error?: string }): void;
 }
 
 // Only when loaded as a worker's entry point; imported as a module, it only exports runHashJob.
-if (
-  typeof (globalThis as { WorkerGlobalScope?: unknown }).WorkerGlobalScope !==
-    "undefined"
-) {
+if (typeof (globalThis as { WorkerGlobalScope?: unknown }).WorkerGlobalScope !== "undefined") {
   const scope = globalThis as unknown as WorkerScope;
   scope.onmessage = async ({ data: { id, job } }) => {
     try {
       scope.postMessage({ id, result: await runHashJob(job) });
     } catch (error) {
-      scope.postMessage({
-        id,
-        error: error instanceof Error ? error.message : String(error),
-      });
+      scope.postMessage({ id, error: error instanceof Error ? error.message : String(error) });
     }
   };
 }

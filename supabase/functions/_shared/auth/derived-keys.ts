@@ -26,10 +26,7 @@ const encoder = new TextEncoder();
 const derived = new WeakMap<Uint8Array, Map<KeyPurpose, Promise<CryptoKey>>>();
 
 /** The HMAC-SHA256 key of `purpose` under `jwtSecret`, derived once per isolate. */
-export function derivedKey(
-  jwtSecret: Uint8Array,
-  purpose: KeyPurpose,
-): Promise<CryptoKey> {
+export function derivedKey(jwtSecret: Uint8Array, purpose: KeyPurpose): Promise<CryptoKey> {
   let keys = derived.get(jwtSecret);
   if (!keys) derived.set(jwtSecret, keys = new Map());
   let key = keys.get(purpose);
@@ -40,37 +37,18 @@ export function derivedKey(
   return key;
 }
 
-async function derive(
-  jwtSecret: Uint8Array,
-  purpose: KeyPurpose,
-): Promise<CryptoKey> {
+async function derive(jwtSecret: Uint8Array, purpose: KeyPurpose): Promise<CryptoKey> {
   // Copied: WebCrypto takes only buffers that cannot be shared.
-  const secret = await crypto.subtle.importKey(
-    "raw",
-    new Uint8Array(jwtSecret),
-    hmac,
-    false,
-    ["sign"],
-  );
-  const bytes = await crypto.subtle.sign(
-    "HMAC",
-    secret,
-    encoder.encode(`notes-service ${purpose} key v1`),
-  );
+  const secret = await crypto.subtle.importKey("raw", new Uint8Array(jwtSecret), hmac, false, ["sign"]);
+  const bytes = await crypto.subtle.sign("HMAC", secret, encoder.encode(`notes-service ${purpose} key v1`));
   return crypto.subtle.importKey("raw", bytes, hmac, false, ["sign", "verify"]);
 }
 
 const hmac = { name: "HMAC", hash: "SHA-256" } as const;
 
 /** Hex HMAC-SHA256 of `input` under the key of `purpose`: how codes are stored and compared. */
-export async function hexMac(
-  jwtSecret: Uint8Array,
-  purpose: KeyPurpose,
-  input: string,
-): Promise<string> {
+export async function hexMac(jwtSecret: Uint8Array, purpose: KeyPurpose, input: string): Promise<string> {
   const key = await derivedKey(jwtSecret, purpose);
-  const mac = new Uint8Array(
-    await crypto.subtle.sign("HMAC", key, encoder.encode(input)),
-  );
+  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode(input)));
   return Array.from(mac, (byte) => byte.toString(16).padStart(2, "0")).join("");
 }

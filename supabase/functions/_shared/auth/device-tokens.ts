@@ -25,26 +25,15 @@ import { uuidSource } from "./access-tokens.ts";
 export const deviceTokenLifetimeSeconds = 90 * 86_400;
 
 const encoder = new TextEncoder();
-const tokenPattern = new RegExp(
-  `^((${uuidSource})\\.(\\d{1,9})\\.(\\d{1,12}))\\.([A-Za-z0-9_-]{43})$`,
-);
+const tokenPattern = new RegExp(`^((${uuidSource})\\.(\\d{1,9})\\.(\\d{1,12}))\\.([A-Za-z0-9_-]{43})$`);
 
-async function macOf(
-  signed: string,
-  jwtSecret: Uint8Array,
-): Promise<Uint8Array> {
+async function macOf(signed: string, jwtSecret: Uint8Array): Promise<Uint8Array> {
   const key = await derivedKey(jwtSecret, "device token");
-  return new Uint8Array(
-    await crypto.subtle.sign("HMAC", key, encoder.encode(signed)),
-  );
+  return new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode(signed)));
 }
 
 /** A device token for `userId` under the account's current device `generation`, issued now. */
-export async function issueDeviceToken(
-  userId: string,
-  generation: number,
-  jwtSecret: Uint8Array,
-): Promise<string> {
+export async function issueDeviceToken(userId: string, generation: number, jwtSecret: Uint8Array): Promise<string> {
   const signed = `${userId}.${generation}.${Math.floor(Date.now() / 1000)}`;
   return `${signed}.${base64url.encode(await macOf(signed, jwtSecret))}`;
 }

@@ -23,13 +23,7 @@ export const tooManyAttempts = "Too many login attempts; try again later";
  * account's security log after the answer: a write for a known email and none
  * for an unknown one would otherwise tell them apart by the answer's timing.
  */
-export function refuseLogin(
-  error: Error,
-  failure: Parameters<typeof recordLoginFailure>[0],
-): never {
-  afterResponse(
-    "login failure record",
-    () => withServiceTransaction(recordLoginFailure(failure)),
-  );
+export function refuseLogin(error: Error, failure: Parameters<typeof recordLoginFailure>[0]): never {
+  afterResponse("login failure record", () => withServiceTransaction(recordLoginFailure(failure)));
   throw error;
 }

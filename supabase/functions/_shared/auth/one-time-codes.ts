@@ -47,18 +47,11 @@ export function verificationCodeMail(code: string) {
 }
 
 /** How a verification code for `email` is stored and compared: the HMAC of the address and the code. */
-export function verificationCodeHash(
-  jwtSecret: Uint8Array,
-  email: string,
-  code: string,
-): Promise<string> {
+export function verificationCodeHash(jwtSecret: Uint8Array, email: string, code: string): Promise<string> {
   return hexMac(jwtSecret, "email verification code", `${email}\n${code}`);
 }
 
 /** How a reset code is stored and compared: the HMAC of the code alone (the drainer makes codes before it knows whose). */
-export function resetCodeHash(
-  jwtSecret: Uint8Array,
-  code: string,
-): Promise<string> {
+export function resetCodeHash(jwtSecret: Uint8Array, code: string): Promise<string> {
   return hexMac(jwtSecret, "password reset code", code);
 }

@@ -36,15 +36,10 @@ const waiting: ((lane: Lane) => void)[] = [];
  * hashing), when fewer than `HASH_CONCURRENCY` + `HASH_QUEUE_MAX` are admitted
  * already; otherwise answers 503 at once.
  */
-export async function withPasswordAdmission<T>(
-  work: () => Promise<T>,
-): Promise<T> {
+export async function withPasswordAdmission<T>(work: () => Promise<T>): Promise<T> {
   const { hashConcurrency, hashQueueMax } = getConfig().limits;
   if (admitted >= hashConcurrency + hashQueueMax) {
-    throw new ServiceUnavailableError({
-      message: "Too many sign-ins at once; try again shortly",
-      retryAfter: 1,
-    });
+    throw new ServiceUnavailableError({ message: "Too many sign-ins at once; try again shortly", retryAfter: 1 });
   }
   admitted++;
   try {
@@ -66,21 +61,11 @@ const inlineLane: Lane = { run: runHashJob };
  * cannot load it), its jobs, and every later one, run inline instead.
  */
 function workerLane(): Lane {
-  const worker = new Worker(
-    new URL("./bcrypt-worker.ts", import.meta.url).href,
-    { type: "module" },
-  );
-  const pending = new Map<
-    number,
-    { job: HashJob; settle: (result: Promise<string | boolean>) => void }
-  >();
+  const worker = new Worker(new URL("./bcrypt-worker.ts", import.meta.url).href, { type: "module" });
+  const pending = new Map<number, { job: HashJob; settle: (result: Promise<string | boolean>) => void }>();
   let nextId = 0;
   let broken = false;
-  worker.onmessage = (
-    { data }: MessageEvent<
-      { id: number; result?: string | boolean; error?: string }
-    >,
-  ) => {
+  worker.onmessage = ({ data }: MessageEvent<{ id: number; result?: string | boolean; error?: string }>) => {
     const waiting = pending.get(data.id);
     pending.delete(data.id);
     waiting?.settle(
@@ -98,10 +83,7 @@ function workerLane(): Lane {
       if (broken) return runHashJob(job);
       return new Promise((resolve, reject) => {
         const id = nextId++;
-        pending.set(id, {
-          job,
-          settle: (result) => result.then(resolve, reject),
-        });
+        pending.set(id, { job, settle: (result) => result.then(resolve, reject) });
         worker.postMessage({ id, job });
       });
     },
@@ -122,11 +104,8 @@ function makeLanes(count: number): Lane[] {
 
 /** Runs one job on a free lane, waiting for one when all are busy; the admission bounds how many wait. */
 async function runOnLane(job: HashJob): Promise<string | boolean> {
-  if (!lanes) {
-    freeLanes.push(...(lanes = makeLanes(getConfig().limits.hashConcurrency)));
-  }
-  const lane = freeLanes.pop() ??
-    await new Promise<Lane>((resolve) => waiting.push(resolve));
+  if (!lanes) freeLanes.push(...(lanes = makeLanes(getConfig().limits.hashConcurrency)));
+  const lane = freeLanes.pop() ?? await new Promise<Lane>((resolve) => waiting.push(resolve));
   try {
     return await lane.run(job);
   } finally {
@@ -143,10 +122,7 @@ async function runOnLane(job: HashJob): Promise<string | boolean> {
  * and `$2b$` are the same computation, and a `$2a$` hash stays checkable by
  * Postgres's own crypt(), should an operator need it.
  */
-export async function hashPassword(
-  password: string,
-  cost: number,
-): Promise<string> {
+export async function hashPassword(password: string, cost: number): Promise<string> {
   const salt = (await bcrypt.genSalt(cost)).replace(/^\$2b\$/, "$2a$");
   return String(await runOnLane({ kind: "hash", password, salt }));
 }
@@ -165,11 +141,7 @@ function standInHash(cost: number): Promise<string> {
  * checks against a stand-in of the configured `cost`, so the answer takes as
  * long as a wrong password's and says nothing about the account.
  */
-export async function verifyPassword(
-  password: string,
-  hash: string | undefined,
-  cost: number,
-): Promise<boolean> {
+export async function verifyPassword(password: string, hash: string | undefined, cost: number): Promise<boolean> {
   const against = hash ?? await standInHash(cost);
   const matches = await runOnLane({ kind: "compare", password, hash: against });
   return matches === true && hash !== undefined;

@@ -26,11 +26,7 @@ export function configuredProvider(
 }
 
 /** `url` when the browser may be sent back to it (`OAUTH_REDIRECT_URLS`), else a 400 on `field`. */
-export function allowedReturnUrl(
-  settings: ProviderSignInSettings,
-  url: string,
-  field: string,
-): string {
+export function allowedReturnUrl(settings: ProviderSignInSettings, url: string, field: string): string {
   if (isAllowedRedirect(url, settings.redirectUrls)) return url;
   const message = `${field} must be an app URL listed in OAUTH_REDIRECT_URLS`;
   throw new BadRequestError(message, [{ field, message }]);
@@ -38,8 +34,5 @@ export function allowedReturnUrl(
 
 /** The 429 of a sign-in or link started past the address's limit of sign-in attempts. */
 export function tooManyStarts(retryAfterSeconds: number): TooManyRequestsError {
-  return new TooManyRequestsError(
-    "Too many sign-in attempts; try again later",
-    retryAfterSeconds,
-  );
+  return new TooManyRequestsError("Too many sign-in attempts; try again later", retryAfterSeconds);
 }

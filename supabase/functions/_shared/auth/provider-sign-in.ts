@@ -27,9 +27,7 @@ const providerTimeoutSeconds = 10;
 /** The discovered configuration of each provider, by name; a failed discovery is forgotten, so the next try redoes it. */
 const configurations = new Map<string, Promise<oidc.Configuration>>();
 
-function configurationOf(
-  provider: IdentityProviderSettings,
-): Promise<oidc.Configuration> {
+function configurationOf(provider: IdentityProviderSettings): Promise<oidc.Configuration> {
   let configuration = configurations.get(provider.name);
   if (!configuration) {
     configuration = oidc.discovery(
@@ -64,18 +62,12 @@ export interface ProviderFlow {
 }
 
 /** How a flow's `state` is stored and found: its HMAC under a key of the server's. */
-export function stateHashOf(
-  jwtSecret: Uint8Array,
-  state: string,
-): Promise<string> {
+export function stateHashOf(jwtSecret: Uint8Array, state: string): Promise<string> {
   return hexMac(jwtSecret, "provider sign-in state", state);
 }
 
 /** How a completed sign-in's one-time code is stored and found. */
-export function signInCodeHashOf(
-  jwtSecret: Uint8Array,
-  code: string,
-): Promise<string> {
+export function signInCodeHashOf(jwtSecret: Uint8Array, code: string): Promise<string> {
   return hexMac(jwtSecret, "provider sign-in code", code);
 }
 
@@ -119,12 +111,7 @@ export async function beginProviderSignIn(
     nonce,
     ...(options.reauthenticate ? { prompt: "login", max_age: "0" } : {}),
   });
-  return {
-    url,
-    stateHash: await stateHashOf(jwtSecret, state),
-    codeVerifier,
-    nonce,
-  };
+  return { url, stateHash: await stateHashOf(jwtSecret, state), codeVerifier, nonce };
 }
 
 /**
@@ -181,8 +168,7 @@ export async function finishProviderSignIn(
     subject: claims.sub,
     email: usable,
     // Apple sends the string "true".
-    emailVerified: claims.email_verified === true ||
-      claims.email_verified === "true",
+    emailVerified: claims.email_verified === true || claims.email_verified === "true",
     name: accountName(claims.name, usable),
   };
 }

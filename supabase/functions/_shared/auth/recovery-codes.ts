@@ -28,10 +28,7 @@ const alphabet = "abcdefghijklmnopqrstuvwxyz234567";
 function newRecoveryCode(): string {
   const { groups, groupLength } = recoveryCodePolicy;
   const bytes = crypto.getRandomValues(new Uint8Array(groups * groupLength));
-  const characters = Array.from(
-    bytes,
-    (byte) => alphabet[byte % alphabet.length],
-  );
+  const characters = Array.from(bytes, (byte) => alphabet[byte % alphabet.length]);
   return Array.from(
     { length: groups },
     (_, group) => characters.slice(group * groupLength, (group + 1) * groupLength).join(""),
@@ -48,10 +45,6 @@ function normalized(code: string): string {
 }
 
 /** How a recovery code of `userId` is stored and compared: hex HMAC-SHA256 of the account and the code. */
-export function recoveryCodeHash(
-  jwtSecret: Uint8Array,
-  userId: string,
-  code: string,
-): Promise<string> {
+export function recoveryCodeHash(jwtSecret: Uint8Array, userId: string, code: string): Promise<string> {
   return hexMac(jwtSecret, "recovery code", `${userId}\n${normalized(code)}`);
 }

@@ -44,29 +44,12 @@ export async function checkReenteredPassword(
   const { address, userAgent, via } = client;
   const attempt = await withFullCaller(
     caller,
-    passwordReentry({
-      email: caller.email,
-      sessionId: caller.session_id,
-      limits,
-    }),
+    passwordReentry({ email: caller.email, sessionId: caller.session_id, limits }),
   );
-  if (attempt.retryAfter > 0) {
-    throw new TooManyRequestsError(tooManyAttempts, attempt.retryAfter);
-  }
-  if (
-    !attempt.passwordHash ||
-    !await verifyPassword(password, attempt.passwordHash, bcryptCost)
-  ) {
+  if (attempt.retryAfter > 0) throw new TooManyRequestsError(tooManyAttempts, attempt.retryAfter);
+  if (!attempt.passwordHash || !await verifyPassword(password, attempt.passwordHash, bcryptCost)) {
     // On the account's security log as a failed login, made through this request.
-    await withFullCaller(
-      caller,
-      recordLoginFailure({
-        email: caller.email,
-        address,
-        userAgent,
-        details: { via },
-      }),
-    );
+    await withFullCaller(caller, recordLoginFailure({ email: caller.email, address, userAgent, details: { via } }));
     throw wrongPassword();
   }
   return attempt.passwordHash;

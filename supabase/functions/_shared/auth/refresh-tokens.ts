@@ -27,26 +27,15 @@ export interface RefreshTokenClaims {
 }
 
 const encoder = new TextEncoder();
-const tokenPattern = new RegExp(
-  `^(${uuidSource})\\.(0|[1-9]\\d{0,9})\\.([A-Za-z0-9_-]{43})$`,
-);
+const tokenPattern = new RegExp(`^(${uuidSource})\\.(0|[1-9]\\d{0,9})\\.([A-Za-z0-9_-]{43})$`);
 
-function signedPart(
-  { sessionId, generation }: RefreshTokenClaims,
-): Uint8Array<ArrayBuffer> {
+function signedPart({ sessionId, generation }: RefreshTokenClaims): Uint8Array<ArrayBuffer> {
   return encoder.encode(`${sessionId}.${generation}`);
 }
 
 /** The refresh token of the session's `generation`: 256 bits of MAC that only the server can make. */
-export async function issueRefreshToken(
-  claims: RefreshTokenClaims,
-  jwtSecret: Uint8Array,
-): Promise<string> {
-  const mac = await crypto.subtle.sign(
-    "HMAC",
-    await derivedKey(jwtSecret, "refresh token"),
-    signedPart(claims),
-  );
+export async function issueRefreshToken(claims: RefreshTokenClaims, jwtSecret: Uint8Array): Promise<string> {
+  const mac = await crypto.subtle.sign("HMAC", await derivedKey(jwtSecret, "refresh token"), signedPart(claims));
   return `${claims.sessionId}.${claims.generation}.${base64url.encode(new Uint8Array(mac))}`;
 }
 
@@ -56,10 +45,7 @@ export async function issueRefreshToken(
  * malformed, tampered or made with another key. The MAC is checked with
  * WebCrypto's `verify`, which compares in constant time.
  */
-export async function readRefreshToken(
-  token: string,
-  jwtSecret: Uint8Array,
-): Promise<RefreshTokenClaims> {
+export async function readRefreshToken(token: string, jwtSecret: Uint8Array): Promise<RefreshTokenClaims> {
   const match = tokenPattern.exec(token);
   if (!match) throw new InvalidRefreshTokenError("refresh_token_invalid");
   const claims = { sessionId: match[1], generation: Number(match[2]) };

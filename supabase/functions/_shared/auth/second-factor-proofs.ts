@@ -100,10 +100,7 @@ export function refusedAttempt(
         "Too many wrong codes in a row: the second factor is locked until the password is reset",
       );
     case "wrong":
-      return new BadRequestError(invalidFactorCode, [{
-        field,
-        message: invalidFactorCode,
-      }], { code: "invalid_code" });
+      return new BadRequestError(invalidFactorCode, [{ field, message: invalidFactorCode }], { code: "invalid_code" });
     case "locked":
       return new TooManyRequestsError(
         "Too many wrong codes: the second factor refuses every code for a while",

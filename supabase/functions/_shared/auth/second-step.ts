@@ -38,12 +38,7 @@ export async function passSecondStepOf(
       session: newSessionOf(req, clientAddress(req, info, limits), sessions),
     }),
   );
-  if (step.kind !== "accepted") {
-    throw refusedAttempt(
-      step,
-      body.code === undefined ? "recoveryCode" : "code",
-    );
-  }
+  if (step.kind !== "accepted") throw refusedAttempt(step, body.code === undefined ? "recoveryCode" : "code");
   return {
     session: await sessionFor(step.account, step.session, jwtSecret),
     recoveryCodesLeft: step.recoveryCodesLeft,

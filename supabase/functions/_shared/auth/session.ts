@@ -18,18 +18,10 @@ import { userAgentOf } from "../http/client-address.ts";
  * and the refresh token; a sign-in (a grant with its device generation) also
  * answers this device's device token.
  */
-export async function sessionFor(
-  account: Account,
-  grant: SessionGrant,
-  jwtSecret: Uint8Array,
-): Promise<Session> {
+export async function sessionFor(account: Account, grant: SessionGrant, jwtSecret: Uint8Array): Promise<Session> {
   const { deviceGeneration } = grant;
   const [{ jwt, expiresAt }, refreshToken, deviceToken] = await Promise.all([
-    signAccessToken({
-      ...account,
-      sessionId: grant.sessionId,
-      level: grant.level,
-    }, jwtSecret),
+    signAccessToken({ ...account, sessionId: grant.sessionId, level: grant.level }, jwtSecret),
     issueRefreshToken(grant, jwtSecret),
     deviceGeneration === undefined ? undefined : issueDeviceToken(account.user.id, deviceGeneration, jwtSecret),
   ]);
@@ -46,10 +38,6 @@ export async function sessionFor(
 }
 
 /** The session a sign-in from `req` at `address` starts: the timeouts, and the device as its user will see it. */
-export function newSessionOf(
-  req: Request,
-  address: string | undefined,
-  settings: SessionSettings,
-): NewSession {
+export function newSessionOf(req: Request, address: string | undefined, settings: SessionSettings): NewSession {
   return { settings, userAgent: userAgentOf(req), address };
 }

@@ -54,16 +54,8 @@ export function timeStepOf(at: number): number {
  * The time step whose code `code` is, among the steps of `at` ±1; undefined
  * when it is none of them. `otpauth` compares in constant time.
  */
-export function matchedStep(
-  secretBase32: string,
-  code: string,
-  at = Date.now(),
-): number | undefined {
-  const delta = totpOf(secretBase32).validate({
-    token: code,
-    timestamp: at,
-    window: totpPolicy.window,
-  });
+export function matchedStep(secretBase32: string, code: string, at = Date.now()): number | undefined {
+  const delta = totpOf(secretBase32).validate({ token: code, timestamp: at, window: totpPolicy.window });
   return delta === null ? undefined : timeStepOf(at) + delta;
 }
 

@@ -15,10 +15,7 @@ import type { NewVerificationCode } from "../queries/accounts.ts";
 export const tooManyVerifications = "Too many verification attempts; try again later";
 
 /** A fresh code for `email`, its HMAC under `jwtSecret`, its lifetime and tries, and its mail. */
-export async function newVerificationCode(
-  jwtSecret: Uint8Array,
-  email: string,
-): Promise<NewVerificationCode> {
+export async function newVerificationCode(jwtSecret: Uint8Array, email: string): Promise<NewVerificationCode> {
   const code = generateCode();
   return {
     codeHash: await verificationCodeHash(jwtSecret, email, code),

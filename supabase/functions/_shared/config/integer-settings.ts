@@ -10,19 +10,9 @@ export const defaultBodyTimeoutMs = 10_000;
 
 const day = 86_400;
 /** A rate limit's count: hits, failures or mails in its window, compared in SQL. */
-const count = (fallback: number): IntegerSettingSpec => ({
-  fallback,
-  min: 1,
-  max: 1_000_000,
-  sinks: ["sql"],
-});
+const count = (fallback: number): IntegerSettingSpec => ({ fallback, min: 1, max: 1_000_000, sinks: ["sql"] });
 /** A rate limit's window in seconds, a day at most, passed to SQL. */
-const rateWindow = (fallback: number): IntegerSettingSpec => ({
-  fallback,
-  min: 1,
-  max: day,
-  sinks: ["sql"],
-});
+const rateWindow = (fallback: number): IntegerSettingSpec => ({ fallback, min: 1, max: day, sinks: ["sql"] });
 /** A session's timeout in seconds: any a SQL `integer` holds (68 years). */
 const sessionSeconds = (fallback: number): IntegerSettingSpec => ({
   fallback,
@@ -40,12 +30,7 @@ export const integerSettings = {
   DB_POOL_MAX: { fallback: 5, min: 1, max: 100, sinks: ["memory"] },
   BCRYPT_COST: { fallback: 10, min: 4, max: 15, sinks: ["memory"] },
   // Postgres's `statement_timeout`, and the pool's query timeout a second past it.
-  DB_STATEMENT_TIMEOUT_MS: {
-    fallback: 5_000,
-    min: 100,
-    max: 600_000,
-    sinks: ["sql", "timer"],
-  },
+  DB_STATEMENT_TIMEOUT_MS: { fallback: 5_000, min: 100, max: 600_000, sinks: ["sql", "timer"] },
   // At least a day: app.prune_security_events refuses anything younger.
   AUDIT_RETENTION_DAYS: { fallback: 90, min: 1, max: 36_500, sinks: ["sql"] },
   NOTES_TOMBSTONE_DAYS: { fallback: 30, min: 1, max: 3_650, sinks: ["sql"] },
@@ -88,12 +73,7 @@ export const integerSettings = {
   RESET_REQUEST_ADDRESS_WINDOW_SECONDS: rateWindow(300),
   RESET_MAIL_MIN_INTERVAL_SECONDS: { ...rateWindow(60), min: 0 },
   RESET_MAILS_PER_HOUR: count(5),
-  BODY_TIMEOUT_MS: {
-    fallback: defaultBodyTimeoutMs,
-    min: 100,
-    max: 600_000,
-    sinks: ["timer"],
-  },
+  BODY_TIMEOUT_MS: { fallback: defaultBodyTimeoutMs, min: 100, max: 600_000, sinks: ["timer"] },
   // Below the platform's wall clock (150 s on hosted Supabase's free plan), so the server, not the platform, ends it.
   STREAM_MAX_SECONDS: { fallback: 120, min: 1, max: 3_600, sinks: ["timer"] },
   // At most 15 s: proxies close a connection idle for longer than that, and a session that ends must end its streams.

@@ -94,16 +94,10 @@ function mailProviderFrom(env: Env): MailProvider | undefined {
   const apiKey = env.get("RESEND_API_KEY");
   if (!apiKey) return undefined;
   const from = env.get("MAIL_FROM");
-  if (!from) {
-    throw new ConfigError(
-      "RESEND_API_KEY is set but MAIL_FROM is not: mails need a sender address",
-    );
-  }
+  if (!from) throw new ConfigError("RESEND_API_KEY is set but MAIL_FROM is not: mails need a sender address");
   const apiUrl = env.get("RESEND_API_URL") || defaultResendApiUrl;
   if (!URL.canParse(apiUrl) || !/^https?:$/.test(new URL(apiUrl).protocol)) {
-    throw new ConfigError(
-      `RESEND_API_URL must be an http(s) URL, got "${apiUrl}"`,
-    );
+    throw new ConfigError(`RESEND_API_URL must be an http(s) URL, got "${apiUrl}"`);
   }
   return { apiKey, from, apiUrl: apiUrl.replace(/\/+$/, "") };
 }
@@ -197,23 +191,17 @@ function apiKeysFrom(env: Env): Set<string> {
     try {
       parsed = JSON.parse(publishable);
     } catch {
-      throw new ConfigError(
-        "SUPABASE_PUBLISHABLE_KEYS must be a JSON object of keys",
-      );
+      throw new ConfigError("SUPABASE_PUBLISHABLE_KEYS must be a JSON object of keys");
     }
     if (typeof parsed !== "object" || parsed === null) {
-      throw new ConfigError(
-        "SUPABASE_PUBLISHABLE_KEYS must be a JSON object of keys",
-      );
+      throw new ConfigError("SUPABASE_PUBLISHABLE_KEYS must be a JSON object of keys");
     }
     for (const value of Object.values(parsed)) {
       if (typeof value === "string" && value) keys.add(value);
     }
   }
   if (keys.size === 0) {
-    throw new ConfigError(
-      "Neither SUPABASE_ANON_KEY nor SUPABASE_PUBLISHABLE_KEYS is set",
-    );
+    throw new ConfigError("Neither SUPABASE_ANON_KEY nor SUPABASE_PUBLISHABLE_KEYS is set");
   }
   return keys;
 }
@@ -226,17 +214,12 @@ function sessionSettingsFrom(env: Env): SessionSettings {
   };
 }
 
-function mailDispatchSecretsFrom(
-  env: Env,
-  apiKeys: ReadonlySet<string>,
-): Set<string> {
+function mailDispatchSecretsFrom(env: Env, apiKeys: ReadonlySet<string>): Set<string> {
   const secrets = new Set<string>();
   const own = env.get("MAIL_DISPATCH_SECRET");
   if (own) {
     if (new TextEncoder().encode(own).length < minJwtSecretBytes) {
-      throw new ConfigError(
-        `MAIL_DISPATCH_SECRET must be at least ${minJwtSecretBytes} bytes`,
-      );
+      throw new ConfigError(`MAIL_DISPATCH_SECRET must be at least ${minJwtSecretBytes} bytes`);
     }
     secrets.add(own);
   }
@@ -244,11 +227,7 @@ function mailDispatchSecretsFrom(
   if (serviceRoleKey) secrets.add(serviceRoleKey);
   // A public key would let anyone drain the outbox and call the mail provider at will.
   for (const key of apiKeys) {
-    if (secrets.has(key)) {
-      throw new ConfigError(
-        "MAIL_DISPATCH_SECRET must not be a public (anon or publishable) key",
-      );
-    }
+    if (secrets.has(key)) throw new ConfigError("MAIL_DISPATCH_SECRET must not be a public (anon or publishable) key");
   }
   return secrets;
 }
@@ -256,9 +235,7 @@ function mailDispatchSecretsFrom(
 /** Reads and validates every setting; throws `ConfigError` on the first bad one. */
 export function loadConfig(env: Env): Config {
   const databaseUrl = env.get("DATABASE_URL") || env.get("SUPABASE_DB_URL");
-  if (!databaseUrl) {
-    throw new ConfigError("Neither DATABASE_URL nor SUPABASE_DB_URL is set");
-  }
+  if (!databaseUrl) throw new ConfigError("Neither DATABASE_URL nor SUPABASE_DB_URL is set");
   const apiKeys = apiKeysFrom(env);
   const jwtSecret = jwtSecretFrom(env);
   return {

@@ -41,42 +41,27 @@ function requiredSetting(env: Env, name: string, why: string): string {
 }
 
 function absoluteHttpUrl(raw: string, setting: string): URL {
-  if (!URL.canParse(raw)) {
-    throw new ConfigError(`${setting} must be an absolute URL, got "${raw}"`);
-  }
+  if (!URL.canParse(raw)) throw new ConfigError(`${setting} must be an absolute URL, got "${raw}"`);
   const url = new URL(raw);
   if (url.protocol !== "https:" && url.protocol !== "http:") {
     throw new ConfigError(`${setting} must be an http(s) URL, got "${raw}"`);
   }
   if (url.username || url.password || url.hash) {
-    throw new ConfigError(
-      `${setting} must not carry credentials or a fragment, got "${raw}"`,
-    );
+    throw new ConfigError(`${setting} must not carry credentials or a fragment, got "${raw}"`);
   }
   return url;
 }
 
-function providerFrom(
-  env: Env,
-  name: string,
-  allowHttp: boolean,
-): IdentityProviderSettings {
+function providerFrom(env: Env, name: string, allowHttp: boolean): IdentityProviderSettings {
   const prefix = `OIDC_${name.toUpperCase()}`;
   const why = `OIDC_PROVIDERS names ${name}`;
-  const issuer = absoluteHttpUrl(
-    requiredSetting(env, `${prefix}_ISSUER`, why),
-    `${prefix}_ISSUER`,
-  );
+  const issuer = absoluteHttpUrl(requiredSetting(env, `${prefix}_ISSUER`, why), `${prefix}_ISSUER`);
   if (issuer.protocol === "http:" && !allowHttp) {
     throw new ConfigError(
       `${prefix}_ISSUER is plain http (${issuer.href}): only a local provider may be, with OIDC_ALLOW_HTTP=true`,
     );
   }
-  if (issuer.search) {
-    throw new ConfigError(
-      `${prefix}_ISSUER must not have a query, got "${issuer.href}"`,
-    );
-  }
+  if (issuer.search) throw new ConfigError(`${prefix}_ISSUER must not have a query, got "${issuer.href}"`);
   return {
     name,
     issuer,
@@ -86,9 +71,7 @@ function providerFrom(
 }
 
 function listSetting(env: Env, name: string): string[] {
-  return (env.get(name) ?? "").split(",").map((item) => item.trim()).filter(
-    Boolean,
-  );
+  return (env.get(name) ?? "").split(",").map((item) => item.trim()).filter(Boolean);
 }
 
 /** Reads and checks the provider settings; throws `ConfigError` on the first unusable one. */
@@ -97,29 +80,21 @@ export function providerSignInFrom(env: Env): ProviderSignInSettings {
   const providers = new Map<string, IdentityProviderSettings>();
   for (const name of listSetting(env, "OIDC_PROVIDERS")) {
     if (!providerNamePattern.test(name)) {
-      throw new ConfigError(
-        `OIDC_PROVIDERS: "${name}" must be lower-case letters, digits and _, e.g. google`,
-      );
+      throw new ConfigError(`OIDC_PROVIDERS: "${name}" must be lower-case letters, digits and _, e.g. google`);
     }
     providers.set(name, providerFrom(env, name, allowHttp));
   }
   const redirectUrls = listSetting(env, "OAUTH_REDIRECT_URLS").map((raw) =>
     absoluteHttpUrl(raw, "OAUTH_REDIRECT_URLS")
   );
-  if (providers.size === 0) {
-    return { providers, allowHttp, redirectUrls, callbackUrl: undefined };
-  }
+  if (providers.size === 0) return { providers, allowHttp, redirectUrls, callbackUrl: undefined };
   if (redirectUrls.length === 0) {
-    throw new ConfigError(
-      "OAUTH_REDIRECT_URLS is not set: a provider sign-in needs an app URL to return to",
-    );
+    throw new ConfigError("OAUTH_REDIRECT_URLS is not set: a provider sign-in needs an app URL to return to");
   }
   const functionsUrl = env.get("FUNCTIONS_URL") ||
     (env.get("SUPABASE_URL") ? `${env.get("SUPABASE_URL")!.replace(/\/+$/, "")}/functions/v1` : "");
   if (!functionsUrl) {
-    throw new ConfigError(
-      "Neither FUNCTIONS_URL nor SUPABASE_URL is set: providers need the callback's URL",
-    );
+    throw new ConfigError("Neither FUNCTIONS_URL nor SUPABASE_URL is set: providers need the callback's URL");
   }
   const callbackUrl = `${absoluteHttpUrl(functionsUrl, "FUNCTIONS_URL").href.replace(/\/+$/, "")}/auth/oauth/callback`;
   return { providers, allowHttp, redirectUrls, callbackUrl };
@@ -129,14 +104,9 @@ export function providerSignInFrom(env: Env): ProviderSignInSettings {
  * Whether the browser may be sent to `candidate`: an absolute http(s) URL with the origin and path of one of
  * `allowed`, any query of the app's, and no credentials or fragment (which would survive the redirect).
  */
-export function isAllowedRedirect(
-  candidate: string,
-  allowed: readonly URL[],
-): boolean {
+export function isAllowedRedirect(candidate: string, allowed: readonly URL[]): boolean {
   if (!URL.canParse(candidate)) return false;
   const url = new URL(candidate);
-  if (url.username || url.password || url.hash || candidate.includes("#")) {
-    return false;
-  }
+  if (url.username || url.password || url.hash || candidate.includes("#")) return false;
   return allowed.some((entry) => entry.origin === url.origin && entry.pathname === url.pathname);
 }

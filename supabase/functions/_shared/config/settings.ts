@@ -39,29 +39,19 @@ export interface IntegerSettingSpec {
 }
 
 /** The integer setting `name` within `min`..`max`, or `fallback` when unset; throws `ConfigError` otherwise. */
-export function integerSetting(
-  env: Env,
-  name: string,
-  range: Omit<IntegerSettingSpec, "sinks">,
-): number {
+export function integerSetting(env: Env, name: string, range: Omit<IntegerSettingSpec, "sinks">): number {
   const { fallback, min, max } = range;
   const raw = env.get(name);
   if (raw === undefined || raw === "") return fallback;
   const value = Number(raw);
   if (!Number.isInteger(value) || value < min || value > max) {
-    throw new ConfigError(
-      `${name} must be an integer from ${min} to ${max}, got "${raw}"`,
-    );
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
   }
   return value;
 }
 
 /** The boolean setting `name` (`true`/`1` or `false`/`0`), or `fallback` when unset; throws `ConfigError` otherwise. */
-export function booleanSetting(
-  env: Env,
-  name: string,
-  fallback: boolean,
-): boolean {
+export function booleanSetting(env: Env, name: string, fallback: boolean): boolean {
   const raw = env.get(name);
   if (raw === undefined || raw === "") return fallback;
   if (raw === "true" || raw === "1") return true;
@@ -76,8 +66,6 @@ const headerNamePattern = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 export function headerNameSetting(env: Env, name: string): string | undefined {
   const raw = env.get(name);
   if (raw === undefined || raw === "") return undefined;
-  if (!headerNamePattern.test(raw)) {
-    throw new ConfigError(`${name} must be a header name, got "${raw}"`);
-  }
+  if (!headerNamePattern.test(raw)) throw new ConfigError(`${name} must be a header name, got "${raw}"`);
   return raw.toLowerCase();
 }

@@ -13,17 +13,10 @@ export const email = text("email")
   .transform((value) => value.trim().toLowerCase())
   .pipe(
     z.email({ error: "email must be a valid email address" })
-      .max(
-        limits.emailMaxChars,
-        `email must be at most ${limits.emailMaxChars} characters`,
-      ),
+      .max(limits.emailMaxChars, `email must be at most ${limits.emailMaxChars} characters`),
   )
   // JSON Schema shows a pipe's input (any string); these say what the pipe accepts.
-  .meta({
-    format: "email",
-    maxLength: limits.emailMaxChars,
-    description: "trimmed and lower-cased before use",
-  });
+  .meta({ format: "email", maxLength: limits.emailMaxChars, description: "trimmed and lower-cased before use" });
 
 /** A password to set, sent as `field`: 8 characters to 72 bytes (bcrypt's limit; never truncated silently). */
 function newPasswordField(field: string) {
@@ -47,36 +40,23 @@ function newPasswordField(field: string) {
 const password = newPasswordField("password");
 
 /** A 6-digit code mailed to the user. */
-const code = text("code").regex(
-  /^\d{6}$/,
-  `code must be ${limits.resetCodeDigits} digits`,
-);
+const code = text("code").regex(/^\d{6}$/, `code must be ${limits.resetCodeDigits} digits`);
 
 const name = text("name")
   .transform((value) => value.trim())
   .pipe(
     z.string()
       .min(1, "name must not be empty")
-      .max(
-        limits.nameMaxChars,
-        `name must be at most ${limits.nameMaxChars} characters`,
-      ),
+      .max(limits.nameMaxChars, `name must be at most ${limits.nameMaxChars} characters`),
   )
-  .meta({
-    minLength: 1,
-    maxLength: limits.nameMaxChars,
-    description: "trimmed before use",
-  });
+  .meta({ minLength: 1, maxLength: limits.nameMaxChars, description: "trimmed before use" });
 
 /** Body of `POST /auth/login`. */
 export const loginBody = z.object({
   email,
   password: text("password"),
   /** The `deviceToken` an earlier login on this device answered: it lets the login through the account's cap. */
-  deviceToken: text("deviceToken").max(
-    200,
-    "deviceToken must be at most 200 characters",
-  ).optional().meta({
+  deviceToken: text("deviceToken").max(200, "deviceToken must be at most 200 characters").optional().meta({
     description: "the deviceToken an earlier login answered on this device; optional",
   }),
 });
@@ -120,13 +100,9 @@ export type User = z.infer<typeof user>;
 export const session = z.object({
   payload: user,
   /** `"Bearer <jwt>"`, as interface.md shows it. */
-  accessToken: z.string().regex(/^Bearer \S+$/).meta({
-    description: '"Bearer " and the JWT',
-  }),
+  accessToken: z.string().regex(/^Bearer \S+$/).meta({ description: '"Bearer " and the JWT' }),
   /** When the access token stops being accepted: 2 hours after issue. */
-  expiresAt: isoTimestamp.meta({
-    description: "when the access token expires (2 hours after issue)",
-  }),
+  expiresAt: isoTimestamp.meta({ description: "when the access token expires (2 hours after issue)" }),
   /** Opaque; trades for a new access token and a new refresh token at `POST /auth/refresh`. */
   refreshToken: z.string().min(1).meta({
     description: "opaque; send it to POST /auth/refresh for a new accessToken before or after expiresAt. " +
@@ -194,11 +170,10 @@ export type DeletedAccount = z.infer<typeof deletedAccount>;
 
 /** Body of `POST /auth/refresh`. */
 export const refreshBody = z.object({
-  refreshToken: text("refreshToken").min(1, "refreshToken must not be empty")
-    .max(
-      1_024,
-      "refreshToken must be at most 1024 characters",
-    ),
+  refreshToken: text("refreshToken").min(1, "refreshToken must not be empty").max(
+    1_024,
+    "refreshToken must be at most 1024 characters",
+  ),
 });
 export type RefreshBody = z.infer<typeof refreshBody>;
 
@@ -208,19 +183,14 @@ export type LogoutScope = (typeof logoutScopes)[number];
 
 /** Body of `POST /auth/logout`; an empty object (or no body) ends the caller's own session. */
 export const logoutBody = z.object({
-  scope: z.enum(logoutScopes, {
-    error: `scope must be one of ${logoutScopes.join(", ")}`,
-  }).optional()
+  scope: z.enum(logoutScopes, { error: `scope must be one of ${logoutScopes.join(", ")}` }).optional()
     .transform((scope) => scope ?? "local")
     .meta({ description: "local when omitted" }),
 });
 export type LogoutBody = z.infer<typeof logoutBody>;
 
 /** `data` of `POST /auth/logout`: how many sessions it ended. */
-export const loggedOut = z.object({
-  scope: z.enum(logoutScopes),
-  sessionsEnded: z.number().int(),
-});
+export const loggedOut = z.object({ scope: z.enum(logoutScopes), sessionsEnded: z.number().int() });
 export type LoggedOut = z.infer<typeof loggedOut>;
 
 /** One live session of the caller's account, as `GET /auth/sessions` lists it. */
@@ -228,13 +198,9 @@ export const sessionInfo = z.object({
   id: z.string(),
   createdAt: isoTimestamp,
   /** When the session last refreshed (or started): using an access token does not move it. */
-  lastActiveAt: isoTimestamp.meta({
-    description: "when the session was started or last refreshed",
-  }),
+  lastActiveAt: isoTimestamp.meta({ description: "when the session was started or last refreshed" }),
   /** When it ends unless refreshed before: the earlier of the idle and the absolute timeout. */
-  expiresAt: isoTimestamp.meta({
-    description: "when the session ends unless refreshed (idle or absolute timeout)",
-  }),
+  expiresAt: isoTimestamp.meta({ description: "when the session ends unless refreshed (idle or absolute timeout)" }),
   userAgent: z.string().nullable(),
   /** True for the session of the token that asked. */
   current: z.boolean(),
@@ -295,9 +261,7 @@ export type SecurityEventType = (typeof securityEventTypes)[number];
 /** One entry of an account's security log: never a password, code, token or hash. */
 export const securityEvent = z.object({
   /** Increases with every event; pass the last one seen as `before` for the next page. */
-  id: z.string().meta({
-    description: "increasing; the next page is before=<the last id seen>",
-  }),
+  id: z.string().meta({ description: "increasing; the next page is before=<the last id seen>" }),
   at: isoTimestamp,
   type: z.enum(securityEventTypes),
   userId: z.string(),
@@ -308,9 +272,7 @@ export const securityEvent = z.object({
     description: "the client address, where one is known; in the account's own list, null for an event another " +
       "account (an admin) caused",
   }),
-  userAgent: z.string().nullable().meta({
-    description: "as address: the client's, where one is known",
-  }),
+  userAgent: z.string().nullable().meta({ description: "as address: the client's, where one is known" }),
   details: z.record(z.string(), z.unknown()).meta({
     description: "a small object, by type: session events name sessionId (and an ended one its reason), " +
       "role events the new role",
@@ -325,9 +287,8 @@ export type SecurityEventList = z.infer<typeof securityEventList>;
 /** Query of `GET /auth/events`: a page of the caller's own events, newest first. */
 export const securityEventsQuery = z.object({
   limit: pageLimit(limits.eventsLimitMax, limits.eventsLimitDefault),
-  before: integerParameter("before", 1, Number.MAX_SAFE_INTEGER, undefined)
-    .meta({
-      description: "only events whose id is below this one (the next page)",
-    }),
+  before: integerParameter("before", 1, Number.MAX_SAFE_INTEGER, undefined).meta({
+    description: "only events whose id is below this one (the next page)",
+  }),
 });
 export type SecurityEventsQuery = z.infer<typeof securityEventsQuery>;

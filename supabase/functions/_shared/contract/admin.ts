@@ -8,38 +8,26 @@ import { securityEventsQuery, user } from "./accounts.ts";
 import { integerParameter, isoTimestamp, limits, pageLimit, pagination, text, userStatuses } from "./common.ts";
 
 /** Query of `GET /admin-users/events`: a page of one account's events. */
-export const accountEventsQuery = securityEventsQuery.extend({
-  id: text("id"),
-});
+export const accountEventsQuery = securityEventsQuery.extend({ id: text("id") });
 export type AccountEventsQuery = z.infer<typeof accountEventsQuery>;
 
 /** An account as an admin sees it: the user record, how many notes it has (never what they say), when last active. */
 export const managedUser = user.extend({
   noteCount: z.number().int(),
-  lastActiveAt: isoTimestamp.nullable().meta({
-    description: "when a session of it last started or refreshed",
-  }),
+  lastActiveAt: isoTimestamp.nullable().meta({ description: "when a session of it last started or refreshed" }),
 });
 export type ManagedUser = z.infer<typeof managedUser>;
 
 /** `data` of `GET /admin-users`. */
-export const managedUserList = z.object({
-  users: z.array(managedUser),
-  pagination,
-});
+export const managedUserList = z.object({ users: z.array(managedUser), pagination });
 export type ManagedUserList = z.infer<typeof managedUserList>;
 
-const userStatus = z.enum(userStatuses, {
-  error: `status must be one of ${userStatuses.join(", ")}`,
-});
+const userStatus = z.enum(userStatuses, { error: `status must be one of ${userStatuses.join(", ")}` });
 
 /** Query of `GET /admin-users`. */
 export const listUsersQuery = z.object({
   query: text("query")
-    .max(
-      limits.userQueryMaxChars,
-      `query must be at most ${limits.userQueryMaxChars} characters`,
-    )
+    .max(limits.userQueryMaxChars, `query must be at most ${limits.userQueryMaxChars} characters`)
     .optional()
     .meta({ description: "part of the email or name, case-insensitively" }),
   status: userStatus.optional(),
@@ -55,17 +43,13 @@ export type ListUsersQuery = z.infer<typeof listUsersQuery>;
 export const setUserStatusBody = z.object({
   id: text("id"),
   status: userStatus.optional(),
-  removeMfa: z.literal(true, { error: "removeMfa must be true" }).optional()
-    .meta({
-      description: "true removes the account's second factor and its recovery codes, and ends its sessions",
-    }),
-}).refine(
-  (body) => (body.status === undefined) !== (body.removeMfa === undefined),
-  {
-    error: "send either status or removeMfa",
-    path: ["status"],
-  },
-);
+  removeMfa: z.literal(true, { error: "removeMfa must be true" }).optional().meta({
+    description: "true removes the account's second factor and its recovery codes, and ends its sessions",
+  }),
+}).refine((body) => (body.status === undefined) !== (body.removeMfa === undefined), {
+  error: "send either status or removeMfa",
+  path: ["status"],
+});
 export type SetUserStatusBody = z.infer<typeof setUserStatusBody>;
 
 /** The `code` of a 403 from an admin endpoint: the caller's account is not an ADMIN (now). */

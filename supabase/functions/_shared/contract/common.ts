@@ -45,14 +45,8 @@ export function text(field: string) {
     .string({
       error: (issue) => issue.input === undefined ? `${field} is required` : `${field} must be a string`,
     })
-    .refine(
-      (value) => !value.includes("\u0000"),
-      `${field} must not contain NUL characters`,
-    )
-    .refine(
-      (value) => !loneSurrogate.test(value),
-      `${field} must be valid Unicode`,
-    );
+    .refine((value) => !value.includes("\u0000"), `${field} must not contain NUL characters`)
+    .refine((value) => !loneSurrogate.test(value), `${field} must be valid Unicode`);
 }
 
 /** A query parameter that must be a whole number in a range, named in the message; `fallback` when omitted. */
@@ -69,12 +63,7 @@ export function integerParameter<Fallback extends number | undefined>(
     .string()
     .regex(/^\d+$/, rangeMessage)
     .transform(Number)
-    .pipe(
-      z.number().int(rangeMessage).min(min, rangeMessage).max(
-        max,
-        rangeMessage,
-      ),
-    )
+    .pipe(z.number().int(rangeMessage).min(min, rangeMessage).max(max, rangeMessage))
     .optional()
     .transform((value) => value ?? fallback);
 }

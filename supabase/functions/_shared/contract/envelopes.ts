@@ -11,9 +11,7 @@ export type EnvelopeKind = "auth" | "notes";
 
 /** One problem found in a 400's input, with the field or parameter it concerns. */
 export const fieldProblem = z.object({
-  field: z.string().optional().meta({
-    description: "absent when the problem is the input as a whole",
-  }),
+  field: z.string().optional().meta({ description: "absent when the problem is the input as a whole" }),
   message: z.string(),
 });
 export type FieldProblem = z.infer<typeof fieldProblem>;
@@ -27,25 +25,14 @@ const errorDetails = {
     description: "machine-readable reason, stable across releases: decide on it, never on the message. " +
       "Each code always comes with the same HTTP status; docs/errors.md says what each means and what to do.",
   }),
-  fields: z.array(fieldProblem).optional().meta({
-    description: "on a 400: every problem found",
-  }),
+  fields: z.array(fieldProblem).optional().meta({ description: "on a 400: every problem found" }),
 };
 
 /** Auth success envelope around `data`. */
 export function authSuccessEnvelope<T extends z.ZodType>(data: T) {
-  return z.object({
-    success: z.literal(true),
-    statusCode: z.number().int(),
-    message: z.string(),
-    data,
-  });
+  return z.object({ success: z.literal(true), statusCode: z.number().int(), message: z.string(), data });
 }
-export const authErrorEnvelope = z.object({
-  statusCode: z.number().int(),
-  message: z.string(),
-  ...errorDetails,
-});
+export const authErrorEnvelope = z.object({ statusCode: z.number().int(), message: z.string(), ...errorDetails });
 export type AuthErrorEnvelope = z.infer<typeof authErrorEnvelope>;
 
 /** Notes success envelope around `data`. */

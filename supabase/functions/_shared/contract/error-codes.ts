@@ -12,12 +12,7 @@
  */
 
 /** Why a notes endpoint (or an auth endpoint acting for a signed-in user) refused the access token. */
-export const tokenErrorCodes = [
-  "token_missing",
-  "token_invalid",
-  "token_expired",
-  "token_revoked",
-] as const;
+export const tokenErrorCodes = ["token_missing", "token_invalid", "token_expired", "token_revoked"] as const;
 export type TokenErrorCode = (typeof tokenErrorCodes)[number];
 
 /** Why `POST /auth/refresh` refused the refresh token. */
@@ -86,13 +81,9 @@ export const errorStatuses = {
 export type ErrorCode = keyof typeof errorStatuses;
 
 /** The codes in the order of `errorStatuses` (by status), as `z.enum` and the OpenAPI enum take them. */
-export const errorCodes = Object.keys(errorStatuses) as [
-  ErrorCode,
-  ...ErrorCode[],
-];
+export const errorCodes = Object.keys(errorStatuses) as [ErrorCode, ...ErrorCode[]];
 
 /** The codes that come with `status`, e.g. `CodeOf<404>` for a not-found error's. */
 export type CodeOf<Status extends number> = {
-  [Code in ErrorCode]: (typeof errorStatuses)[Code] extends Status ? Code
-    : never;
+  [Code in ErrorCode]: (typeof errorStatuses)[Code] extends Status ? Code : never;
 }[ErrorCode];

@@ -10,10 +10,7 @@ import { isoTimestamp, text } from "./common.ts";
 export const providerNamePattern = /^[a-z][a-z0-9_]{0,31}$/;
 
 const providerName = (field: string) =>
-  text(field).regex(
-    providerNamePattern,
-    `${field} must be a configured provider's name, e.g. google`,
-  );
+  text(field).regex(providerNamePattern, `${field} must be a configured provider's name, e.g. google`);
 
 /** Where the browser returns: one of `OAUTH_REDIRECT_URLS` (same origin and path), with any query of the app's. */
 const returnUrl = (field: string) =>
@@ -36,8 +33,7 @@ export const oauthAuthorizeQuery = z.object({
   provider: providerName("provider"),
   redirect_to: returnUrl("redirect_to"),
   code_challenge: codeChallenge.optional(),
-  code_challenge_method: z.literal("S256", "code_challenge_method must be S256")
-    .optional(),
+  code_challenge_method: z.literal("S256", "code_challenge_method must be S256").optional(),
 });
 export type OAuthAuthorizeQuery = z.infer<typeof oauthAuthorizeQuery>;
 
@@ -73,10 +69,7 @@ export type ProviderSignInError = (typeof providerSignInErrors)[number];
 
 /** Body of `POST /auth/oauth/token`: the one-time code of the app's URL (60 seconds, once). */
 export const oauthTokenBody = z.object({
-  code: text("code").min(1, "code must not be empty").max(
-    100,
-    "code must be at most 100 characters",
-  ),
+  code: text("code").min(1, "code must not be empty").max(100, "code must be at most 100 characters"),
   /** The PKCE verifier whose challenge the sign-in started with; required then, refused otherwise. */
   codeVerifier: text("codeVerifier").regex(
     /^[A-Za-z0-9._~-]{43,128}$/,
@@ -110,30 +103,21 @@ export type ReauthenticateWithProviderBody = z.infer<
  * once), sent by the session that asked for the link.
  */
 export const completeLinkBody = z.object({
-  code: text("code").min(1, "code must not be empty").max(
-    100,
-    "code must be at most 100 characters",
-  ),
+  code: text("code").min(1, "code must not be empty").max(100, "code must be at most 100 characters"),
 });
 export type CompleteLinkBody = z.infer<typeof completeLinkBody>;
 
 /** `data` of `POST /auth/identities/link`: the provider's page to navigate to, good for 10 minutes. */
 export const identityLinkStart = z.object({
-  url: z.string().meta({
-    description: "navigate the browser here; the callback returns to redirectTo",
-  }),
+  url: z.string().meta({ description: "navigate the browser here; the callback returns to redirectTo" }),
 });
 export type IdentityLinkStart = z.infer<typeof identityLinkStart>;
 
 /** An identity of a provider, linked to the caller's account. */
 export const identity = z.object({
   id: z.string(),
-  provider: z.string().meta({
-    description: "the configured provider's name, e.g. google",
-  }),
-  email: z.string().nullable().meta({
-    description: "the address the provider stated at the last sign-in",
-  }),
+  provider: z.string().meta({ description: "the configured provider's name, e.g. google" }),
+  email: z.string().nullable().meta({ description: "the address the provider stated at the last sign-in" }),
   createdAt: isoTimestamp,
   lastSignInAt: isoTimestamp.nullable(),
 });

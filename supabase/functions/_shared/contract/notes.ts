@@ -9,10 +9,7 @@ import { integerParameter, isoTimestamp, limits, noteStatuses, pageLimit, pagina
 const noteStatus = z.enum(noteStatuses, {
   error: `status must be one of ${noteStatuses.join(", ")}`,
 });
-const title = text("title").max(
-  limits.titleMaxChars,
-  `title must be at most ${limits.titleMaxChars} characters`,
-);
+const title = text("title").max(limits.titleMaxChars, `title must be at most ${limits.titleMaxChars} characters`);
 const content = text("content").max(
   limits.contentMaxChars,
   `content must be at most ${limits.contentMaxChars} characters`,
@@ -31,10 +28,7 @@ export const createNoteBody = z
     status: noteStatus.optional().transform((status) => status ?? "DRAFT")
       .meta({ description: "DRAFT when omitted" }),
   })
-  .refine(
-    (note) => Boolean(note.title) || Boolean(note.content),
-    titleOrContentRequired,
-  );
+  .refine((note) => Boolean(note.title) || Boolean(note.content), titleOrContentRequired);
 export type CreateNoteBody = z.infer<typeof createNoteBody>;
 
 /**
@@ -47,9 +41,7 @@ const expectedUpdatedAt = z
     precision: 3,
     error: "expectedUpdatedAt must be the note's updatedAt as the API wrote it (ISO 8601 UTC with milliseconds)",
   })
-  .meta({
-    description: "the note's updatedAt as last read; a note changed since is not touched (409)",
-  });
+  .meta({ description: "the note's updatedAt as last read; a note changed since is not touched (409)" });
 
 /** Body of `POST /notes-save`: the id and at least one field to change. */
 export const saveNoteBody = z
@@ -61,9 +53,7 @@ export const saveNoteBody = z
     expectedUpdatedAt: expectedUpdatedAt.optional(),
   })
   .refine(
-    (note) =>
-      note.title !== undefined || note.content !== undefined ||
-      note.status !== undefined,
+    (note) => note.title !== undefined || note.content !== undefined || note.status !== undefined,
     "At least one of title, content or status is required",
   );
 export type SaveNoteBody = z.infer<typeof saveNoteBody>;
@@ -78,15 +68,10 @@ export type NoteOrder = (typeof noteOrders)[number];
 export const listNotesQuery = z.object({
   limit: pageLimit(limits.listLimitMax, limits.listLimitDefault),
   offset: integerParameter("offset", 0, Number.MAX_SAFE_INTEGER, 0),
-  status: z.enum(noteStatuses, {
-    error: `status must be one of ${noteStatuses.join(", ")}`,
-  }).optional()
+  status: z.enum(noteStatuses, { error: `status must be one of ${noteStatuses.join(", ")}` }).optional()
     .meta({ description: "only notes of this status" }),
   q: text("q")
-    .max(
-      limits.searchMaxChars,
-      `q must be at most ${limits.searchMaxChars} characters`,
-    )
+    .max(limits.searchMaxChars, `q must be at most ${limits.searchMaxChars} characters`)
     .transform((words) => words.trim())
     // The documented parameter is this pipe's output, so its bounds and meaning are stated on it.
     .pipe(
@@ -97,49 +82,29 @@ export const listNotesQuery = z.object({
       }),
     )
     .optional(),
-  order: z.enum(noteOrders, {
-    error: `order must be one of ${noteOrders.join(", ")}`,
-  }).optional()
+  order: z.enum(noteOrders, { error: `order must be one of ${noteOrders.join(", ")}` }).optional()
     .transform((order) => order ?? "createdAt")
-    .meta({
-      description: "newest first by createdAt (when omitted) or by updatedAt; then by id",
-    }),
+    .meta({ description: "newest first by createdAt (when omitted) or by updatedAt; then by id" }),
 });
 export type ListNotesQuery = z.infer<typeof listNotesQuery>;
 
 /** Query of `GET /notes-changes`: the changes after `since` (all current notes without it), `limit` at a time. */
 export const listChangesQuery = z.object({
-  since: text("since").max(200, "since must be a cursor from notes-changes")
-    .optional()
-    .meta({
-      description: "data.cursor of an earlier answer; omit it to start with every current note",
-    }),
-  limit: integerParameter(
-    "limit",
-    1,
-    limits.changesLimitMax,
-    limits.changesLimitDefault,
-  ),
+  since: text("since").max(200, "since must be a cursor from notes-changes").optional()
+    .meta({ description: "data.cursor of an earlier answer; omit it to start with every current note" }),
+  limit: integerParameter("limit", 1, limits.changesLimitMax, limits.changesLimitDefault),
 });
 export type ListChangesQuery = z.infer<typeof listChangesQuery>;
 
 /** Query of `GET /notes-stream`: where to resume; the `Last-Event-ID` header, when sent, wins. */
 export const streamChangesQuery = z.object({
-  since: text("since").max(
-    200,
-    "since must be a cursor from notes-changes or notes-stream",
-  ).optional()
-    .meta({
-      description: "a cursor of notes-changes or an event id of notes-stream; omit it to start at the end",
-    }),
+  since: text("since").max(200, "since must be a cursor from notes-changes or notes-stream").optional()
+    .meta({ description: "a cursor of notes-changes or an event id of notes-stream; omit it to start at the end" }),
 });
 export type StreamChangesQuery = z.infer<typeof streamChangesQuery>;
 
 /** Query of `DELETE /notes-delete`. */
-export const deleteNoteQuery = z.object({
-  id: text("id"),
-  expectedUpdatedAt: expectedUpdatedAt.optional(),
-});
+export const deleteNoteQuery = z.object({ id: text("id"), expectedUpdatedAt: expectedUpdatedAt.optional() });
 export type DeleteNoteQuery = z.infer<typeof deleteNoteQuery>;
 
 /** Query of `GET /notes-get`. */
@@ -171,18 +136,11 @@ export const note = z.object({
 export type Note = z.infer<typeof note>;
 
 /** `data` of `GET /notes-fetch`. */
-export const noteList = z.object({
-  notes: z.array(note),
-  pagination,
-  userId: z.string(),
-});
+export const noteList = z.object({ notes: z.array(note), pagination, userId: z.string() });
 export type NoteList = z.infer<typeof noteList>;
 
 /** A note deleted since the cursor: only its id. */
-export const noteTombstone = z.object({
-  id: z.string(),
-  deleted: z.literal(true),
-});
+export const noteTombstone = z.object({ id: z.string(), deleted: z.literal(true) });
 export type NoteTombstone = z.infer<typeof noteTombstone>;
 
 /** One entry of the changes feed: a note as it is now, or the tombstone of a deleted one. */
@@ -194,20 +152,14 @@ export const changeList = z.object({
   changes: z.array(noteChange).meta({
     description: "oldest change first; each note at most once, as it is now, or as a tombstone when deleted",
   }),
-  cursor: z.string().meta({
-    description: "opaque; send it as since to get what changes next",
-  }),
-  hasMore: z.boolean().meta({
-    description: "true when more changes follow this page right away",
-  }),
+  cursor: z.string().meta({ description: "opaque; send it as since to get what changes next" }),
+  hasMore: z.boolean().meta({ description: "true when more changes follow this page right away" }),
 });
 export type ChangeList = z.infer<typeof changeList>;
 
 /** `data` of the `ready` event of `GET /notes-stream`: the stream has caught up and is live from `cursor`. */
 export const streamReady = z.object({
-  cursor: z.string().meta({
-    description: "the feed's position once caught up; also the event's id",
-  }),
+  cursor: z.string().meta({ description: "the feed's position once caught up; also the event's id" }),
 });
 export type StreamReady = z.infer<typeof streamReady>;
 

@@ -35,8 +35,7 @@ export const tabResultWaitMs = refreshAttempts * refreshAttemptMs + 1_000;
  * last moment one of its requests with that token may reach the server: the
  * claim window, the wait for another tab, then its own requests (21.06 s).
  */
-export const clientRefreshBudgetMs = tabClaimWindowMs + tabResultWaitMs +
-  refreshAttempts * refreshAttemptMs;
+export const clientRefreshBudgetMs = tabClaimWindowMs + tabResultWaitMs + refreshAttempts * refreshAttemptMs;
 
 /**
  * `SESSION_REFRESH_GRACE_SECONDS` when unset: the client's budget with room

@@ -37,9 +37,7 @@ export const enrollment = z.object({
   otpauthUrl: z.string().meta({
     description: "otpauth://totp/Notes:<email>?secret=…&issuer=Notes&algorithm=SHA1&digits=6&period=30, for a QR code",
   }),
-  secret: z.string().meta({
-    description: "the same secret in base32, for typing into the app by hand",
-  }),
+  secret: z.string().meta({ description: "the same secret in base32, for typing into the app by hand" }),
 });
 export type Enrollment = z.infer<typeof enrollment>;
 
@@ -74,16 +72,10 @@ const proofOfFactor = {
 };
 const oneProof = (body: { code?: string; recoveryCode?: string }) =>
   (body.code === undefined) !== (body.recoveryCode === undefined);
-const oneProofMessage = {
-  error: "send either code or recoveryCode",
-  path: ["code"],
-};
+const oneProofMessage = { error: "send either code or recoveryCode", path: ["code"] };
 
 /** Body of `POST /auth/mfa/unenroll`. */
-export const unenrollBody = z.object({ factorId, ...proofOfFactor }).refine(
-  oneProof,
-  oneProofMessage,
-);
+export const unenrollBody = z.object({ factorId, ...proofOfFactor }).refine(oneProof, oneProofMessage);
 export type UnenrollBody = z.infer<typeof unenrollBody>;
 
 /** `data` of `POST /auth/mfa/unenroll`: the removed factor's id. */
@@ -91,10 +83,7 @@ export const unenrolled = z.object({ factorId: z.string() });
 export type Unenrolled = z.infer<typeof unenrolled>;
 
 /** Body of `POST /auth/mfa/recovery-codes`. */
-export const recoveryCodesBody = z.object(proofOfFactor).refine(
-  oneProof,
-  oneProofMessage,
-);
+export const recoveryCodesBody = z.object(proofOfFactor).refine(oneProof, oneProofMessage);
 export type RecoveryCodesBody = z.infer<typeof recoveryCodesBody>;
 
 /** `data` of `POST /auth/mfa/recovery-codes`: the new codes, shown this once; the old ones no longer work. */
@@ -132,8 +121,5 @@ export const factorInfo = z.object({
 export type FactorInfo = z.infer<typeof factorInfo>;
 
 /** `data` of `GET /auth/mfa`. */
-export const factorList = z.object({
-  factors: z.array(factorInfo),
-  recoveryCodesLeft: z.number().int(),
-});
+export const factorList = z.object({ factors: z.array(factorInfo), recoveryCodesLeft: z.number().int() });
 export type FactorList = z.infer<typeof factorList>;

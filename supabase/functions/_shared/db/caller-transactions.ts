@@ -71,9 +71,7 @@ export function withCallerTransaction<Row, Result>(
   }).catch((error) => {
     // The account was deleted after the check passed, before a write that refers to it (its note count, a create
     // key): as for a token of an account that is gone.
-    if (pgErrorCode(error) === foreignKeyViolation) {
-      throw new InvalidTokenError("token_revoked");
-    }
+    if (pgErrorCode(error) === foreignKeyViolation) throw new InvalidTokenError("token_revoked");
     throw error;
   });
 }
@@ -89,11 +87,7 @@ export function withLiveCaller<Row, Result>(
   query: Query<Row, Result>,
   ...guards: Statement[]
 ): Promise<Result> {
-  return guardedByCaller(
-    query,
-    callerCheck("app.require_active_caller", claims),
-    ...guards,
-  );
+  return guardedByCaller(query, callerCheck("app.require_active_caller", claims), ...guards);
 }
 
 /**
@@ -107,11 +101,7 @@ export function withFullCaller<Row, Result>(
   query: Query<Row, Result>,
   ...guards: Statement[]
 ): Promise<Result> {
-  return guardedByCaller(
-    query,
-    callerCheck("app.require_full_caller", claims),
-    ...guards,
-  );
+  return guardedByCaller(query, callerCheck("app.require_full_caller", claims), ...guards);
 }
 
 /**
@@ -169,12 +159,7 @@ export function withAdminCaller<Row, Result>(
                     set_config('app.audit_user_agent', $4, true)
            )
            select app.require_admin() from acting`,
-    values: [
-      JSON.stringify(claims),
-      claims.sub,
-      context.address ?? "",
-      context.userAgent ?? "",
-    ],
+    values: [JSON.stringify(claims), claims.sub, context.address ?? "", context.userAgent ?? ""],
   });
 }
 
@@ -186,14 +171,9 @@ async function guardedByCaller<Row, Result>(
   try {
     return await withServiceTransaction(query, callerCheck, ...guards);
   } catch (error) {
-    if (pgErrorCode(error) === revokedCaller) {
-      throw new InvalidTokenError("token_revoked");
-    }
+    if (pgErrorCode(error) === revokedCaller) throw new InvalidTokenError("token_revoked");
     if (pgErrorCode(error) === unverifiedCaller) {
-      throw new ForbiddenError(
-        "email_not_verified",
-        "Email address not verified",
-      );
+      throw new ForbiddenError("email_not_verified", "Email address not verified");
     }
     if (pgErrorCode(error) === notAdmin) {
       throw new ForbiddenError("admin_required", "Admin role required");

@@ -89,9 +89,7 @@ class NoticeSource {
     clearTimeout(this.#lingerTimer);
     this.#lingerTimer = undefined;
     const { databaseListenUrl } = getConfig();
-    if (databaseListenUrl && !this.#client && !this.#reconnectTimer) {
-      this.#listen(databaseListenUrl);
-    }
+    if (databaseListenUrl && !this.#client && !this.#reconnectTimer) this.#listen(databaseListenUrl);
     if (!this.listening) this.#startPolling();
   }
 
@@ -121,10 +119,7 @@ class NoticeSource {
     this.#client = client;
     client.on("notification", (message) => readNotice(message.payload));
     client.on("error", (error) => this.#lost(client, error));
-    client.on(
-      "end",
-      () => this.#lost(client, new Error("the notice connection ended")),
-    );
+    client.on("end", () => this.#lost(client, new Error("the notice connection ended")));
     client.connect()
       .then(() => client.query(`listen ${channel}`))
       .then(() => {
@@ -141,13 +136,7 @@ class NoticeSource {
   /** The connection failed or ended: poll until a new one listens. */
   #lost(client: pg.Client, error: unknown): void {
     if (this.#client !== client) return;
-    console.error(
-      JSON.stringify({
-        level: "warn",
-        event: "notice connection lost",
-        error: String(error),
-      }),
-    );
+    console.error(JSON.stringify({ level: "warn", event: "notice connection lost", error: String(error) }));
     this.#drop();
     if (watchers.size === 0) return;
     this.#startPolling();
@@ -156,9 +145,7 @@ class NoticeSource {
     this.#reconnectTimer = setTimeout(() => {
       this.#reconnectTimer = undefined;
       const { databaseListenUrl } = getConfig();
-      if (databaseListenUrl && watchers.size > 0) {
-        this.#listen(databaseListenUrl);
-      }
+      if (databaseListenUrl && watchers.size > 0) this.#listen(databaseListenUrl);
     }, delay);
   }
 
@@ -185,13 +172,7 @@ class NoticeSource {
     this.#pollTimer = setTimeout(async () => {
       if (!this.#polling || watchers.size === 0) return;
       await pollCounters().catch((error) =>
-        console.error(
-          JSON.stringify({
-            level: "warn",
-            event: "change counter poll failed",
-            error: String(error),
-          }),
-        )
+        console.error(JSON.stringify({ level: "warn", event: "change counter poll failed", error: String(error) }))
       );
       if (this.#polling) this.#schedulePoll();
     }, getConfig().streams.pollMs);
@@ -211,9 +192,7 @@ async function pollCounters(): Promise<void> {
       read: (rows: { owner: string; last_change: string }[]) => rows,
     })
   );
-  for (const { owner, last_change } of counters) {
-    notify(owner, Number(last_change));
-  }
+  for (const { owner, last_change } of counters) notify(owner, Number(last_change));
 }
 
 /** Stops listening and polling at once: the isolate or the local stack is shutting down. */

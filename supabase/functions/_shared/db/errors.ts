@@ -23,13 +23,7 @@ export function isServerError(error: unknown): boolean {
 }
 
 /** How Node and node-postgres report a connection that failed, closed or stopped answering. */
-const connectionFailureCodes = new Set([
-  "ECONNREFUSED",
-  "ECONNRESET",
-  "ETIMEDOUT",
-  "EPIPE",
-  "EHOSTUNREACH",
-]);
+const connectionFailureCodes = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "EHOSTUNREACH"]);
 const connectionFailureMessages = [
   "Connection terminated", // closed by the server, a pooler or the network, or the connect timeout
   "timeout exceeded when trying to connect", // the pool found no connection within its timeout
@@ -39,9 +33,7 @@ const connectionFailureMessages = [
 
 /** True for errors that mean the database is unreachable or overloaded, not that the statement is wrong. */
 function isUnavailable(error: unknown): boolean {
-  if (isServerError(error)) {
-    return unavailableStates.has(pgErrorCode(error) ?? "");
-  }
+  if (isServerError(error)) return unavailableStates.has(pgErrorCode(error) ?? "");
   if (!(error instanceof Error)) return false;
   return connectionFailureCodes.has(pgErrorCode(error) ?? "") ||
     connectionFailureMessages.some((message) => error.message.includes(message));
@@ -58,13 +50,9 @@ export function isUniqueViolation(error: unknown): boolean {
 }
 
 /** True when `error` is Postgres refusing a row because of constraint `constraint` (any integrity violation). */
-export function violatesConstraint(
-  error: unknown,
-  constraint: string,
-): boolean {
+export function violatesConstraint(error: unknown, constraint: string): boolean {
   const integrityViolation = pgErrorCode(error)?.startsWith("23") ?? false;
-  return integrityViolation && error instanceof pg.DatabaseError &&
-    error.constraint === constraint;
+  return integrityViolation && error instanceof pg.DatabaseError && error.constraint === constraint;
 }
 
 /** The Postgres error code of a driver error, if it has one. */

@@ -67,22 +67,16 @@ function createPool(): pg.Pool {
     keepAlive: true,
   });
   // An idle connection that the server or a pooler closes is dropped and replaced on demand.
-  created.on(
-    "error",
-    (error) => logDatabaseEvent("idle connection closed", error),
-  );
+  created.on("error", (error) => logDatabaseEvent("idle connection closed", error));
   return created;
 }
 
 function logDatabaseEvent(event: string, error: unknown): void {
-  console.error(
-    JSON.stringify({ level: "warn", event, error: errorName(error) }),
-  );
+  console.error(JSON.stringify({ level: "warn", event, error: errorName(error) }));
 }
 
 function errorName(error: unknown): string {
-  return pgErrorCode(error) ??
-    (error instanceof Error ? error.message : String(error));
+  return pgErrorCode(error) ?? (error instanceof Error ? error.message : String(error));
 }
 
 /** The shared pool, created on first use. */
@@ -115,9 +109,7 @@ type TimedQuery = pg.QueryConfig & { query_timeout: number };
  * a statement fails, the ones after it fail with 25P02 and COMMIT rolls back;
  * the first failure is the one thrown, so nothing is half-written.
  */
-export async function runTransaction(
-  statements: readonly Statement[],
-): Promise<unknown[][]> {
+export async function runTransaction(statements: readonly Statement[]): Promise<unknown[][]> {
   const { statementTimeoutMs } = getConfig();
   const deadline = databaseDeadline();
   const client = await connect(deadline);
@@ -129,14 +121,9 @@ export async function runTransaction(
   try {
     const timeLeftMs = Math.floor(deadline - performance.now());
     // Too little time left for Postgres to run a statement and answer: 503 now, rather than at the deadline.
-    if (timeLeftMs <= serverCancelMarginMs) {
-      throw new ServiceUnavailableError({ cause: deadlinePassed });
-    }
+    if (timeLeftMs <= serverCancelMarginMs) throw new ServiceUnavailableError({ cause: deadlinePassed });
     // A slow statement is cancelled by Postgres before the deadline, never later than the configured timeout.
-    const statementTimeout = Math.min(
-      statementTimeoutMs,
-      timeLeftMs - serverCancelMarginMs,
-    );
+    const statementTimeout = Math.min(statementTimeoutMs, timeLeftMs - serverCancelMarginMs);
     // An answer not back by then (a silent server, or a pooler waiting on one) is not coming: the query fails
     // with "Query read timeout", and node-postgres destroys the connection, failing the rest of the pipeline.
     const timed = ({ text, values, types }: Statement): TimedQuery => ({
@@ -148,10 +135,7 @@ export async function runTransaction(
     const sent = sendCorked(client, () =>
       [
         { text: "begin" },
-        {
-          text: "select set_config('statement_timeout', $1, true)",
-          values: [String(statementTimeout)],
-        },
+        { text: "select set_config('statement_timeout', $1, true)", values: [String(statementTimeout)] },
         ...statements,
         { text: "commit" },
       ].map((statement) => client.query(timed(statement))));
@@ -223,8 +207,6 @@ export async function withServiceTransaction<Row, Result>(
   ...guards: Statement[]
 ): Promise<Result> {
   const statements = [...guards, query, ...(query.following ?? [])];
-  const [rows, ...following] = (await runTransaction(statements)).slice(
-    guards.length,
-  );
+  const [rows, ...following] = (await runTransaction(statements)).slice(guards.length);
   return query.read(rows as Row[], ...following);
 }

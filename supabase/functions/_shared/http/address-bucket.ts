@@ -55,11 +55,8 @@ export function addressBucket(address: string): string | undefined {
   const groups = ipv6Groups(text.replace(/%.*$/, ""));
   if (!groups || groups.every((group) => group === 0)) return undefined;
   // IPv4-mapped (::ffff:a.b.c.d): the IPv4 client it stands for.
-  if (
-    groups.slice(0, 5).every((group) => group === 0) && groups[5] === 0xffff
-  ) {
-    return [groups[6] >> 8, groups[6] & 0xff, groups[7] >> 8, groups[7] & 0xff]
-      .join(".");
+  if (groups.slice(0, 5).every((group) => group === 0) && groups[5] === 0xffff) {
+    return [groups[6] >> 8, groups[6] & 0xff, groups[7] >> 8, groups[7] & 0xff].join(".");
   }
   return `${groups.slice(0, 4).map((group) => group.toString(16)).join(":")}::/64`;
 }

@@ -16,26 +16,15 @@ interface EdgeRuntimeGlobal {
 }
 
 /** The edge runtime's `waitUntil`, where the functions run on it. */
-export function edgeRuntimeWaitUntil():
-  | ((promise: Promise<unknown>) => void)
-  | undefined {
+export function edgeRuntimeWaitUntil(): ((promise: Promise<unknown>) => void) | undefined {
   const edgeRuntime = (globalThis as EdgeRuntimeGlobal).EdgeRuntime;
   return edgeRuntime ? (promise) => edgeRuntime.waitUntil(promise) : undefined;
 }
 
 /** Starts `work` without waiting for it; `what` names it in the log line of a failure. */
-export function afterResponse(
-  what: string,
-  work: () => Promise<unknown>,
-): void {
+export function afterResponse(what: string, work: () => Promise<unknown>): void {
   const running = work().catch((error) =>
-    console.error(
-      JSON.stringify({
-        level: "warn",
-        event: `${what} failed`,
-        error: String(error),
-      }),
-    )
+    console.error(JSON.stringify({ level: "warn", event: `${what} failed`, error: String(error) }))
   );
   edgeRuntimeWaitUntil()?.(running);
 }

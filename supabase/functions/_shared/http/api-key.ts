@@ -13,19 +13,13 @@ const digest = (value: string) => createHash("sha256").update(value).digest();
 export function isOneOf(given: string, keys: ReadonlySet<string>): boolean {
   const givenDigest = digest(given);
   let matched = false;
-  for (const key of keys) {
-    matched = timingSafeEqual(givenDigest, digest(key)) || matched;
-  }
+  for (const key of keys) matched = timingSafeEqual(givenDigest, digest(key)) || matched;
   return matched;
 }
 
 /** Throws a 401 unless the request's `apikey` header is one of `keys`. */
 export function requireApiKey(req: Request, keys: ReadonlySet<string>): void {
   const given = req.headers.get("apikey");
-  if (!given) {
-    throw new UnauthorizedError("invalid_api_key", "Missing apikey header");
-  }
-  if (!isOneOf(given, keys)) {
-    throw new UnauthorizedError("invalid_api_key", "Invalid apikey");
-  }
+  if (!given) throw new UnauthorizedError("invalid_api_key", "Missing apikey header");
+  if (!isOneOf(given, keys)) throw new UnauthorizedError("invalid_api_key", "Invalid apikey");
 }

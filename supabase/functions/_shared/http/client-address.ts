@@ -51,19 +51,11 @@ export interface AddressSource {
   trustedProxyHops: number;
 }
 
-function claimedAddress(
-  req: Request,
-  info: ConnectionInfo | undefined,
-  source: AddressSource,
-): string | undefined {
-  if (source.clientAddressHeader) {
-    return req.headers.get(source.clientAddressHeader) ?? undefined;
-  }
+function claimedAddress(req: Request, info: ConnectionInfo | undefined, source: AddressSource): string | undefined {
+  if (source.clientAddressHeader) return req.headers.get(source.clientAddressHeader) ?? undefined;
   if (source.trustProxy) {
     // Several headers are one list, in order (RFC 9110, 5.3).
-    const hops = (req.headers.get("x-forwarded-for") ?? "").split(",").map((
-      hop,
-    ) => hop.trim()).filter(Boolean);
+    const hops = (req.headers.get("x-forwarded-for") ?? "").split(",").map((hop) => hop.trim()).filter(Boolean);
     const appended = hops[hops.length - source.trustedProxyHops];
     if (appended) return appended;
   }

@@ -20,10 +20,7 @@ export const corsResponseHeaders: Readonly<Record<string, string>> = {
 };
 
 /** The answer to an `OPTIONS` preflight for an endpoint serving `methods`, with the endpoint's own `headers`. */
-export function preflightResponse(
-  methods: readonly string[],
-  headers: Readonly<Record<string, string>>,
-): Response {
+export function preflightResponse(methods: readonly string[], headers: Readonly<Record<string, string>>): Response {
   return new Response(null, {
     status: 204,
     headers: {

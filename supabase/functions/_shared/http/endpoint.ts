@@ -28,10 +28,7 @@ import { refuseUnknownParameters } from "./request.ts";
 import type { ConnectionInfo } from "./client-address.ts";
 
 /** A function's handler; `Deno.serve` passes `info`, which the per-address login limit reads. */
-export type Handler = (
-  req: Request,
-  info?: ConnectionInfo,
-) => Promise<Response>;
+export type Handler = (req: Request, info?: ConnectionInfo) => Promise<Response>;
 
 export interface EndpointDefinition {
   /** The function's name, for logs. */
@@ -53,42 +50,22 @@ export interface EndpointDefinition {
   handle: Handler;
 }
 
-async function respond(
-  definition: EndpointDefinition,
-  req: Request,
-  info?: ConnectionInfo,
-): Promise<Response> {
+async function respond(definition: EndpointDefinition, req: Request, info?: ConnectionInfo): Promise<Response> {
   const { envelope, methods, handle, name } = definition;
   try {
-    if (req.method === "OPTIONS") {
-      return preflightResponse(methods, answerHeaders[envelope]);
-    }
+    if (req.method === "OPTIONS") return preflightResponse(methods, answerHeaders[envelope]);
     if (!methods.includes(req.method)) throw new MethodNotAllowedError(methods);
     // Auth endpoints are called before the client has a token, so the project key gates them.
-    if (envelope === "auth" && !definition.browserNavigation) {
-      requireApiKey(req, getConfig().apiKeys);
-    }
+    if (envelope === "auth" && !definition.browserNavigation) requireApiKey(req, getConfig().apiKeys);
     // Before the handler: nothing is done for a request that asks for something the endpoint does not know.
     refuseUnknownParameters(req, definition.queries?.[req.method]);
     return await handle(req, info);
   } catch (error) {
     if (error instanceof HttpError) {
-      return errorResponse(
-        envelope,
-        error.code,
-        error.message,
-        error.details,
-        error.headers,
-      );
+      return errorResponse(envelope, error.code, error.message, error.details, error.headers);
     }
     // The detail stays in the server log; the client gets a generic message.
-    console.error(
-      JSON.stringify({
-        level: "error",
-        function: name,
-        error: describeError(error),
-      }),
-    );
+    console.error(JSON.stringify({ level: "error", function: name, error: describeError(error) }));
     return errorResponse(envelope, "internal_error", "Internal server error");
   }
 }

@@ -20,36 +20,17 @@ import { type ErrorCode, errorStatuses } from "../contract/error-codes.ts";
  * sniffing and, for auth answers (which carry sessions), no caching. Given
  * whole to each `Response`, so no answer has them added one by one.
  */
-export const answerHeaders: Readonly<
-  Record<EnvelopeKind, Readonly<Record<string, string>>>
-> = {
+export const answerHeaders: Readonly<Record<EnvelopeKind, Readonly<Record<string, string>>>> = {
   notes: { ...corsResponseHeaders, "X-Content-Type-Options": "nosniff" },
-  auth: {
-    ...corsResponseHeaders,
-    "X-Content-Type-Options": "nosniff",
-    "Cache-Control": "no-store",
-  },
+  auth: { ...corsResponseHeaders, "X-Content-Type-Options": "nosniff", "Cache-Control": "no-store" },
 };
 
-const jsonHeaders: Readonly<
-  Record<EnvelopeKind, Readonly<Record<string, string>>>
-> = {
-  notes: {
-    ...answerHeaders.notes,
-    "Content-Type": "application/json; charset=utf-8",
-  },
-  auth: {
-    ...answerHeaders.auth,
-    "Content-Type": "application/json; charset=utf-8",
-  },
+const jsonHeaders: Readonly<Record<EnvelopeKind, Readonly<Record<string, string>>>> = {
+  notes: { ...answerHeaders.notes, "Content-Type": "application/json; charset=utf-8" },
+  auth: { ...answerHeaders.auth, "Content-Type": "application/json; charset=utf-8" },
 };
 
-function json(
-  kind: EnvelopeKind,
-  status: number,
-  body: unknown,
-  headers?: Record<string, string>,
-): Response {
+function json(kind: EnvelopeKind, status: number, body: unknown, headers?: Record<string, string>): Response {
   const answer = budgetedBody(JSON.stringify(body));
   if (!answer) {
     return errorResponse(
@@ -71,17 +52,8 @@ function json(
 }
 
 /** Auth success envelope; `statusCode` repeats the HTTP status. */
-export function authSuccess(
-  status: number,
-  message: string,
-  data: object,
-): Response {
-  return json("auth", status, {
-    success: true,
-    statusCode: status,
-    message,
-    data,
-  });
+export function authSuccess(status: number, message: string, data: object): Response {
+  return json("auth", status, { success: true, statusCode: status, message, data });
 }
 
 /**
@@ -91,20 +63,12 @@ export function authSuccess(
 export function redirectResponse(location: URL): Response {
   return new Response(null, {
     status: 302,
-    headers: {
-      ...answerHeaders.auth,
-      Location: location.href,
-      "Referrer-Policy": "no-referrer",
-    },
+    headers: { ...answerHeaders.auth, Location: location.href, "Referrer-Policy": "no-referrer" },
   });
 }
 
 /** Notes success envelope. */
-export function notesSuccess(
-  status: number,
-  message: string,
-  data: object,
-): Response {
+export function notesSuccess(status: number, message: string, data: object): Response {
   return json("notes", status, { message, success: true, data });
 }
 

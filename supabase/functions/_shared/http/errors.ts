@@ -32,11 +32,7 @@ export class HttpError extends Error {
   readonly headers: Record<string, string>;
   readonly details: ErrorDetails;
 
-  constructor(
-    readonly code: ErrorCode,
-    message: string,
-    options: HttpErrorOptions = {},
-  ) {
+  constructor(readonly code: ErrorCode, message: string, options: HttpErrorOptions = {}) {
     const { headers = {}, details = {}, ...errorOptions } = options;
     super(message, errorOptions);
     this.name = "HttpError";
@@ -67,11 +63,7 @@ export class BadRequestError extends HttpError {
 
 /** 401: missing or invalid credentials (a wrong password, a missing or wrong `apikey`). */
 export class UnauthorizedError extends HttpError {
-  constructor(
-    code: CodeOf<401>,
-    message: string,
-    headers: Record<string, string> = {},
-  ) {
+  constructor(code: CodeOf<401>, message: string, headers: Record<string, string> = {}) {
     super(code, message, { headers });
     this.name = "UnauthorizedError";
   }
@@ -138,11 +130,7 @@ export class NotFoundError extends HttpError {
 
 /** 409: the request conflicts with what is stored (an email already registered, a newer version of a note). */
 export class ConflictError extends HttpError {
-  constructor(
-    code: CodeOf<409>,
-    message: string,
-    options: HttpErrorOptions = {},
-  ) {
+  constructor(code: CodeOf<409>, message: string, options: HttpErrorOptions = {}) {
     super(code, message, options);
     this.name = "ConflictError";
   }
@@ -155,9 +143,7 @@ export class ConflictError extends HttpError {
  */
 export class NoteConflictError extends ConflictError {
   constructor(stored: Note) {
-    super("note_conflict", "Note has changed since it was read", {
-      details: { note: stored },
-    });
+    super("note_conflict", "Note has changed since it was read", { details: { note: stored } });
     this.name = "NoteConflictError";
   }
 }
@@ -165,10 +151,7 @@ export class NoteConflictError extends ConflictError {
 /** 422: an `Idempotency-Key` already used for a create with a different body (draft-ietf-httpapi-idempotency-key-header). */
 export class IdempotencyKeyReusedError extends HttpError {
   constructor() {
-    super(
-      "idempotency_key_reused",
-      "Idempotency-Key was already used for a different note",
-    );
+    super("idempotency_key_reused", "Idempotency-Key was already used for a different note");
     this.name = "IdempotencyKeyReusedError";
   }
 }
@@ -180,10 +163,7 @@ export class IdempotencyKeyReusedError extends HttpError {
  */
 export class CursorExpiredError extends HttpError {
   constructor() {
-    super(
-      "cursor_expired",
-      "The changes cursor has expired; sync again from the start",
-    );
+    super("cursor_expired", "The changes cursor has expired; sync again from the start");
     this.name = "CursorExpiredError";
   }
 }
@@ -199,27 +179,16 @@ export class UnsupportedMediaTypeError extends HttpError {
 /** 405: the method is not one the endpoint serves; `Allow` lists those it does. */
 export class MethodNotAllowedError extends HttpError {
   constructor(allowed: readonly string[]) {
-    super("method_not_allowed", "Method not allowed", {
-      headers: { Allow: allowed.join(", ") },
-    });
+    super("method_not_allowed", "Method not allowed", { headers: { Allow: allowed.join(", ") } });
     this.name = "MethodNotAllowedError";
   }
 }
 
 /** 503: a dependency (the database, or the mail provider's configuration) is not available; the client may retry. */
 export class ServiceUnavailableError extends HttpError {
-  constructor(
-    options: ErrorOptions & { message?: string; retryAfter?: number } = {},
-  ) {
-    const {
-      message = "Service temporarily unavailable",
-      retryAfter = 5,
-      ...errorOptions
-    } = options;
-    super("service_unavailable", message, {
-      ...errorOptions,
-      headers: { "Retry-After": String(retryAfter) },
-    });
+  constructor(options: ErrorOptions & { message?: string; retryAfter?: number } = {}) {
+    const { message = "Service temporarily unavailable", retryAfter = 5, ...errorOptions } = options;
+    super("service_unavailable", message, { ...errorOptions, headers: { "Retry-After": String(retryAfter) } });
     this.name = "ServiceUnavailableError";
   }
 }
@@ -227,9 +196,7 @@ export class ServiceUnavailableError extends HttpError {
 /** 429: a brute-force limit is reached; `Retry-After` says in how many seconds it lifts. */
 export class TooManyRequestsError extends HttpError {
   constructor(message: string, retryAfterSeconds: number) {
-    super("rate_limited", message, {
-      headers: { "Retry-After": String(retryAfterSeconds) },
-    });
+    super("rate_limited", message, { headers: { "Retry-After": String(retryAfterSeconds) } });
     this.name = "TooManyRequestsError";
   }
 }
@@ -237,10 +204,7 @@ export class TooManyRequestsError extends HttpError {
 /** 413: the body is larger than the endpoint accepts. */
 export class PayloadTooLargeError extends HttpError {
   constructor(maxBytes: number) {
-    super(
-      "payload_too_large",
-      `Request body must be at most ${maxBytes} bytes`,
-    );
+    super("payload_too_large", `Request body must be at most ${maxBytes} bytes`);
     this.name = "PayloadTooLargeError";
   }
 }
@@ -248,9 +212,7 @@ export class PayloadTooLargeError extends HttpError {
 /** 408: the body did not arrive in time after the request's headers; reading it was stopped. */
 export class RequestTimeoutError extends HttpError {
   constructor() {
-    super("request_timeout", "Request body took too long to arrive", {
-      headers: { Connection: "close" },
-    });
+    super("request_timeout", "Request body took too long to arrive", { headers: { Connection: "close" } });
     this.name = "RequestTimeoutError";
   }
 }

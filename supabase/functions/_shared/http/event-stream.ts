@@ -12,9 +12,7 @@
  */
 
 /** An event with a name, an id (what `Last-Event-ID` carries back on reconnect) when given, and JSON data. */
-export function serverEvent(
-  message: { event: string; id?: string; data: unknown },
-): string {
+export function serverEvent(message: { event: string; id?: string; data: unknown }): string {
   const id = message.id === undefined ? "" : `id: ${message.id}\n`;
   return `event: ${message.event}\n${id}data: ${JSON.stringify(message.data)}\n\n`;
 }
@@ -30,10 +28,7 @@ export function reconnectAfter(ms: number): string {
 }
 
 /** A 200 `text/event-stream` answer of `body`, with an endpoint's own headers; never cached or buffered. */
-export function eventStreamResponse(
-  body: ReadableStream<Uint8Array>,
-  headers: Readonly<Record<string, string>>,
-) {
+export function eventStreamResponse(body: ReadableStream<Uint8Array>, headers: Readonly<Record<string, string>>) {
   return new Response(body, {
     status: 200,
     headers: {

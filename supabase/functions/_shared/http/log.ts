@@ -19,14 +19,5 @@ export function describeError(error: unknown): string {
 export function logRequest(line: RequestLogLine): void {
   const { requestId, function: name, method, status, durationMs } = line;
   // One literal rather than a spread: the line is built on every request.
-  console.log(
-    JSON.stringify({
-      level: "info",
-      requestId,
-      function: name,
-      method,
-      status,
-      durationMs,
-    }),
-  );
+  console.log(JSON.stringify({ level: "info", requestId, function: name, method, status, durationMs }));
 }

@@ -26,25 +26,16 @@ export function fieldProblems(error: z.ZodError): FieldProblem[] {
     const field = issue.path.join(".");
     if (!field) return [{ message: issue.message }];
     // The contract's messages start with the field's name; zod's own ones get it put in front.
-    return [{
-      field,
-      message: issue.message.startsWith(field) ? issue.message : `${field}: ${issue.message}`,
-    }];
+    return [{ field, message: issue.message.startsWith(field) ? issue.message : `${field}: ${issue.message}` }];
   });
 }
 
 /** Validates `input` with `schema`, or throws a 400 whose message is the first problem and lists them all. */
-export function validate<S extends z.ZodType>(
-  schema: S,
-  input: unknown,
-): z.output<S> {
+export function validate<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
   const result = schema.safeParse(input);
   if (result.success) return result.data;
   const problems = fieldProblems(result.error);
-  throw new BadRequestError(
-    problems[0]?.message ?? "Invalid request",
-    problems,
-  );
+  throw new BadRequestError(problems[0]?.message ?? "Invalid request", problems);
 }
 
 /**
@@ -60,27 +51,18 @@ const wholeBodyMaxBytes = 64 * 1024;
  * 408 when the body has not fully arrived in time, and `ClientAbortedError`
  * when the client hangs up.
  */
-async function readLimitedBytes(
-  req: Request,
-  maxBytes: number,
-  timeoutMs: number,
-): Promise<Uint8Array> {
+async function readLimitedBytes(req: Request, maxBytes: number, timeoutMs: number): Promise<Uint8Array> {
   const length = req.headers.get("content-length");
   const declared = Number(length ?? "0");
   if (declared > maxBytes) throw new PayloadTooLargeError(maxBytes);
   // Checked before `req.body` is touched: reading that makes the runtime build a stream, which a whole read avoids.
-  if (length !== null && declared <= wholeBodyMaxBytes) {
-    return await readWholeBody(req, timeoutMs);
-  }
+  if (length !== null && declared <= wholeBodyMaxBytes) return await readWholeBody(req, timeoutMs);
   if (!req.body) return new Uint8Array(0);
   return await readBodyChunks(req.body, maxBytes, timeoutMs);
 }
 
 /** A small body of declared length, read in one call that the deadline can overtake. */
-async function readWholeBody(
-  req: Request,
-  timeoutMs: number,
-): Promise<Uint8Array> {
+async function readWholeBody(req: Request, timeoutMs: number): Promise<Uint8Array> {
   let deadline: ReturnType<typeof setTimeout> | undefined;
   const timedOut = new Promise<never>((_, reject) => {
     deadline = setTimeout(() => reject(new RequestTimeoutError()), timeoutMs);
@@ -128,13 +110,9 @@ async function readBodyChunks(
       if (read.done) break;
       const chunk = read.value;
       // Content-Length can be absent or wrong (chunked uploads), so count what arrives.
-      if (size + chunk.byteLength > maxBytes) {
-        throw new PayloadTooLargeError(maxBytes);
-      }
+      if (size + chunk.byteLength > maxBytes) throw new PayloadTooLargeError(maxBytes);
       if (size + chunk.byteLength > buffer.byteLength) {
-        const grown = new Uint8Array(
-          Math.min(maxBytes, Math.max(1024, 2 * (size + chunk.byteLength))),
-        );
+        const grown = new Uint8Array(Math.min(maxBytes, Math.max(1024, 2 * (size + chunk.byteLength))));
         grown.set(buffer.subarray(0, size));
         buffer = grown;
       }
@@ -150,11 +128,7 @@ async function readBodyChunks(
 // One decoder for every request: without `stream`, each decode starts afresh.
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 
-async function readLimitedText(
-  req: Request,
-  maxBytes: number,
-  timeoutMs: number,
-): Promise<string> {
+async function readLimitedText(req: Request, maxBytes: number, timeoutMs: number): Promise<string> {
   const bytes = await readLimitedBytes(req, maxBytes, timeoutMs);
   try {
     return strictUtf8.decode(bytes);
@@ -174,15 +148,11 @@ export async function readJsonBody<S extends z.ZodType>(
 ): Promise<z.output<S>> {
   const contentType = req.headers.get("content-type") ?? "";
   if (!/^application\/json\s*(;|$)/i.test(contentType)) {
-    throw new UnsupportedMediaTypeError(
-      "Content-Type must be application/json",
-    );
+    throw new UnsupportedMediaTypeError("Content-Type must be application/json");
   }
   const raw = await readLimitedText(req, limits.bodyMaxBytes, timeoutMs);
   if (jsonDepthExceeds(raw, maxJsonDepth)) {
-    throw new BadRequestError(
-      `Request body must not nest more than ${maxJsonDepth} levels deep`,
-    );
+    throw new BadRequestError(`Request body must not nest more than ${maxJsonDepth} levels deep`);
   }
   let parsed: unknown;
   try {
@@ -205,8 +175,7 @@ export function readOptionalJsonBody<S extends z.ZodType>(
   schema: S,
   timeoutMs = defaultBodyTimeoutMs,
 ): Promise<z.output<S>> {
-  const declaresBody = req.headers.has("transfer-encoding") ||
-    (req.headers.get("content-length") ?? "0") !== "0";
+  const declaresBody = req.headers.has("transfer-encoding") || (req.headers.get("content-length") ?? "0") !== "0";
   return declaresBody ? readJsonBody(req, schema, timeoutMs) : Promise.resolve(validate(schema, {}));
 }
 
@@ -223,19 +192,12 @@ const platformParameters = new Set(["forceFunctionRegion"]);
  * 400 that names each: a client learns at once that a parameter it sends means
  * nothing here. `defineEndpoint` calls it before the endpoint does anything.
  */
-export function refuseUnknownParameters(
-  req: Request,
-  query: z.ZodObject | undefined,
-): void {
-  if (query?.def.catchall && !(query.def.catchall instanceof z.ZodNever)) {
-    return;
-  }
+export function refuseUnknownParameters(req: Request, query: z.ZodObject | undefined): void {
+  if (query?.def.catchall && !(query.def.catchall instanceof z.ZodNever)) return;
   const known = query?.shape ?? {};
   const unknown = new Set<string>();
   for (const name of new URL(req.url).searchParams.keys()) {
-    if (!platformParameters.has(name) && !Object.hasOwn(known, name)) {
-      unknown.add(name);
-    }
+    if (!platformParameters.has(name) && !Object.hasOwn(known, name)) unknown.add(name);
   }
   if (unknown.size === 0) return;
   const problems = [...unknown].map((name) => ({
@@ -249,10 +211,7 @@ export function refuseUnknownParameters(
  * Validates the URL's query with `schema`. A parameter given twice is a 400:
  * which of the values was meant is not ours to guess.
  */
-export function readQuery<S extends z.ZodType>(
-  req: Request,
-  schema: S,
-): z.output<S> {
+export function readQuery<S extends z.ZodType>(req: Request, schema: S): z.output<S> {
   const params = new URL(req.url).searchParams;
   // No prototype, so a parameter named `__proto__` is just a key.
   const query: Record<string, string> = Object.create(null);

@@ -8,15 +8,10 @@ import { defineEndpoint, type Handler } from "./endpoint.ts";
 import { NotFoundError } from "./errors.ts";
 
 /** The path below `/<functionName>`, or undefined when the URL is not under it. */
-export function subpathOf(
-  url: string,
-  functionName: string,
-): string | undefined {
+export function subpathOf(url: string, functionName: string): string | undefined {
   const pathname = new URL(url).pathname.replace(/^\/functions\/v1(?=\/)/, "");
   const prefix = `/${functionName}`;
-  if (pathname !== prefix && !pathname.startsWith(`${prefix}/`)) {
-    return undefined;
-  }
+  if (pathname !== prefix && !pathname.startsWith(`${prefix}/`)) return undefined;
   return pathname.slice(prefix.length).replace(/\/+$/, "") || "/";
 }
 
@@ -25,19 +20,14 @@ export function subpathOf(
  * in the auth envelope through `defineEndpoint`, with the same headers, apikey
  * check and log line as every other answer.
  */
-export function routeBySubpath(
-  functionName: string,
-  routes: Record<string, Handler>,
-): Handler {
+export function routeBySubpath(functionName: string, routes: Record<string, Handler>): Handler {
   const methods = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"];
   const notFound = defineEndpoint({
     name: functionName,
     envelope: "auth",
     methods,
     // Whatever its query, a path of no endpoint is a 404.
-    queries: Object.fromEntries(
-      methods.map((method) => [method, z.looseObject({})]),
-    ),
+    queries: Object.fromEntries(methods.map((method) => [method, z.looseObject({})])),
     handle: (req) => {
       throw new NotFoundError(
         "endpoint_not_found",

@@ -36,10 +36,7 @@ export interface DispatchOutcome {
  * Resolves queued reset requests into mails, then claims up to `batchSize` due
  * mails, delivers them concurrently and records each outcome.
  */
-export async function dispatchDueMail(
-  deliver: DeliverMail,
-  batchSize = 20,
-): Promise<DispatchOutcome> {
+export async function dispatchDueMail(deliver: DeliverMail, batchSize = 20): Promise<DispatchOutcome> {
   await resolveQueuedResetRequests(batchSize);
   const claim = claimDueMails(batchSize);
   // The drain is the service's schedule, so it also prunes expired create keys, tombstones and security events
@@ -79,10 +76,7 @@ export async function dispatchDueMail(
       error,
     }));
   });
-  await runTransaction([
-    ...(sentIds.length > 0 ? [markSent(sentIds)] : []),
-    ...failures,
-  ]);
+  await runTransaction([...(sentIds.length > 0 ? [markSent(sentIds)] : []), ...failures]);
   return outcome;
 }
 
@@ -104,16 +98,8 @@ export function dispatchAfterResponse(): void {
   if (!waitUntil) return;
   const deliver = providerDelivery();
   waitUntil(
-    (deliver ? dispatchDueMail(deliver) : resolveQueuedResetRequests()).catch((
-      error,
-    ) =>
-      console.error(
-        JSON.stringify({
-          level: "warn",
-          event: "mail dispatch failed",
-          error: String(error),
-        }),
-      )
+    (deliver ? dispatchDueMail(deliver) : resolveQueuedResetRequests()).catch((error) =>
+      console.error(JSON.stringify({ level: "warn", event: "mail dispatch failed", error: String(error) }))
     ),
   );
 }

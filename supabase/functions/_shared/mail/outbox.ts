@@ -31,9 +31,7 @@ export function isLastAttempt(mail: OutboxMail): boolean {
  * Its shortest value is above the provider call's timeout, so an attempt still
  * under way is never taken by a second drainer.
  */
-export function claimDueMails(
-  batchSize: number,
-): Query<OutboxMail, OutboxMail[]> {
+export function claimDueMails(batchSize: number): Query<OutboxMail, OutboxMail[]> {
   return {
     text: `update app.mail_outbox as o
            set attempts = o.attempts + 1,

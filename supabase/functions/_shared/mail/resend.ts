@@ -23,10 +23,7 @@ export class MailDeliveryError extends Error {
 const requestTimeoutMs = 10_000;
 
 /** Sends one mail; throws `MailDeliveryError` unless Resend accepted it. */
-export async function sendWithResend(
-  provider: MailProvider,
-  mail: OutboxMail,
-): Promise<void> {
+export async function sendWithResend(provider: MailProvider, mail: OutboxMail): Promise<void> {
   let response: Response;
   try {
     response = await fetch(`${provider.apiUrl}/emails`, {
@@ -37,19 +34,11 @@ export async function sendWithResend(
         // A retry of an attempt whose answer was lost is then sent once, not twice.
         "Idempotency-Key": `notes-outbox-${mail.id}`,
       },
-      body: JSON.stringify({
-        from: provider.from,
-        to: [mail.recipient],
-        subject: mail.subject,
-        text: mail.body,
-      }),
+      body: JSON.stringify({ from: provider.from, to: [mail.recipient], subject: mail.subject, text: mail.body }),
       signal: AbortSignal.timeout(requestTimeoutMs),
     });
   } catch (error) {
-    throw new MailDeliveryError(
-      error instanceof Error ? error.name : "request failed",
-      { cause: error },
-    );
+    throw new MailDeliveryError(error instanceof Error ? error.name : "request failed", { cause: error });
   }
   // The answer's body is not needed (it names the provider's id for the mail); read it to free the connection.
   await response.body?.cancel();

@@ -15,16 +15,12 @@ import { resolveResetRequests } from "../queries/reset-requests.ts";
 import { generateCode, resetCodeHash, resetCodeMail, resetCodePolicy } from "../auth/one-time-codes.ts";
 
 /** Resolves up to `batchSize` of the oldest requests; answers how many there were. */
-export async function resolveQueuedResetRequests(
-  batchSize = 20,
-): Promise<number> {
+export async function resolveQueuedResetRequests(batchSize = 20): Promise<number> {
   const { jwtSecret, limits } = getConfig();
   // A code per request that may be taken; those left over are never stored or sent.
   const codes = Array.from({ length: batchSize }, generateCode);
   return await withServiceTransaction(resolveResetRequests({
-    codeHashes: await Promise.all(
-      codes.map((code) => resetCodeHash(jwtSecret, code)),
-    ),
+    codeHashes: await Promise.all(codes.map((code) => resetCodeHash(jwtSecret, code))),
     mails: codes.map(resetCodeMail),
     ...resetCodePolicy,
     minIntervalSeconds: limits.resetMailMinIntervalSeconds,

@@ -42,8 +42,7 @@ const batchSize = limits.changesLimitMax / 10;
  * The most one change's event can take: a character of a title or content is at most 6 bytes of JSON (a control
  * character is written `\u00XX`; any other takes 3 bytes of UTF-8 at most), plus the event's other fields.
  */
-const largestChangeBytes = 6 * (limits.titleMaxChars + limits.contentMaxChars) +
-  1_024;
+const largestChangeBytes = 6 * (limits.titleMaxChars + limits.contentMaxChars) + 1_024;
 /**
  * The share of the isolate's answer budget that one account's streams may hold at once: a quarter, so one
  * account that opens streams and never reads them cannot take the room other accounts' large batches need.
@@ -123,19 +122,14 @@ class LiveStream {
     this.#release = release;
     try {
       this.#stopWatching = watchChanges(caller.sub, (lastChange) => {
-        if (lastChange === undefined || lastChange > this.#position) {
-          this.#waker.wake();
-        }
+        if (lastChange === undefined || lastChange > this.#position) this.#waker.wake();
       });
     } catch (error) {
       // A notice source that cannot start (a malformed DATABASE_LISTEN_URL) is a 500, and the slot is not kept.
       release();
       throw error;
     }
-    this.#endTimer = setTimeout(
-      () => this.#end(),
-      Math.max(0, endsAt - performance.now()),
-    );
+    this.#endTimer = setTimeout(() => this.#end(), Math.max(0, endsAt - performance.now()));
   }
 
   /**
@@ -172,9 +166,7 @@ class LiveStream {
       return reconnectAfter(busyRetryMs);
     }
     try {
-      return this.#batchText(
-        await readChangesPage(this.#caller, after, batch.limit),
-      );
+      return this.#batchText(await readChangesPage(this.#caller, after, batch.limit));
     } catch (error) {
       if (!(error instanceof CursorExpiredError)) throw error;
       this.#over = true;
@@ -193,8 +185,7 @@ class LiveStream {
   body(first: string): ReadableStream<Uint8Array> {
     const pieces = budgetedPieces(this.#caller.sub, first, this.#following());
     // Started now, not at the first pull, so the first batch is held against the budget from the moment it is read.
-    let firstPiece: Promise<IteratorResult<Uint8Array>> | undefined = pieces
-      .next();
+    let firstPiece: Promise<IteratorResult<Uint8Array>> | undefined = pieces.next();
     const finished = Promise.withResolvers<void>();
     // A stream that is open keeps its worker from being reclaimed as idle; it never outlives the wall clock.
     edgeRuntimeWaitUntil()?.(finished.promise);
@@ -244,21 +235,13 @@ class LiveStream {
     const owner = this.#caller.sub;
     let text = "";
     for (const { change, entry } of page?.changes ?? []) {
-      text += serverEvent({
-        event: "change",
-        id: encodeChangesCursor(owner, change),
-        data: entry,
-      });
+      text += serverEvent({ event: "change", id: encodeChangesCursor(owner, change), data: entry });
     }
     this.#position = page?.reached ?? this.#position;
     if (!this.#ready && !page?.hasMore) {
       this.#ready = true;
       const cursor = encodeChangesCursor(owner, this.#position);
-      text += serverEvent({
-        event: "ready",
-        id: cursor,
-        data: { cursor } satisfies StreamReady,
-      });
+      text += serverEvent({ event: "ready", id: cursor, data: { cursor } satisfies StreamReady });
     }
     return text;
   }
@@ -315,9 +298,7 @@ class LiveStream {
 function reserveBatch(owner: string): { limit: number; release: () => void } {
   const held = heldByOwner.get(owner) ?? 0;
   const reading = readingByOwner.get(owner) ?? 0;
-  const byShare = Math.floor(
-    (ownerShareBytes - held - reading) / largestChangeBytes,
-  );
+  const byShare = Math.floor((ownerShareBytes - held - reading) / largestChangeBytes);
   const byBudget = Math.floor(answerBudgetRoom() / largestChangeBytes);
   const limit = held + largestChangeBytes > ownerShareBytes ? 0 : Math.max(1, Math.min(batchSize, byShare, byBudget));
   const reserved = limit * largestChangeBytes;
@@ -334,11 +315,7 @@ function reserveBatch(owner: string): { limit: number; release: () => void } {
 }
 
 /** Adds `bytes` (or takes them away, when negative) to what `counts` holds for `owner`. */
-function addTo(
-  counts: Map<string, number>,
-  owner: string,
-  bytes: number,
-): void {
+function addTo(counts: Map<string, number>, owner: string, bytes: number): void {
   const total = (counts.get(owner) ?? 0) + bytes;
   if (total > 0) counts.set(owner, total);
   else counts.delete(owner);
@@ -401,17 +378,9 @@ async function* piecesOf(body: AnswerBody["body"]): AsyncGenerator<Uint8Array> {
 function* endAfterFailedRead(error: unknown): Generator<string> {
   // The sequence no longer reaches back to the stream's position: the database was restored from a backup.
   if (error instanceof CursorExpiredError) return yield resetEvent();
-  if (error instanceof HttpError && error.code !== "service_unavailable") {
-    return;
-  }
+  if (error instanceof HttpError && error.code !== "service_unavailable") return;
   if (!(error instanceof HttpError)) {
-    console.error(
-      JSON.stringify({
-        level: "error",
-        event: "change stream read failed",
-        error: String(error),
-      }),
-    );
+    console.error(JSON.stringify({ level: "error", event: "change stream read failed", error: String(error) }));
   }
   yield reconnectAfter(failedReadRetryMs);
 }

@@ -15,10 +15,7 @@ import { BadRequestError } from "../http/errors.ts";
 const version = "c1";
 
 function toBase64Url(text: string): string {
-  return btoa(text).replaceAll("+", "-").replaceAll("/", "_").replace(
-    /=+$/,
-    "",
-  );
+  return btoa(text).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
 }
 
 function fromBase64Url(text: string): string | undefined {
@@ -40,21 +37,12 @@ export function encodeChangesCursor(owner: string, change: number): string {
  * `field` (the query's `since`, or the `Last-Event-ID` header of a stream's
  * reconnect) when it is not a cursor this service gave that caller.
  */
-export function readChangesCursor(
-  cursor: string,
-  owner: string,
-  field = "since",
-): number {
+export function readChangesCursor(cursor: string, owner: string, field = "since"): number {
   const [given, cursorOwner, change, ...rest] = fromBase64Url(cursor)?.split(".") ?? [];
   const number = /^\d{1,15}$/.test(change ?? "") ? Number(change) : Number.NaN;
-  if (
-    given !== version || cursorOwner !== owner || rest.length > 0 ||
-    Number.isNaN(number)
-  ) {
+  if (given !== version || cursorOwner !== owner || rest.length > 0 || Number.isNaN(number)) {
     const message = `${field} must be a cursor that notes-changes or notes-stream gave this account`;
-    throw new BadRequestError(message, [{ field, message }], {
-      code: "invalid_cursor",
-    });
+    throw new BadRequestError(message, [{ field, message }], { code: "invalid_cursor" });
   }
   return number;
 }

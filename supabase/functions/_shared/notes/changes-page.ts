@@ -35,14 +35,8 @@ export async function readChangesPage(
   limit: number,
 ): Promise<ChangesPageRead> {
   // One row more than the page tells whether more follow.
-  const feed = await withCallerTransaction(
-    caller,
-    listChanges(caller.sub, { after, limit: limit + 1 }),
-  );
-  if (
-    after !== undefined &&
-    (after < feed.prunedThrough || after > feed.lastChange)
-  ) throw new CursorExpiredError();
+  const feed = await withCallerTransaction(caller, listChanges(caller.sub, { after, limit: limit + 1 }));
+  if (after !== undefined && (after < feed.prunedThrough || after > feed.lastChange)) throw new CursorExpiredError();
   const changes = feed.changes.slice(0, limit);
   const hasMore = feed.changes.length > limit;
   // The last page reaches the sequence's end as of its snapshot, so its cursor is that end.

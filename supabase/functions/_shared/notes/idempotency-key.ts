@@ -19,12 +19,8 @@ export function readIdempotencyKey(req: Request): string | undefined {
   if (given === null) return undefined;
   const parsed = idempotencyKey.safeParse(given);
   if (parsed.success) return parsed.data;
-  const message = parsed.error.issues[0]?.message ??
-    `${idempotencyKeyHeader} is invalid`;
-  throw new BadRequestError(message, [{
-    field: idempotencyKeyHeader,
-    message,
-  }]);
+  const message = parsed.error.issues[0]?.message ?? `${idempotencyKeyHeader} is invalid`;
+  throw new BadRequestError(message, [{ field: idempotencyKeyHeader, message }]);
 }
 
 const utf8 = new TextEncoder();
@@ -35,18 +31,8 @@ const utf8 = new TextEncoder();
  * `{"title": "a", "status": "DRAFT"}` are the same request; unknown keys,
  * which the API ignores, do not count.
  */
-export async function requestFingerprint(
-  body: CreateNoteBody,
-): Promise<string> {
-  const canonical = JSON.stringify([
-    body.title ?? "",
-    body.content ?? "",
-    body.status,
-  ]);
-  const digest = new Uint8Array(
-    await crypto.subtle.digest("SHA-256", utf8.encode(canonical)),
-  );
-  return Array.from(digest, (byte) => byte.toString(16).padStart(2, "0")).join(
-    "",
-  );
+export async function requestFingerprint(body: CreateNoteBody): Promise<string> {
+  const canonical = JSON.stringify([body.title ?? "", body.content ?? "", body.status]);
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", utf8.encode(canonical)));
+  return Array.from(digest, (byte) => byte.toString(16).padStart(2, "0")).join("");
 }

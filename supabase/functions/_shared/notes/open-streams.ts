@@ -23,10 +23,7 @@ const openByOwner = new Map<string, Set<() => void>>();
  * when the owner already has `STREAM_MAX_PER_USER` open. The returned function
  * gives the slot back; calling it again does nothing.
  */
-export function claimStreamSlot(
-  owner: string,
-  end: () => void,
-): (() => void) | undefined {
+export function claimStreamSlot(owner: string, end: () => void): (() => void) | undefined {
   const open = openByOwner.get(owner) ?? new Set();
   if (open.size >= getConfig().streams.maxPerUser) return undefined;
   open.add(end);

@@ -28,9 +28,7 @@ export async function withOwnNote<Row, T>(
   queryFor: (id: string) => Query<Row, T | undefined>,
 ): Promise<T> {
   const found = isUuid(id) ? await withCallerTransaction(caller, queryFor(id)) : undefined;
-  if (found === undefined) {
-    throw new NotFoundError("note_not_found", "Note not found");
-  }
+  if (found === undefined) throw new NotFoundError("note_not_found", "Note not found");
   return found;
 }
 

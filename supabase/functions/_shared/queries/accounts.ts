@@ -131,10 +131,7 @@ export function passwordAttempt(
 export function passwordReentry(
   input: { email: string; sessionId: string; limits: SecurityLimits },
 ): Query<{ retry_after: number }, PasswordAttempt> {
-  return withAccountOf(
-    input.email,
-    reservePasswordReentry(input.sessionId, input.limits),
-  );
+  return withAccountOf(input.email, reservePasswordReentry(input.sessionId, input.limits));
 }
 
 /**
@@ -194,22 +191,12 @@ export function completeLogin(
  * write cannot tell a known email from an unknown one by the answer's timing.
  */
 export function recordLoginFailure(
-  input: {
-    email: string;
-    address: string | undefined;
-    userAgent: string | undefined;
-    details: Record<string, string>;
-  },
+  input: { email: string; address: string | undefined; userAgent: string | undefined; details: Record<string, string> },
 ): Query<unknown, void> {
   return {
     text: `select app.record_security_event('login_failed', u.id, u.id, $2, $3, $4::jsonb)
            from app.users u where u.email = $1`,
-    values: [
-      input.email,
-      input.address ?? null,
-      input.userAgent ?? null,
-      JSON.stringify(input.details),
-    ],
+    values: [input.email, input.address ?? null, input.userAgent ?? null, JSON.stringify(input.details)],
     read: () => undefined,
   };
 }
@@ -238,10 +225,7 @@ export function changePassword(
     address: string | undefined;
     session: NewSession;
   },
-): Query<
-  Partial<AccountRow & SessionColumns> & { outcome: PasswordChange["kind"] },
-  PasswordChange
-> {
+): Query<Partial<AccountRow & SessionColumns> & { outcome: PasswordChange["kind"] }, PasswordChange> {
   return {
     text: `with changed as (
              select * from app.change_password($1, $2, $3)
@@ -265,11 +249,7 @@ export function changePassword(
     ],
     read: ([row]) =>
       row.outcome === "changed"
-        ? {
-          kind: "changed",
-          account: toAccount(row as AccountRow),
-          session: grantOf(row as SessionColumns),
-        }
+        ? { kind: "changed", account: toAccount(row as AccountRow), session: grantOf(row as SessionColumns) }
         : { kind: row.outcome },
   };
 }

@@ -38,9 +38,7 @@ function containing(text: string): string {
  * whose status is `status`, newest first, with the count of all that match,
  * in one statement. A page past the end still carries the count.
  */
-export function listUsers(
-  filter: ListUsersQuery,
-): Query<Partial<ManagedUserRow> & { total: number }, ManagedUserPage> {
+export function listUsers(filter: ListUsersQuery): Query<Partial<ManagedUserRow> & { total: number }, ManagedUserPage> {
   return {
     text: `with matching as (
              select ${accountColumns} from app.users
@@ -59,12 +57,7 @@ export function listUsers(
              order by m.created_at desc, m.id desc
              limit $3 offset $4
            ) page on true`,
-    values: [
-      filter.query ? containing(filter.query) : null,
-      filter.status ?? null,
-      filter.limit,
-      filter.offset,
-    ],
+    values: [filter.query ? containing(filter.query) : null, filter.status ?? null, filter.limit, filter.offset],
     read: (rows) => ({
       total: rows[0]?.total ?? 0,
       users: rows.filter((row): row is ManagedUserRow => row.id !== null && row.id !== undefined).map((row) => ({
@@ -92,10 +85,7 @@ export type StatusChange =
  */
 export function setUserStatus(
   input: { id: string; status: User["status"] },
-): Query<
-  Partial<AccountRow> & { outcome: StatusChange["kind"] },
-  StatusChange
-> {
+): Query<Partial<AccountRow> & { outcome: StatusChange["kind"] }, StatusChange> {
   return {
     text: "select * from app.set_user_status($1::uuid, $2)",
     values: [uuidOrNull(input.id), input.status],

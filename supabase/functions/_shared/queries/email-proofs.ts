@@ -46,10 +46,7 @@ export function resetPassword(
     session: NewSession;
   },
 ): Query<
-  Partial<AccountRow & SessionColumns> & {
-    outcome: PasswordReset["kind"];
-    retry_after: number | null;
-  },
+  Partial<AccountRow & SessionColumns> & { outcome: PasswordReset["kind"]; retry_after: number | null },
   PasswordReset
 > {
   return {
@@ -76,15 +73,9 @@ export function resetPassword(
     ],
     read: ([row]) => {
       if (row.outcome === "updated") {
-        return {
-          kind: "updated",
-          account: toAccount(row as AccountRow),
-          session: grantOf(row as SessionColumns),
-        };
+        return { kind: "updated", account: toAccount(row as AccountRow), session: grantOf(row as SessionColumns) };
       }
-      if (row.outcome === "throttled") {
-        return { kind: "throttled", retryAfter: row.retry_after ?? 1 };
-      }
+      if (row.outcome === "throttled") return { kind: "throttled", retryAfter: row.retry_after ?? 1 };
       return { kind: row.outcome } as PasswordReset;
     },
   };
@@ -108,17 +99,8 @@ export type EmailVerification =
  * the account's count.
  */
 export function verifyEmail(
-  input: {
-    email: string;
-    codeHash: string;
-    provenUserId?: string;
-    provenPasswordHash?: string;
-    session: NewSession;
-  },
-): Query<
-  Partial<AccountRow & SessionColumns> & { outcome: EmailVerification["kind"] },
-  EmailVerification
-> {
+  input: { email: string; codeHash: string; provenUserId?: string; provenPasswordHash?: string; session: NewSession },
+): Query<Partial<AccountRow & SessionColumns> & { outcome: EmailVerification["kind"] }, EmailVerification> {
   return {
     text: `with verified as (
              select * from app.verify_email($1, $2, $3, $4)
@@ -142,11 +124,7 @@ export function verifyEmail(
     ],
     read: ([row]) =>
       row.outcome === "verified"
-        ? {
-          kind: "verified",
-          account: toAccount(row as AccountRow),
-          session: grantOf(row as SessionColumns),
-        }
+        ? { kind: "verified", account: toAccount(row as AccountRow), session: grantOf(row as SessionColumns) }
         : { kind: row.outcome },
   };
 }
@@ -159,10 +137,7 @@ export function resendVerification(
   input: {
     email: string;
     verification: NewVerificationCode;
-    limits: Pick<
-      SecurityLimits,
-      "verificationMailMinIntervalSeconds" | "verificationMailsPerDay"
-    >;
+    limits: Pick<SecurityLimits, "verificationMailMinIntervalSeconds" | "verificationMailsPerDay">;
   },
 ): Query<unknown, void> {
   const { email, verification, limits } = input;

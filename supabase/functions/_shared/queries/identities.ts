@@ -72,10 +72,7 @@ export function startOAuthFlow(
       flow.appCodeChallenge ?? null,
       link?.reauthenticate ?? false,
     ],
-    read: ([row]) => ({
-      retryAfter: row.retry_after,
-      linkAllowed: row.link_allowed,
-    }),
+    read: ([row]) => ({ retryAfter: row.retry_after, linkAllowed: row.link_allowed }),
   };
 }
 
@@ -143,13 +140,7 @@ export type FlowOutcome =
  */
 export function completeOAuthFlow(input: {
   provider: string;
-  claims: {
-    issuer: string;
-    subject: string;
-    email: string | undefined;
-    emailVerified: boolean;
-    name: string;
-  };
+  claims: { issuer: string; subject: string; email: string | undefined; emailVerified: boolean; name: string };
   link: { userId: string; sessionId: string } | undefined;
   appCodeChallenge: string | undefined;
   codeHash: string;
@@ -216,11 +207,7 @@ export function completeProviderReauthentication(input: {
  * the security log. Undefined for a code never issued, used, expired, or of a suspended account.
  */
 export function exchangeSignInCode(
-  input: {
-    codeHash: string;
-    verifierChallenge: string | undefined;
-    session: NewSession;
-  },
+  input: { codeHash: string; verifierChallenge: string | undefined; session: NewSession },
 ): Query<AccountRow & SessionColumns, SignedInAccount | undefined> {
   return {
     text: `with code as (
@@ -244,11 +231,7 @@ export function exchangeSignInCode(
              from account, started, touched
            )
            select account.*, started.* from account, started, recorded`,
-    values: [
-      input.codeHash,
-      ...sessionValues(input.session),
-      input.verifierChallenge ?? null,
-    ],
+    values: [input.codeHash, ...sessionValues(input.session), input.verifierChallenge ?? null],
     read: ([row]) => row ? { account: toAccount(row), session: grantOf(row) } : undefined,
   };
 }
@@ -294,21 +277,11 @@ export type Unlink = "unlinked" | "last_sign_in_method" | "not_found";
 
 /** Unlinks the caller's identity unless it is the account's last way to sign in; records it on the security log. */
 export function unlinkIdentity(
-  input: {
-    userId: string;
-    identityId: string;
-    address: string | undefined;
-    userAgent: string | undefined;
-  },
+  input: { userId: string; identityId: string; address: string | undefined; userAgent: string | undefined },
 ): Query<{ outcome: Unlink }, Unlink> {
   return {
     text: "select app.unlink_identity($1, $2, $3, $4) as outcome",
-    values: [
-      input.userId,
-      input.identityId,
-      input.address ?? null,
-      input.userAgent ?? null,
-    ],
+    values: [input.userId, input.identityId, input.address ?? null, input.userAgent ?? null],
     read: ([row]) => row.outcome,
   };
 }

@@ -99,8 +99,5 @@ export function changesEnd(): Query<{ last_change: string }, number> {
  * them answers 410. Run by the mail drain, the service's one schedule.
  */
 export function pruneExpiredTombstones(keepDays: number): Statement {
-  return {
-    text: "select app.prune_note_tombstones($1, 1000)",
-    values: [keepDays],
-  };
+  return { text: "select app.prune_note_tombstones($1, 1000)", values: [keepDays] };
 }

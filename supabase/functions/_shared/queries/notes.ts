@@ -42,10 +42,7 @@ export function toNote(row: NoteRow): Note {
 }
 
 /** Inserts a note owned by `owner`; an omitted title or content is stored as "". */
-export function insertNote(
-  owner: string,
-  input: CreateNoteBody,
-): Query<NoteRow, Note> {
+export function insertNote(owner: string, input: CreateNoteBody): Query<NoteRow, Note> {
   return {
     writesNotes: true,
     text: `insert into public.notes (created_by, title, content, status)
@@ -99,9 +96,7 @@ export function insertNoteOnce(
     types: timestamptzAsText,
     read: ([used]) => {
       // The claim found the key unexpired, and keys are pruned only an hour after they expire.
-      if (!used) {
-        throw new Error("An idempotency key that was not claimed has no row");
-      }
+      if (!used) throw new Error("An idempotency key that was not claimed has no row");
       if (used.used_by_hash !== fingerprint) return { keyReused: true };
       const note = toNote({
         id: used.note_id,
@@ -150,13 +145,9 @@ export interface NoteListing {
 }
 
 // The listing reads each note through this alias; see listNotes.
-const pageColumns = noteColumns.split(", ").map((column) => `note.${column}`)
-  .join(", ");
+const pageColumns = noteColumns.split(", ").map((column) => `note.${column}`).join(", ");
 
-const orderColumns: Record<NoteOrder, string> = {
-  createdAt: "created_at",
-  updatedAt: "updated_at",
-};
+const orderColumns: Record<NoteOrder, string> = { createdAt: "created_at", updatedAt: "updated_at" };
 
 /**
  * The `where` of a listing: the owner, and the filters given, as conditions
@@ -164,21 +155,13 @@ const orderColumns: Record<NoteOrder, string> = {
  * the caller's matches from `app.caller_note_matches` (its words index; see
  * the migration for why it is not an index of public.notes).
  */
-function listingConditions(
-  owner: string,
-  listing: NoteListing,
-  firstParameter: number,
-) {
+function listingConditions(owner: string, listing: NoteListing, firstParameter: number) {
   const values: unknown[] = [owner];
   const conditions = [`created_by = $${firstParameter}`];
   const parameter = (value: unknown) => `$${firstParameter + values.push(value) - 1}`;
-  if (listing.status !== undefined) {
-    conditions.push(`status = ${parameter(listing.status)}`);
-  }
+  if (listing.status !== undefined) conditions.push(`status = ${parameter(listing.status)}`);
   if (listing.q !== undefined) {
-    conditions.push(
-      `id in (select match from app.caller_note_matches(${parameter(listing.q)}) as match)`,
-    );
+    conditions.push(`id in (select match from app.caller_note_matches(${parameter(listing.q)}) as match)`);
   }
   return { where: conditions.join(" and "), values };
 }
@@ -193,16 +176,10 @@ function listingConditions(
 function listingTotal(owner: string, listing: NoteListing): Statement {
   if (listing.q !== undefined) {
     const { where, values } = listingConditions(owner, listing, 1);
-    return {
-      text: `select count(*)::integer as total from public.notes where ${where}`,
-      values,
-    };
+    return { text: `select count(*)::integer as total from public.notes where ${where}`, values };
   }
   if (listing.status !== undefined) {
-    return {
-      text: "select app.caller_note_count($1) as total",
-      values: [listing.status],
-    };
+    return { text: "select app.caller_note_count($1) as total", values: [listing.status] };
   }
   return { text: "select app.caller_note_count() as total" };
 }
@@ -221,10 +198,7 @@ function listingTotal(owner: string, listing: NoteListing): Statement {
  * takes its keys from `note_words_owner_search_idx` (the owner's matches
  * only) and sorts those. `npm run check:plan` checks these plans.
  */
-export function listNotes(
-  owner: string,
-  listing: NoteListing,
-): Query<NoteRow, NotePage> {
+export function listNotes(owner: string, listing: NoteListing): Query<NoteRow, NotePage> {
   const order = orderColumns[listing.order];
   const { where, values } = listingConditions(owner, listing, 3);
   return {
@@ -241,18 +215,12 @@ export function listNotes(
     values: [listing.limit, listing.offset, ...values],
     types: timestamptzAsText,
     following: [listingTotal(owner, listing)],
-    read: (rows, counted) => ({
-      notes: rows.map(toNote),
-      total: (counted as { total: number }[])[0].total,
-    }),
+    read: (rows, counted) => ({ notes: rows.map(toNote), total: (counted as { total: number }[])[0].total }),
   };
 }
 
 /** The owner's note `id`; undefined when the caller has no such note. */
-export function selectNote(
-  owner: string,
-  id: string,
-): Query<NoteRow, Note | undefined> {
+export function selectNote(owner: string, id: string): Query<NoteRow, Note | undefined> {
   return {
     text: `select ${noteColumns} from public.notes where id = $1 and created_by = $2`,
     values: [id, owner],
@@ -300,13 +268,7 @@ export function updateNote(
   expectedUpdatedAt?: string,
 ): Query<VersionedNoteRow, VersionedOutcome<Note> | undefined> {
   // null keeps the stored value.
-  const values = [
-    id,
-    owner,
-    changes.title ?? null,
-    changes.content ?? null,
-    changes.status ?? null,
-  ];
+  const values = [id, owner, changes.title ?? null, changes.content ?? null, changes.status ?? null];
   if (expectedUpdatedAt === undefined) {
     return {
       writesNotes: true,
@@ -339,10 +301,7 @@ export function deleteNote(
   owner: string,
   id: string,
   expectedUpdatedAt?: string,
-): Query<
-  Pick<VersionedNoteRow, "id" | "written"> | VersionedNoteRow,
-  VersionedOutcome<string> | undefined
-> {
+): Query<Pick<VersionedNoteRow, "id" | "written"> | VersionedNoteRow, VersionedOutcome<string> | undefined> {
   if (expectedUpdatedAt === undefined) {
     return {
       writesNotes: true,
@@ -356,10 +315,6 @@ export function deleteNote(
     text: `select ${noteColumns}, written from app.delete_note_version($1, $2, $3)`,
     values: [id, owner, expectedUpdatedAt],
     types: timestamptzAsText,
-    read: ([row]) =>
-      versionedOutcome(
-        row as VersionedNoteRow | undefined,
-        (deleted) => deleted.id,
-      ),
+    read: ([row]) => versionedOutcome(row as VersionedNoteRow | undefined, (deleted) => deleted.id),
   };
 }

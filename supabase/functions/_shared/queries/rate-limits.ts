@@ -74,11 +74,7 @@ export function reservePasswordReentry(
 ): Query<{ retry_after: number }, number> {
   return {
     text: "select app.take_password_reentry($1, $2, $3) as retry_after",
-    values: [
-      sessionId,
-      limits.reentrySessionWindowSeconds,
-      limits.reentryMaxPerSession,
-    ],
+    values: [sessionId, limits.reentrySessionWindowSeconds, limits.reentryMaxPerSession],
     read: ([row]) => row.retry_after,
   };
 }
@@ -91,36 +87,18 @@ export type AddressLimit =
   | "refresh-address"
   | "verify-address";
 
-function windowOf(
-  limit: AddressLimit,
-  limits: SecurityLimits,
-): { seconds: number; max: number } {
+function windowOf(limit: AddressLimit, limits: SecurityLimits): { seconds: number; max: number } {
   switch (limit) {
     case "signup-address":
-      return {
-        seconds: limits.signupAddressWindowSeconds,
-        max: limits.signupMaxPerAddress,
-      };
+      return { seconds: limits.signupAddressWindowSeconds, max: limits.signupMaxPerAddress };
     case "reset-address":
-      return {
-        seconds: limits.resetCodeAddressWindowSeconds,
-        max: limits.resetCodeMaxAttemptsPerAddress,
-      };
+      return { seconds: limits.resetCodeAddressWindowSeconds, max: limits.resetCodeMaxAttemptsPerAddress };
     case "reset-request-address":
-      return {
-        seconds: limits.resetRequestAddressWindowSeconds,
-        max: limits.resetRequestMaxPerAddress,
-      };
+      return { seconds: limits.resetRequestAddressWindowSeconds, max: limits.resetRequestMaxPerAddress };
     case "refresh-address":
-      return {
-        seconds: limits.refreshAddressWindowSeconds,
-        max: limits.refreshMaxPerAddress,
-      };
+      return { seconds: limits.refreshAddressWindowSeconds, max: limits.refreshMaxPerAddress };
     case "verify-address":
-      return {
-        seconds: limits.verifyAddressWindowSeconds,
-        max: limits.verifyMaxPerAddress,
-      };
+      return { seconds: limits.verifyAddressWindowSeconds, max: limits.verifyMaxPerAddress };
   }
 }
 
@@ -135,10 +113,7 @@ export function requireAddressLimit(
   limits: SecurityLimits,
 ): Statement {
   const { seconds, max } = windowOf(limit, limits);
-  return {
-    text: "select app.require_rate_limit($1, $2, $3, $4)",
-    values: [limit, address ?? null, seconds, max],
-  };
+  return { text: "select app.require_rate_limit($1, $2, $3, $4)", values: [limit, address ?? null, seconds, max] };
 }
 
 /** Rethrows a PT429 from `requireAddressLimit` as a 429 with its `Retry-After`, and anything else as it is. */
@@ -146,10 +121,7 @@ export function asTooManyRequests(message: string): (error: unknown) => never {
   return (error) => {
     if (pgErrorCode(error) === "PT429") {
       const seconds = Number((error as { detail?: unknown }).detail);
-      throw new TooManyRequestsError(
-        message,
-        Number.isInteger(seconds) && seconds > 0 ? seconds : 1,
-      );
+      throw new TooManyRequestsError(message, Number.isInteger(seconds) && seconds > 0 ? seconds : 1);
     }
     throw error;
   };

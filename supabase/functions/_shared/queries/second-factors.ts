@@ -41,12 +41,7 @@ export type RefusedAttempt =
 
 /** The outcome of a step that answers a new session at aal2. */
 export type SecondStep =
-  | {
-    kind: "accepted";
-    account: Account;
-    session: SessionGrant;
-    recoveryCodesLeft: number;
-  }
+  | { kind: "accepted"; account: Account; session: SessionGrant; recoveryCodesLeft: number }
   | RefusedAttempt;
 
 type SecondStepRow = Partial<AccountRow> & SessionColumns & {
@@ -79,14 +74,10 @@ function secondStepOf(row: SecondStepRow): SecondStep {
 }
 
 /** The account's columns read from \`app.users u\`. */
-const userColumns = accountColumns.split(", ").map((column) => `u.${column}`)
-  .join(", ");
+const userColumns = accountColumns.split(", ").map((column) => `u.${column}`).join(", ");
 
 /** `call`, a function answering `app.second_step`, and the account it signed in once accepted. */
-function secondStepQuery(
-  call: string,
-  values: unknown[],
-): Query<SecondStepRow, SecondStep> {
+function secondStepQuery(call: string, values: unknown[]): Query<SecondStepRow, SecondStep> {
   return {
     text: `select step.*, ${userColumns}
            from ${call} step left join app.users u on u.id = $1 and step.outcome = 'accepted'`,
@@ -111,10 +102,7 @@ export function enrollFactor(
 export function pendingFactor(
   userId: string,
   factorId: string,
-): Query<
-  { secret_sealed: string; secret_key_id: string },
-  SealedSecret | undefined
-> {
+): Query<{ secret_sealed: string; secret_key_id: string }, SealedSecret | undefined> {
   return {
     text: `select secret_sealed, secret_key_id from app.second_factors
            where user_id = $1 and id::text = lower($2) and activated_at is null`,
@@ -148,39 +136,27 @@ export function activateFactor(
     session: NewSession;
   },
 ): Query<SecondStepRow, SecondStep> {
-  return secondStepQuery(
-    "app.activate_second_factor($1, $2::uuid, $3, $4::text[], $5, $6, $7, $8)",
-    [
-      input.userId,
-      input.factorId,
-      input.matchedStep ?? null,
-      input.codeHashes,
-      ...sessionValues(input.session),
-    ],
-  );
+  return secondStepQuery("app.activate_second_factor($1, $2::uuid, $3, $4::text[], $5, $6, $7, $8)", [
+    input.userId,
+    input.factorId,
+    input.matchedStep ?? null,
+    input.codeHashes,
+    ...sessionValues(input.session),
+  ]);
 }
 
 /** The second step of a sign-in: the caller's aal1 session ends and an aal2 one starts once the proof is accepted. */
 export function passSecondStep(
-  input: {
-    userId: string;
-    callerSessionId: string;
-    factorId: string;
-    proof: FactorProof;
-    session: NewSession;
-  },
+  input: { userId: string; callerSessionId: string; factorId: string; proof: FactorProof; session: NewSession },
 ): Query<SecondStepRow, SecondStep> {
-  return secondStepQuery(
-    "app.pass_second_step($1, $2::uuid, $3::uuid, $4, $5, $6, $7, $8, $9)",
-    [
-      input.userId,
-      input.callerSessionId,
-      input.factorId,
-      input.proof.matchedStep ?? null,
-      input.proof.recoveryHash ?? null,
-      ...sessionValues(input.session),
-    ],
-  );
+  return secondStepQuery("app.pass_second_step($1, $2::uuid, $3::uuid, $4, $5, $6, $7, $8, $9)", [
+    input.userId,
+    input.callerSessionId,
+    input.factorId,
+    input.proof.matchedStep ?? null,
+    input.proof.recoveryHash ?? null,
+    ...sessionValues(input.session),
+  ]);
 }
 
 /** Who is asking, for the attempt's security events and the sessions it ends. */
@@ -191,10 +167,7 @@ interface Asker {
   address: string | undefined;
 }
 
-type AttemptRow = {
-  outcome: "accepted" | "wrong" | "locked" | "gone";
-  retry_after: number | null;
-};
+type AttemptRow = { outcome: "accepted" | "wrong" | "locked" | "gone"; retry_after: number | null };
 type Attempt = { kind: "accepted" } | RefusedAttempt;
 
 function attemptOf(row: AttemptRow): Attempt {
@@ -202,9 +175,7 @@ function attemptOf(row: AttemptRow): Attempt {
 }
 
 /** Removes the account's active factor `factorId`, given a current code or a recovery code. */
-export function unenrollFactor(
-  input: Asker & { factorId: string; proof: FactorProof },
-): Query<AttemptRow, Attempt> {
+export function unenrollFactor(input: Asker & { factorId: string; proof: FactorProof }): Query<AttemptRow, Attempt> {
   return {
     text: "select * from app.unenroll_second_factor($1, $2::uuid, $3::uuid, $4, $5, $6, $7)",
     values: [
@@ -248,9 +219,7 @@ interface FactorRow {
 }
 
 /** The account's factor (at most one), and how many recovery codes it has left. */
-export function listFactors(
-  userId: string,
-): Query<FactorRow, { factors: FactorInfo[]; recoveryCodesLeft: number }> {
+export function listFactors(userId: string): Query<FactorRow, { factors: FactorInfo[]; recoveryCodesLeft: number }> {
   return {
     text: `select f.id, f.activated_at, f.created_at, f.last_used_at,
                   (select count(*)::integer from app.recovery_codes r where r.user_id = $1 and r.used_at is null)

@@ -50,12 +50,7 @@ export function listSecurityEvents(
              and ($3::bigint is null or id < $3::bigint)
            order by id desc
            limit $2`,
-    values: [
-      uuidOrNull(userId),
-      page.limit,
-      page.before ?? null,
-      reader === "admin",
-    ],
+    values: [uuidOrNull(userId), page.limit, page.before ?? null, reader === "admin"],
     read: (rows) =>
       rows.map((row) => ({
         id: row.id,
@@ -72,8 +67,5 @@ export function listSecurityEvents(
 
 /** Deletes up to 100 events older than `retentionDays`, oldest first; the mail drain runs it every time. */
 export function pruneSecurityEvents(retentionDays: number): Statement {
-  return {
-    text: "select app.prune_security_events($1, 100)",
-    values: [retentionDays],
-  };
+  return { text: "select app.prune_security_events($1, 100)", values: [retentionDays] };
 }

@@ -92,12 +92,7 @@ export function startSessionCall(
 /** The values of `startSessionCall`'s parameters, in order. */
 export function sessionValues(session: NewSession): unknown[] {
   const { settings, userAgent, address } = session;
-  return [
-    settings.idleTimeoutSeconds,
-    settings.maxLifetimeSeconds,
-    userAgent ?? null,
-    address ?? null,
-  ];
+  return [settings.idleTimeoutSeconds, settings.maxLifetimeSeconds, userAgent ?? null, address ?? null];
 }
 
 export function grantOf(row: SessionColumns): SessionGrant {
@@ -109,9 +104,7 @@ export function grantOf(row: SessionColumns): SessionGrant {
       aal: row.session_aal,
       startedAt: row.session_started_at,
       ...(row.second_factor && row.second_factor_at
-        ? {
-          secondFactor: { method: row.second_factor, at: row.second_factor_at },
-        }
+        ? { secondFactor: { method: row.second_factor, at: row.second_factor_at } }
         : {}),
       ...(row.factor_id
         ? {
@@ -142,10 +135,7 @@ export type Refresh =
  */
 export function refreshSession(
   input: { sessionId: string; generation: number; settings: SessionSettings },
-): Query<
-  Partial<AccountRow & SessionColumns> & { outcome: Refresh["kind"] },
-  Refresh
-> {
+): Query<Partial<AccountRow & SessionColumns> & { outcome: Refresh["kind"] }, Refresh> {
   const { sessionId, generation, settings } = input;
   return {
     text: `select * from app.refresh_session($1, $2, $3, $4, $5)`,
@@ -158,11 +148,7 @@ export function refreshSession(
     ],
     read: ([row]) =>
       row.outcome === "refreshed"
-        ? {
-          kind: "refreshed",
-          account: toAccount(row as AccountRow),
-          session: grantOf(row as SessionColumns),
-        }
+        ? { kind: "refreshed", account: toAccount(row as AccountRow), session: grantOf(row as SessionColumns) }
         : { kind: row.outcome },
   };
 }
@@ -172,10 +158,7 @@ export function refreshSession(
  * answers how many ended. A global sign-out also voids the account's device
  * tokens: its device generation moves on.
  */
-export function endSessions(
-  caller: CallerClaims & { session_id: string },
-  scope: LogoutScope,
-): Query<unknown, number> {
+export function endSessions(caller: CallerClaims & { session_id: string }, scope: LogoutScope): Query<unknown, number> {
   return {
     text: `with devices as (
              update app.users set device_generation = device_generation + 1 where id = $1 and $3 = 'global'
@@ -200,9 +183,7 @@ interface SessionRow {
 }
 
 /** The account's live sessions, the most recently refreshed first, the caller's marked `current`. */
-export function listSessions(
-  caller: CallerClaims & { session_id: string },
-): Query<SessionRow, SessionInfo[]> {
+export function listSessions(caller: CallerClaims & { session_id: string }): Query<SessionRow, SessionInfo[]> {
   return {
     text: `select id, created_at, refreshed_at, expires_at, user_agent, id = $2 as current
            from app.sessions
@@ -226,10 +207,7 @@ export function listSessions(
  * when the account has no live session `sessionId` (another user's, ended, or
  * not a session id at all).
  */
-export function endSession(
-  caller: CallerClaims,
-  sessionId: string,
-): Query<{ id: string }, string | undefined> {
+export function endSession(caller: CallerClaims, sessionId: string): Query<{ id: string }, string | undefined> {
   return {
     // A malformed id names no session: compared as text, it never reaches a uuid cast that would fail.
     text: `update app.sessions
