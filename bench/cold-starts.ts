@@ -11,7 +11,13 @@
  * the machine's drift between two runs does not pass for a difference.
  */
 import postgres from "postgres";
-import { createScratchDatabase, sharedStackLimits, testAnonKey, testJwtSecret } from "../dev/harness/stack.ts";
+import {
+  createScratchDatabase,
+  sharedStackLimits,
+  testAnonKey,
+  testJwtSecret,
+  testSecrets,
+} from "../dev/harness/stack.ts";
 import { migrate } from "../dev/migrate.ts";
 import { signAccessToken } from "../supabase/functions/_shared/auth/access-tokens.ts";
 import { bearer } from "../supabase/functions/_shared/contract/mod.ts";
@@ -78,7 +84,7 @@ try {
   const authorization = await signedInUser(databaseUrl);
   const env = {
     DATABASE_URL: databaseUrl,
-    JWT_SECRET: testJwtSecret,
+    ...testSecrets,
     SUPABASE_ANON_KEY: testAnonKey,
     ...sharedStackLimits,
   };

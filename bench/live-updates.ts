@@ -8,7 +8,7 @@
  * it must be reached directly (not through a pooler), since one of the
  * stacks listens on it for notices.
  */
-import { createScratchDatabase, sharedStackLimits, testAnonKey, testJwtSecret } from "../dev/harness/stack.ts";
+import { createScratchDatabase, sharedStackLimits, testAnonKey, testSecrets } from "../dev/harness/stack.ts";
 import { migrate } from "../dev/migrate.ts";
 import { liveUpdateSettings, measureLiveUpdates, openStreamsTable, writeToEventTable } from "./streams.ts";
 
@@ -19,7 +19,7 @@ try {
   await migrate(databaseUrl, () => {});
   const env = {
     DATABASE_URL: databaseUrl,
-    JWT_SECRET: testJwtSecret,
+    ...testSecrets,
     SUPABASE_ANON_KEY: testAnonKey,
     ...sharedStackLimits,
   };

@@ -11,6 +11,8 @@ import { requireEmailVerificationFrom } from "./database-settings.ts";
 export const devJwtSecret = "super-secret-jwt-token-with-at-least-32-characters-long";
 /** The development `apikey`; clients send it on `/auth/*` requests. */
 export const devAnonKey = "local-dev-anon-key-not-for-production";
+/** The development key second-factor secrets are sealed under; never for a deployment. */
+export const devMfaSecretKey = "local-dev-second-factor-key-not-for-production";
 
 export interface StackSettings {
   port: number;
@@ -18,6 +20,7 @@ export interface StackSettings {
   databaseUrl?: string;
   pgliteDataDir: string;
   jwtSecret: string;
+  mfaSecretKey: string;
   anonKey: string;
   /** Which settings fell back to a development default, for the start-up warning. */
   defaulted: string[];
@@ -93,6 +96,7 @@ export function readStackSettings(env: Deno.Env = Deno.env): StackSettings {
     databaseUrl: env.get("DATABASE_URL") || undefined,
     pgliteDataDir: env.get("PGLITE_DATA_DIR") || ".data/pglite",
     jwtSecret: orDefault("JWT_SECRET", devJwtSecret),
+    mfaSecretKey: orDefault("MFA_SECRET_KEY", devMfaSecretKey),
     anonKey: orDefault("SUPABASE_ANON_KEY", devAnonKey),
     defaulted,
     headersTimeoutMs: integerSetting(env, "HEADERS_TIMEOUT_MS", stackIntegerSettings.HEADERS_TIMEOUT_MS),

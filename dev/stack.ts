@@ -52,6 +52,7 @@ async function main() {
 
   // The functions read their configuration from the environment, as on Supabase.
   Deno.env.set("JWT_SECRET", settings.jwtSecret);
+  Deno.env.set("MFA_SECRET_KEY", settings.mfaSecretKey);
   Deno.env.set("SUPABASE_ANON_KEY", settings.anonKey);
   Deno.env.set("DATABASE_URL", settings.databaseUrl ?? "postgresql://embedded");
   // Provider sign-in sends browsers back to this stack's own callback; with PORT=0 the port is known once listening.

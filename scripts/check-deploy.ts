@@ -293,13 +293,22 @@ function probes(
       status: 200,
     },
     { name: "auth-mfa", path: "/auth-mfa", method: "GET", authorized: true, status: 200 },
+    // The deploy's account has not verified its address: the statement that enrolls refuses it in Postgres.
     {
       name: "auth-mfa-enroll",
       path: "/auth-mfa-enroll",
       method: "POST",
       body: { password },
       authorized: true,
-      status: 201,
+      status: 403,
+    },
+    {
+      name: "auth-reauthenticate",
+      path: "/auth-reauthenticate",
+      method: "POST",
+      body: { password },
+      authorized: true,
+      status: 200,
     },
     // Not the pending factor's id: the statement that reads it finds none.
     {
@@ -504,6 +513,7 @@ async function bootEach(
     DATABASE_URL: databaseUrl,
     DB_POOL_MAX: "1",
     JWT_SECRET: crypto.randomUUID() + crypto.randomUUID(),
+    MFA_SECRET_KEY: crypto.randomUUID() + crypto.randomUUID(),
     SUPABASE_ANON_KEY: apiKey,
     RESEND_API_KEY: "re_deploy_check",
     MAIL_FROM: "Notes <no-reply@example.com>",

@@ -19,7 +19,7 @@ import {
 import { closeDb, type Statement } from "../supabase/functions/_shared/db/transactions.ts";
 import { listChanges } from "../supabase/functions/_shared/queries/note-changes.ts";
 import { listNotes, type NoteListing } from "../supabase/functions/_shared/queries/notes.ts";
-import { createScratchDatabase, testAnonKey, testJwtSecret } from "../dev/harness/stack.ts";
+import { createScratchDatabase, testAnonKey, testSecrets } from "../dev/harness/stack.ts";
 import { migrate } from "../dev/migrate.ts";
 import { searchWord, seedNotes } from "../bench/seed.ts";
 
@@ -159,7 +159,7 @@ async function main(): Promise<boolean> {
     // withCallerTransaction reads the functions' configuration, as in a function.
     const env = {
       DATABASE_URL: database.url,
-      JWT_SECRET: testJwtSecret,
+      ...testSecrets,
       SUPABASE_ANON_KEY: testAnonKey,
     };
     for (const [name, value] of Object.entries(env)) Deno.env.set(name, value);

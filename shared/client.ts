@@ -56,6 +56,7 @@ import {
   type NoteOrder,
   notesErrorEnvelope,
   notesSuccessEnvelope,
+  type Reauthentication,
   type Recovery,
   type SecurityEvent,
   type Session,
@@ -203,7 +204,14 @@ export interface ProviderRedirect {
 export const notStartedHere = "not_started_here";
 
 /** The query parameters a provider sign-in's return adds to the app's URL, which completing it removes. */
-export const providerReturnParameters = ["code", "link_code", "linked", "error", "error_description"] as const;
+export const providerReturnParameters = [
+  "code",
+  "link_code",
+  "linked",
+  "reauthenticated",
+  "error",
+  "error_description",
+] as const;
 
 /**
  * What {@link NotesClient.completeProviderSignIn} found in the page's URL:
@@ -213,6 +221,8 @@ export const providerReturnParameters = ["code", "link_code", "linked", "error",
  * - `linked`: a link the signed-in user started is complete; `provider` can now sign in to this account. `identity`
  *   is the one linked, when this call completed the link (the service hands the asking session a link code, which
  *   this call sends), and undefined when the identity was the account's already.
+ * - `reauthenticated`: a proof this session asked for at `provider` ({@link NotesClient.reauthenticateWithProvider})
+ *   is recorded: for 5 minutes the session may change how the account signs in.
  * - `error`: nothing was signed in or linked; `error` is one of the contract's `providerSignInErrors`
  *   (`access_denied`, `identity_not_linked`, ...) and `description` the service's hint. Show your own words. Or
  *   `error` is `not_started_here`: a code arrived in a tab that started no sign-in (one an attacker handed this
@@ -222,6 +232,7 @@ export const providerReturnParameters = ["code", "link_code", "linked", "error",
 export type ProviderSignInResult =
   | { outcome: "signed_in"; session: Session; mfaRequired: boolean }
   | { outcome: "linked"; provider: string; identity: Identity | undefined }
+  | { outcome: "reauthenticated"; provider: string }
   | { outcome: "error"; error: string; description: string | undefined }
   | { outcome: "none" };
 
@@ -735,7 +746,10 @@ export class NotesClient {
     if (href === undefined) return { outcome: "none" };
     const url = new URL(href);
     const found = Object.fromEntries(providerReturnParameters.map((name) => [name, url.searchParams.get(name)]));
-    if (found.code === null && found.link_code === null && found.linked === null && found.error === null) {
+    if (
+      found.code === null && found.link_code === null && found.linked === null && found.reauthenticated === null &&
+      found.error === null
+    ) {
       return { outcome: "none" };
     }
     if (options.url === undefined) {
@@ -746,6 +760,7 @@ export class NotesClient {
       return { outcome: "error", error: found.error, description: found.error_description ?? undefined };
     }
     if (found.linked !== null) return { outcome: "linked", provider: found.linked, identity: undefined };
+    if (found.reauthenticated !== null) return { outcome: "reauthenticated", provider: found.reauthenticated };
     if (found.link_code !== null) {
       // Only the session that asked for the link can complete it: this client's.
       const identity = await this.#call("completeLink", {
@@ -781,8 +796,8 @@ export class NotesClient {
    * step that binds the link to the browser, then the provider; good for 10 minutes, once), and
    * with `navigate: true` also leaves the page for it. After the provider, the browser comes back to
    * `redirectTo` with a `link_code` (or an error), which {@link completeProviderSignIn} sends from this session to
-   * complete the link. `password` is
-   * needed unless this session signed in within the last 10 minutes: without it the call throws a 400 naming
+   * complete the link. `password` is needed unless this session gave a proof within the last 5 minutes
+   * ({@link reauthenticate}, {@link reauthenticateWithProvider}): without it the call throws a 400 naming
    * `password` (ask for it, call again); a wrong one is 401 `invalid_credentials`.
    */
   async linkIdentity(
@@ -797,8 +812,43 @@ export class NotesClient {
   }
 
   /**
-   * Unlinks one of the account's identities (`id` of {@link listIdentities}). Throws 409 `last_sign_in_method`
-   * when it is the account's only way to sign in, and 404 `identity_not_found` for an id that is none of its.
+   * Proves the signed-in owner is at the keyboard (`POST /auth/reauthenticate`) with the password, a current code
+   * of the authenticator, or a recovery code: for 5 minutes this session may then unlink an identity, link one
+   * without the password, and (an account without a password) set one or delete the account. Answers until when.
+   * Throws 401 `invalid_credentials` for a wrong password, 400 `invalid_code` for a wrong code.
+   */
+  async reauthenticate(
+    proof: { password: string } | { code: string } | { recoveryCode: string },
+    request: RequestOptions = {},
+  ): Promise<Reauthentication> {
+    return await this.#call("reauthenticate", { body: proof, deadline: this.#deadline(request) }) as Reauthentication;
+  }
+
+  /**
+   * The proof of an account that signs in with a provider (`POST /auth/reauthenticate/provider`): answers the
+   * provider's URL, where the person signs in again whatever session the provider holds, and with
+   * `navigate: true` leaves the page for it. The browser comes back to `redirectTo` with `reauthenticated`, which
+   * {@link completeProviderSignIn} reads; the session may then change how the account signs in for 5 minutes.
+   * Throws 404 `identity_not_found` when no identity of `provider` is linked to the account.
+   */
+  async reauthenticateWithProvider(
+    body: BodyOf<"reauthenticateWithProvider">,
+    options: { navigate?: boolean } & RequestOptions = {},
+  ): Promise<IdentityLinkStart> {
+    const page = options.navigate ? this.#page() : undefined;
+    const start = await this.#call("reauthenticateWithProvider", {
+      body,
+      deadline: this.#deadline(options),
+    }) as IdentityLinkStart;
+    page?.assign(start.url);
+    return start;
+  }
+
+  /**
+   * Unlinks one of the account's identities (`id` of {@link listIdentities}), from a session that proved its
+   * owner within 5 minutes ({@link reauthenticate}; else 403 `reauthentication_required`). Throws 409
+   * `last_sign_in_method` when it is the account's only way to sign in, and 404 `identity_not_found` for an id
+   * that is none of its.
    */
   async unlinkIdentity(id: string, request: RequestOptions = {}): Promise<UnlinkedIdentity> {
     return await this.#call("unlinkIdentity", { query: { id }, deadline: this.#deadline(request) }) as UnlinkedIdentity;

@@ -55,6 +55,9 @@ import {
   oauthTokenBody,
   passwordResetRequested,
   providerSignInErrors,
+  reauthenticateBody,
+  reauthenticateWithProviderBody,
+  reauthentication,
   recoverBody,
   recovery,
   recoveryCodes,
@@ -144,13 +147,15 @@ const secondStepNeeded = " A session of an account with an active second factor 
   "(POST /auth/mfa/verify or /auth/mfa/recover) gets 403 mfa_required.";
 const codeRules = "A code is the authenticator's 6 digits for the current 30-second step (one step either side is " +
   "accepted, so ±30 s of clock drift) and is accepted once: a step already used is refused. 5 wrong codes lock the " +
-  "factor for 15 minutes for every caller and every session (429 with Retry-After), the right code included. ";
+  "factor for 15 minutes for every caller and every session (429 with Retry-After), the right code included; 100 " +
+  "wrong codes in a row lock it until the password is reset (403 second_factor_locked), and the owner is mailed " +
+  "at the first lock of a day. A recovery code is accepted once; a used one sent again is refused without counting. ";
 
 // What change-password and delete-account ask of an account that may have no password (one a provider made).
-const freshProviderSignIn = (field: string) =>
-  `${field} may be left out only by a session that a provider sign-in (POST /auth/oauth/token) started within the ` +
-  "last 10 minutes; otherwise leaving it out is a 400 naming the field (an account made by a provider has no " +
-  "password until it sets one with a reset code: sign in with the provider again, then call at once).";
+const freshProof = (field: string) =>
+  `${field} may be left out only by a session that gave a proof with POST /auth/reauthenticate within the last 5 ` +
+  "minutes (a session's age is no proof); otherwise leaving it out is a 400 naming the field (an account made by a " +
+  "provider has no password until it sets one with a reset code).";
 
 // Where a provider sign-in or link sends the browser back, and what it must be.
 const returnRules = (field: string) =>
@@ -307,7 +312,7 @@ export const operations = {
     description: "Sets a new password for the signed-in user who knows the current one, and answers a fresh " +
       "session, as login. Every other session and token of the account is refused from its next request. A wrong " +
       "current password is 401 invalid_credentials and counts toward the login limits (429 past them). " +
-      freshProviderSignIn("currentPassword") + secondStepNeeded,
+      freshProof("currentPassword") + secondStepNeeded,
     body: changePasswordBody,
     success: { status: 200, data: session },
     errors: [...bodyErrors, 401, 403, 429, ...always],
@@ -322,7 +327,7 @@ export const operations = {
     description: "Erases the signed-in user's account, its notes, sessions, codes and queued mails in one " +
       "transaction; the password is re-entered. A wrong password is 401 invalid_credentials, counts toward the " +
       "login limits (429 past them) and deletes nothing. The address can then register again. " +
-      freshProviderSignIn("password") + secondStepNeeded,
+      freshProof("password") + secondStepNeeded,
     body: deleteAccountBody,
     success: { status: 200, data: deletedAccount },
     errors: [...bodyErrors, 401, 403, 429, ...always],
@@ -364,8 +369,9 @@ export const operations = {
       "(a wrong one is 401 invalid_credentials and counts toward the login limits, 429 past them). Answers the " +
       "pending factor's id, an otpauth URL to show as a QR code and the same secret in base32 to type by hand; " +
       "they are answered this once. The factor does nothing until its first code activates it; a new enrolment " +
-      "replaces a pending one, and an account with an active factor gets 409 factor_exists (remove it first)." +
-      secondStepNeeded,
+      "replaces a pending one, and an account with an active factor gets 409 factor_exists (remove it first). " +
+      "The address must be verified (else 403 email_not_verified): a factor added while it is unproven would let " +
+      "whoever registered it keep the account after its owner's reset." + secondStepNeeded,
     body: enrollBody,
     success: { status: 201, data: enrollment },
     errors: [...bodyErrors, 401, 403, 409, 429, ...always],
@@ -398,7 +404,7 @@ export const operations = {
       "active factor is 404 factor_not_found. " + codeRules.trimEnd(),
     body: verifyFactorBody,
     success: { status: 200, data: session },
-    errors: [...bodyErrors, 401, 404, 429, ...always],
+    errors: [...bodyErrors, 401, 403, 404, 429, ...always],
   },
   mfaRecover: {
     method: "POST",
@@ -413,7 +419,7 @@ export const operations = {
       "minutes, 429 with Retry-After); an account without an active factor is 404 factor_not_found.",
     body: recoverBody,
     success: { status: 200, data: recovery },
-    errors: [...bodyErrors, 401, 404, 429, ...always],
+    errors: [...bodyErrors, 401, 403, 404, 429, ...always],
   },
   mfaList: {
     method: "GET",
@@ -440,6 +446,42 @@ export const operations = {
       "invalid_code; a factorId that is not the account's factor is 404 factor_not_found. " + codeRules.trimEnd(),
     body: unenrollBody,
     success: { status: 200, data: unenrolled },
+    errors: [...bodyErrors, 401, 403, 404, 429, ...always],
+  },
+  reauthenticate: {
+    method: "POST",
+    functionName: "auth-reauthenticate",
+    interfacePath: "/auth/reauthenticate",
+    envelope: "auth",
+    bearer: true,
+    summary: "Prove it is the owner before changing how the account signs in",
+    description: "Takes exactly one proof: the password, a current code of the authenticator app, or one recovery " +
+      "code (which it uses up). The session may then, for 5 minutes, unlink an identity, link one without the " +
+      "password, and (an account without a password) set one or delete the account; the answer says until when. " +
+      "A session's age is no proof. A wrong password is 401 invalid_credentials and counts toward the session's " +
+      "re-entry limit (429 past it); a wrong code is 400 invalid_code; a code for an account without an active " +
+      "factor is 404 factor_not_found. " + codeRules.trimEnd() + secondStepNeeded,
+    body: reauthenticateBody,
+    success: { status: 200, data: reauthentication },
+    errors: [...bodyErrors, 401, 403, 404, 429, ...always],
+  },
+  reauthenticateWithProvider: {
+    method: "POST",
+    functionName: "auth-reauthenticate-provider",
+    interfacePath: "/auth/reauthenticate/provider",
+    envelope: "auth",
+    bearer: true,
+    summary: "Prove it is the owner by signing in again at a linked provider",
+    description: "For an account that signs in with a provider (one without a password, above all): answers the " +
+      "provider's URL; navigate the browser there (location.assign). The provider asks the person to sign in again " +
+      "whatever session it holds (prompt=login, max_age=0). When an identity of this account signs in there, the " +
+      "callback records the proof on this session for 5 minutes (as POST /auth/reauthenticate) and returns the " +
+      "browser to redirectTo with reauthenticated=<provider>; another identity is error=identity_not_linked, and " +
+      "an ended session error=link_expired. An account with no identity of that provider is 404 " +
+      "identity_not_found. " + returnRules("redirectTo") + " Starts count toward the per-address sign-in limit (429)." +
+      secondStepNeeded,
+    body: reauthenticateWithProviderBody,
+    success: { status: 200, data: identityLinkStart },
     errors: [...bodyErrors, 401, 403, 404, 429, ...always],
   },
   mfaRecoveryCodes: {
@@ -503,7 +545,8 @@ export const operations = {
       "redirect_to of the sign-in or link, with exactly one outcome added to its query: code (a sign-in; a " +
       "one-time code for POST /auth/oauth/token, valid 60 seconds), link_code (a link; a one-time code for POST " +
       "/auth/identities/link/complete by the session that asked, valid 60 seconds), linked=<provider> (the " +
-      "identity was this account's already: nothing to complete), or error and " +
+      "identity was this account's already: nothing to complete), reauthenticated=<provider> (a proof asked " +
+      "with POST /auth/reauthenticate/provider is recorded on the session that asked), or error and " +
       `error_description (nothing happened; error is one of ${providerSignInErrors.join(", ")}). ` +
       "identity_not_linked means an account with the provider's email exists: sign in to it the usual way, then " +
       "link the provider from settings. No token travels in a URL.",
@@ -560,8 +603,9 @@ export const operations = {
       "browser links nothing); or with linked=<provider> (already this account's), or with error " +
       "(identity_already_linked: it belongs to another account; link_expired: the session ended meanwhile). " +
       returnRules("redirectTo") + " Link starts count with sign-in starts, per address. The password is needed " +
-      "unless this session signed in within the last 10 minutes (any way): without it, a 400 naming password " +
-      "(ask for it and call again); a wrong one is 401 invalid_credentials and counts toward the session's " +
+      "unless this session gave a proof with POST /auth/reauthenticate within the last 5 minutes: without it, a 400 " +
+      "naming password (ask for it, or reauthenticate, and call again); a wrong one is 401 invalid_credentials and " +
+      "counts toward the session's " +
       "re-entry limit (429 past it). A provider that is not configured, or a redirectTo not allowed, is a 400 " +
       "naming the field." + secondStepNeeded,
     body: linkIdentityBody,
@@ -613,7 +657,9 @@ export const operations = {
     description: "Removes one of the account's identities: that provider no longer signs in to it. Another " +
       "account's identity, or an id that is none, is 404 identity_not_found. The account's last way to sign in " +
       "(no password and no other identity) is 409 last_sign_in_method: set a password (reset code) or link " +
-      "another provider first." + secondStepNeeded,
+      "another provider first. It needs a proof given with POST /auth/reauthenticate within the last 5 minutes by " +
+      "this session (else 403 reauthentication_required), so a stolen token cannot remove the owner's way in; the " +
+      "owner is mailed." + secondStepNeeded,
     query: unlinkIdentityQuery,
     success: { status: 200, data: unlinkedIdentity },
     errors: [400, 401, 403, 404, 409, ...always],
@@ -643,7 +689,9 @@ export const operations = {
       "request and makes login answer 403; ACTIVE lets it log in again. An admin's own id is a 400, and so is " +
       "suspending an ADMIN (an operator revokes the role first); an unknown id is a 404. With removeMfa: true " +
       "instead, removes the account's second factor and its recovery codes, for a user who lost both (after " +
-      "checking who asks), and ends the account's sessions; an account without one is 404 factor_not_found.",
+      "checking who asks), ends the account's sessions and mails its owner; an account without one is 404 " +
+      "factor_not_found. An admin's own factor (400 cannot_remove_own_factor: unenroll it with a code) and another " +
+      "admin's (400 cannot_remove_admin_factor: an operator removes it) are refused.",
     body: setUserStatusBody,
     success: { status: 200, data: currentUser },
     errors: [...bodyErrors, 401, 403, 404, ...always],

@@ -61,6 +61,7 @@ async function bcryptCallsOfLogin(sql: ScratchStack["sql"], email: string): Prom
 const minimalEnv = {
   DATABASE_URL: "postgresql://unused",
   JWT_SECRET: "a-secret-of-at-least-thirty-two-bytes!!",
+  MFA_SECRET_KEY: "a-second-factor-key-of-at-least-32-bytes",
   SUPABASE_ANON_KEY: "unused",
 };
 

@@ -149,6 +149,9 @@ function callsNeedingASession(client: NotesClient): Record<string, () => Promise
     mfaList: () => client.mfa.list(),
     mfaUnenroll: () => client.mfa.unenroll({ factorId: id, code: "123456" }),
     mfaRecoveryCodes: () => client.mfa.regenerateRecoveryCodes({ code: "123456" }),
+    reauthenticate: () => client.reauthenticate({ password }),
+    reauthenticateWithProvider: () =>
+      client.reauthenticateWithProvider({ provider: "google", redirectTo: "http://127.0.0.1:5173/" }),
     listIdentities: () => client.listIdentities(),
     linkIdentity: () => client.linkIdentity({ provider: "google", redirectTo: "http://127.0.0.1:5173/" }),
     unlinkIdentity: () => client.unlinkIdentity(id),
@@ -489,6 +492,8 @@ describe("createNotesClient", () => {
 
   it("enrolls a second factor, and makes the second step of later sign-ins with a code or a recovery code", async () => {
     const { client, email } = await signedUp("second-factor");
+    // Enrolling needs a verified address: the code mailed at registration.
+    await client.verifyEmail({ email, code: await readMailedCode(email, { kind: "verification" }) });
     const enrollment = await client.mfa.enroll({ password });
     expect(enrollment.otpauthUrl).toContain(`secret=${enrollment.secret}`);
     expect(await client.mfa.list()).toMatchObject({ factors: [{ id: enrollment.factorId, status: "pending" }] });
@@ -1352,10 +1357,11 @@ describe("sign-in with a provider", () => {
     visitor.arrive(await roundTrip(visitor.left[0], person.sub));
     expect(await stranger.completeProviderSignIn()).toMatchObject({ outcome: "error", error: "identity_not_linked" });
 
-    // Signed in just now, the owner links without the password; the page leaves for the provider.
+    // Having proved it is them, the owner links without the password; the page leaves for the provider.
     const settings = fakePage(`${app}?tab=settings`);
     const linking = createNotesClient({ url: stack.baseUrl, anonKey, navigation: settings.navigation });
     linking.setSession(owner.session);
+    await linking.reauthenticate({ password });
     const { url: linkUrl } = await linking.linkIdentity(
       { provider: "local", redirectTo: `${app}?tab=settings` },
       { navigate: true },
@@ -1388,7 +1394,7 @@ describe("sign-in with a provider", () => {
     });
   });
 
-  it("refuses to unlink an account's only way to sign in, and to link without the password after 10 minutes", async () => {
+  it("refuses to unlink an account's only way to sign in, and to link without the password or a proof", async () => {
     const person = newPerson();
     const page = fakePage();
     const client = createNotesClient({ url: stack.baseUrl, anonKey, navigation: page.navigation });
@@ -1396,11 +1402,22 @@ describe("sign-in with a provider", () => {
     page.arrive(await roundTrip(page.left[0], person.sub));
     await client.completeProviderSignIn();
     const [only] = (await client.listIdentities()).identities;
+    expect(await apiError(client.unlinkIdentity(only.id))).toMatchObject({
+      status: 403,
+      code: "reauthentication_required",
+    });
+    // The proof of an account without a password: a new sign-in at its provider, which this page leaves for.
+    const { url: proofUrl } = await client.reauthenticateWithProvider(
+      { provider: "local", redirectTo: app },
+      { navigate: true },
+    );
+    expect(page.left.at(-1)).toBe(proofUrl);
+    page.arrive(await roundTrip(proofUrl, person.sub));
+    expect(await client.completeProviderSignIn()).toEqual({ outcome: "reauthenticated", provider: "local" });
+    expect(new URL(page.url()).searchParams.get("reauthenticated"), "the URL is cleaned").toBeNull();
     expect(await apiError(client.unlinkIdentity(only.id))).toMatchObject({ status: 409, code: "last_sign_in_method" });
 
     const { session } = await signedUp("stale-link", stack.baseUrl).then(({ client: made }) => made);
-    const sessionId = String(decodeAccessToken(session?.accessToken ?? fail("no session")).claims.session_id);
-    await stack.sql`update app.sessions set signed_in_at = now() - interval '11 minutes' where id = ${sessionId}`;
     const stale = createNotesClient({ url: stack.baseUrl, anonKey, navigation: page.navigation });
     stale.setSession(session);
     const left = page.left.length;

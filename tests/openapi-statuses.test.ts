@@ -20,7 +20,8 @@ import {
   identityList,
   limits,
 } from "../supabase/functions/_shared/contract/mod.ts";
-import { codeAt, totpPolicy } from "../supabase/functions/_shared/auth/totp.ts";
+import { codeAt } from "../supabase/functions/_shared/auth/totp.ts";
+import { awayFromStepEdge, period } from "./support/second-factor.ts";
 import { operations, type OperationSpec, pathOf } from "../shared/operations.ts";
 import {
   type ApiRequest,
@@ -183,12 +184,12 @@ async function signedUpCaller(): Promise<Caller> {
   return { email, token, refreshToken, noteId: noteEnvelope.parse(created.body).data.id };
 }
 
-const period = totpPolicy.periodSeconds * 1000;
-
-/** Waits, if needed, until at least `marginMs` remain of the current time step, so a code made now is still now's. */
-async function awayFromStepEdge(marginMs = 3_000) {
-  const left = period - (Date.now() % period);
-  if (left < marginMs) await new Promise((resolve) => setTimeout(resolve, left + 50));
+/** A signed-up caller whose address is verified with the mailed code: enrolling a factor needs it. */
+async function verifiedCaller(): Promise<Caller> {
+  const caller = await signedUpCaller();
+  const code = await readMailedCode(caller.email, { kind: "verification", logFile: stack.logFile });
+  await documented(operations.verifyEmail, 200, { token: caller.token, body: { email: caller.email, code } });
+  return caller;
 }
 
 /** A 6-digit code that the authenticator with `secret` shows at none of the steps accepted now. */
@@ -212,7 +213,7 @@ interface EnrolledCaller extends Caller {
 
 /** A signed-up caller that enrolled and activated a factor: `token` has made the second step, `firstStep` not. */
 async function enrolledCaller(): Promise<EnrolledCaller> {
-  const caller = await signedUpCaller();
+  const caller = await verifiedCaller();
   const enrolled = await documented(operations.mfaEnroll, 201, { token: caller.token, body: { password } });
   const { factorId, secret } = enrollment.parse((enrolled.body as { data: unknown }).data);
   await awayFromStepEdge();
@@ -289,19 +290,11 @@ async function providerSignIn(sub: string, codeChallenge = pkce.challenge): Prom
   return await throughProvider(started, sub, new ProviderBrowser());
 }
 
-/** The session of a provider sign-in of `sub`, from the one-time code exchanged. */
-async function providerSession(sub: string) {
-  const back = await providerSignIn(sub);
-  const code = back.searchParams.get("code") ?? fail(`no code in ${back.href}`);
-  const exchanged = await documented(operations.oauthToken, 200, { body: { code, codeVerifier: pkce.verifier } });
-  return { code, ...sessionEnvelope.parse(exchanged.body).data };
-}
-
 /** The link_code that a link started by `token` brings back once `sub` signed in at the provider, each step documented. */
 async function linkCode(token: string, sub: string): Promise<string> {
   const started = await documented(operations.linkIdentity, 200, {
     token,
-    body: { provider: "local", redirectTo: app },
+    body: { provider: "local", redirectTo: app, password },
   });
   const { url } = identityLinkStart.parse((started.body as { data: unknown }).data);
   const opened = await documented(operations.linkIdentityAuthorize, 302, {
@@ -616,7 +609,13 @@ describe("every documented status of every operation", () => {
   });
 
   it("answers the second factor's own outcomes", async () => {
-    const plain = await signedUpCaller();
+    const unverified = await signedUpCaller();
+    await documented(operations.mfaEnroll, 403, {
+      token: unverified.token,
+      body: { password },
+      code: "email_not_verified",
+    });
+    const plain = await verifiedCaller();
     const unknownFactor = crypto.randomUUID();
     await documented(operations.mfaList, 200, { token: plain.token });
     await documented(operations.mfaVerify, 404, {
@@ -651,7 +650,7 @@ describe("every documented status of every operation", () => {
       code: "invalid_credentials",
     });
     // A session's re-entered passwords are limited (5 a window): the sixth is refused, even the right one.
-    const guesser = await signedUpCaller();
+    const guesser = await verifiedCaller();
     for (let guess = 0; guess < 5; guess++) {
       await documented(operations.mfaEnroll, 401, { token: guesser.token, body: { password: `guess ${guess}` } });
     }
@@ -760,6 +759,55 @@ describe("every documented status of every operation", () => {
       body: { recoveryCode: locked.recoveryCodes[0] },
       code: "rate_limited",
     });
+
+    // 100 wrong codes in a row (99 left by earlier lockouts) lock it until the password is reset.
+    const farmed = await enrolledCaller();
+    await stack.sql`update app.second_factors set consecutive_failures = 99 where id = ${farmed.factorId}`;
+    await documented(operations.mfaVerify, 400, { token: farmed.firstStep, body: { code: wrongCode(farmed.secret) } });
+    await documented(operations.mfaVerify, 403, {
+      token: farmed.firstStep,
+      body: { code: codeAt(farmed.secret, Date.now()) },
+      code: "second_factor_locked",
+    });
+    await documented(operations.mfaRecover, 403, {
+      token: farmed.firstStep,
+      body: { recoveryCode: farmed.recoveryCodes[0] },
+      code: "second_factor_locked",
+    });
+  });
+
+  it("answers a proof given for a change of how the account signs in", async () => {
+    const plain = await signedUpCaller();
+    await documented(operations.reauthenticate, 200, { token: plain.token, body: { password } });
+    await documented(operations.reauthenticate, 400, {
+      token: plain.token,
+      body: { password, code: "123456" },
+      code: "invalid_request",
+    });
+    await documented(operations.reauthenticate, 404, {
+      token: plain.token,
+      body: { code: "123456" },
+      code: "factor_not_found",
+    });
+    const guesser = await signedUpCaller();
+    for (let guess = 0; guess < 5; guess++) {
+      await documented(operations.reauthenticate, 401, {
+        token: guesser.token,
+        body: { password: `guess ${guess}` },
+        code: "invalid_credentials",
+      });
+    }
+    await documented(operations.reauthenticate, 429, {
+      token: guesser.token,
+      body: { password },
+      code: "rate_limited",
+    });
+    const owner = await enrolledCaller();
+    await documented(operations.reauthenticate, 403, {
+      token: owner.firstStep,
+      body: { password },
+      code: "mfa_required",
+    });
   });
 
   it("answers 403 mfa_required where a session that has not made the second step cannot go", async () => {
@@ -794,6 +842,11 @@ describe("every documented status of every operation", () => {
       body: { factorId: owner.factorId, recoveryCode: owner.recoveryCodes[0] },
     });
     await documented(operations.mfaRecoveryCodes, 403, { ...refused, body: { recoveryCode: owner.recoveryCodes[0] } });
+    await documented(operations.reauthenticate, 403, { ...refused, body: { password } });
+    await documented(operations.reauthenticateWithProvider, 403, {
+      ...refused,
+      body: { provider: "local", redirectTo: app },
+    });
     await documented(operations.createNote, 403, { ...refused, body: { title: "not yet" } });
     await documented(operations.getNote, 403, { ...refused, query: `?id=${owner.noteId}` });
     await documented(operations.listNotes, 403, refused);
@@ -814,6 +867,24 @@ describe("every documented status of every operation", () => {
       (await documented(operations.login, 200, { body: { email: owner.email, password } })).body,
     ).data.payload.id;
     await documented(operations.setUserStatus, 200, { token: admin.token, body: { id: userId, removeMfa: true } });
+    const adminId = sessionEnvelope.parse(
+      (await documented(operations.login, 200, { body: { email: admin.email, password } })).body,
+    ).data.payload.id;
+    await documented(operations.setUserStatus, 400, {
+      token: admin.token,
+      body: { id: adminId, removeMfa: true },
+      code: "cannot_remove_own_factor",
+    });
+    const otherAdmin = await signedUpCaller();
+    await grantAdmin(stack, otherAdmin.email);
+    const otherAdminId = sessionEnvelope.parse(
+      (await documented(operations.login, 200, { body: { email: otherAdmin.email, password } })).body,
+    ).data.payload.id;
+    await documented(operations.setUserStatus, 400, {
+      token: admin.token,
+      body: { id: otherAdminId, removeMfa: true },
+      code: "cannot_remove_admin_factor",
+    });
     await documented(operations.setUserStatus, 404, {
       token: admin.token,
       body: { id: userId, removeMfa: true },
@@ -881,6 +952,40 @@ describe("every documented status of every operation", () => {
     const listed = await documented(operations.listIdentities, 200, { token: accessToken });
     const made = identityList.parse((listed.body as { data: unknown }).data);
     expect(made.hasPassword).toBe(false);
+    // A proof at the provider: a 200 with the provider's URL; nothing to prove with at a provider not linked, or one
+    // not configured.
+    const proofs = freshAddress();
+    await documented(operations.reauthenticateWithProvider, 200, {
+      token: accessToken,
+      body: { provider: "local", redirectTo: app },
+      address: proofs,
+    });
+    await documented(operations.reauthenticateWithProvider, 429, {
+      token: accessToken,
+      body: { provider: "local", redirectTo: app },
+      address: proofs,
+      code: "rate_limited",
+    });
+    await documented(operations.reauthenticateWithProvider, 400, {
+      token: accessToken,
+      body: { provider: "nobody", redirectTo: app },
+      code: "invalid_request",
+    });
+    const passwordOnly = await signedUpCaller();
+    await documented(operations.reauthenticateWithProvider, 404, {
+      token: passwordOnly.token,
+      body: { provider: "local", redirectTo: app },
+      code: "identity_not_found",
+    });
+    // Unlinking needs a proof given for it within 5 minutes; a sign-in's age is none.
+    await documented(operations.unlinkIdentity, 403, {
+      token: accessToken,
+      query: `?id=${made.identities[0].id}`,
+      code: "reauthentication_required",
+    });
+    const sessionOf = (token: string) => JSON.parse(atob(token.replace(/^Bearer /, "").split(".")[1])).session_id;
+    await stack.sql`update app.sessions set reauthenticated_at = now(), reauthenticated_with = 'provider'
+                    where id = ${sessionOf(accessToken)}`;
     await documented(operations.unlinkIdentity, 409, {
       token: accessToken,
       query: `?id=${made.identities[0].id}`,
@@ -893,7 +998,7 @@ describe("every documented status of every operation", () => {
     });
     await documented(operations.unlinkIdentity, 400, { token: accessToken, query: "?id=not-an-id" });
 
-    // A password account links the provider (fresh sign-in: no password needed), then unlinks it.
+    // A password account links the provider (with the password), then unlinks it (with a proof given for it).
     const owner = await signedUpCaller();
     await documented(operations.linkIdentity, 400, {
       token: owner.token,
@@ -925,15 +1030,14 @@ describe("every documented status of every operation", () => {
       ((await documented(operations.listIdentities, 200, { token: owner.token })).body as { data: unknown }).data,
     );
     expect(ownerIdentities.hasPassword).toBe(true);
+    await documented(operations.reauthenticate, 200, { token: owner.token, body: { password } });
     await documented(operations.unlinkIdentity, 200, {
       token: owner.token,
       query: `?id=${ownerIdentities.identities[0].id}`,
     });
 
-    // A sign-in older than 10 minutes needs the password; its re-entries are limited (5 a window).
+    // Without a proof given for it, a link needs the password; its re-entries are limited (5 a window).
     const stale = await signedUpCaller();
-    const sessionId = JSON.parse(atob(stale.token.replace(/^Bearer /, "").split(".")[1])).session_id;
-    await stack.sql`update app.sessions set signed_in_at = now() - interval '11 minutes' where id = ${sessionId}`;
     const link = { provider: "local", redirectTo: app };
     const asked = await documented(operations.linkIdentity, 400, {
       token: stale.token,
@@ -954,22 +1058,23 @@ describe("every documented status of every operation", () => {
       code: "rate_limited",
     });
 
-    // Change-password and delete-account without the password: only after a fresh provider sign-in.
+    // Change-password and delete-account without the password: only after a proof given for it.
     await documented(operations.changePassword, 400, {
       token: stale.token,
       body: { newPassword: "a new long secret" },
       code: "invalid_request",
     });
-    const fresh = await providerSession(person.sub);
+    const proven = await signedUpCaller();
+    await documented(operations.reauthenticate, 200, { token: proven.token, body: { password } });
     await documented(operations.changePassword, 200, {
-      token: fresh.accessToken,
+      token: proven.token,
       body: { newPassword: "a new long secret" },
     });
   });
 
   it("answers account deletion's own outcomes", async () => {
     const { email, token } = await signedUpCaller();
-    // Only a provider sign-in of the last 10 minutes stands in for the password; a password sign-in does not.
+    // Only a proof given with POST /auth/reauthenticate stands in for the password; a fresh sign-in does not.
     await documented(operations.deleteAccount, 400, { token, body: {} });
     await documented(operations.deleteAccount, 401, { token, body: { password: "wrong password" } });
     await documented(operations.deleteAccount, 200, { token, body: { password } });
@@ -1033,8 +1138,10 @@ describe("every documented status of every operation", () => {
         mfaRecover: { recoveryCode: owner.recoveryCodes[0] },
         mfaUnenroll: { factorId: owner.factorId, code: "123456" },
         mfaRecoveryCodes: { code: "123456" },
+        reauthenticate: { password },
         oauthToken: { code: "a-code-never-given", codeVerifier: pkce.verifier },
         linkIdentity: { provider: "local", redirectTo: app },
+        reauthenticateWithProvider: { provider: "local", redirectTo: app },
         completeLink: { code: "a-code-never-given" },
       };
       const queries: Record<string, string> = {

@@ -124,7 +124,9 @@ describe("a pre-hijacked account (made by a provider that did not vouch for the 
     const victimEmail = uniqueEmail("victim2");
     const unproven = journeys.newPerson({ email: victimEmail, verified: false });
     const { accessToken, payload } = await journeys.signedIn(unproven.sub);
-    // From the fresh session, the attacker links a second identity, verified for an address of his own.
+    // Proving it is them at the provider (their own identity there), the attacker links a second identity, verified
+    // for an address of his own.
+    await journeys.reauthenticatedAtProvider(accessToken, unproven.sub);
     const second = journeys.newPerson({ email: uniqueEmail("attacker-second"), verified: true });
     await linkAs(accessToken, await linkUrl(accessToken), second.sub);
 
@@ -134,7 +136,7 @@ describe("a pre-hijacked account (made by a provider that did not vouch for the 
       .not.toBe(payload.id);
   });
 
-  it("keeps an identity its owner linked while the address was proven", async () => {
+  it("keeps an identity its owner linked while the address was proven, longer ago than RESET_REVOKES_RECENT_DAYS", async () => {
     const email = uniqueEmail("proven");
     const owner = await journeys.registerWithPassword(email);
     // The owner proves the address with the mailed code, then links a provider from a fresh session.
@@ -145,16 +147,23 @@ describe("a pre-hijacked account (made by a provider that did not vouch for the 
     });
     expect(verified.status, verified.text).toBe(200);
     const linked = journeys.newPerson({ email: uniqueEmail("owner-elsewhere"), verified: false });
+    const recent = journeys.newPerson({ email: uniqueEmail("owner-lately"), verified: true });
+    await journeys.reauthenticated(owner.accessToken);
     await linkAs(owner.accessToken, await linkUrl(owner.accessToken), linked.sub);
+    await linkAs(owner.accessToken, await linkUrl(owner.accessToken), recent.sub);
+    await stack.sql`update app.identities set created_at = now() - interval '8 days' where subject = ${linked.sub}`;
 
     await ownerResets(email);
     expect((await journeys.signedIn(linked.sub)).payload.id).toBe(owner.payload.id);
+    // One linked in the 7 days before the reset goes with it: an identity is a way in, as the password it replaces.
+    expect((await journeys.signedIn(recent.sub)).payload.id).not.toBe(owner.payload.id);
   });
 });
 
 describe("flows not bound to the browser that started them", () => {
   it("does not link the victim's identity to the attacker's account when the victim opens the attacker's link URL", async () => {
     const attacker = await journeys.registerWithPassword(uniqueEmail("csrf-attacker"));
+    await journeys.reauthenticated(attacker.accessToken);
     const url = await linkUrl(attacker.accessToken);
     // The victim, signed in at the provider in the browser, follows a link the attacker sent.
     const victim = journeys.newPerson({ email: uniqueEmail("csrf-victim") });
@@ -216,6 +225,7 @@ describe("flows bound to the browser that started them (RFC 9700 4.7.1)", () => 
 
   it("links nothing when a link's provider step completes in another browser than the one that opened it", async () => {
     const attacker = await journeys.registerWithPassword(uniqueEmail("bound-link-attacker"));
+    await journeys.reauthenticated(attacker.accessToken);
     const attackerBrowser = journeys.browser();
     const opened = await attackerBrowser.visit(await linkUrl(attacker.accessToken));
     expect(opened.status, await opened.clone().text()).toBe(302);
@@ -230,6 +240,7 @@ describe("flows bound to the browser that started them (RFC 9700 4.7.1)", () => 
 
   it("binds a link to the first browser that opens it, once", async () => {
     const owner = await journeys.registerWithPassword(uniqueEmail("bound-link"));
+    await journeys.reauthenticated(owner.accessToken);
     const url = await linkUrl(owner.accessToken);
     expect((await journeys.browser().visit(url)).status).toBe(302);
     const second = await journeys.browser().visit(url);
@@ -299,6 +310,7 @@ describe("mix-up (RFC 9700 4.4): a redirect URI per provider", () => {
 describe("flooding", () => {
   it("counts link starts of one session like sign-in starts, so a session cannot store flows without bound", async () => {
     const owner = await journeys.registerWithPassword(uniqueEmail("flood"));
+    await journeys.reauthenticated(owner.accessToken);
     const address = freshAddress();
     const statuses: number[] = [];
     for (let i = 0; i < addressLimit * 3; i++) statuses.push((await startLink(owner.accessToken, {}, address)).status);
@@ -339,6 +351,7 @@ describe("races on the single-use steps", () => {
   it("leaves a passwordless account one identity when its last two are unlinked at once", async () => {
     const first = journeys.newPerson();
     const { accessToken } = await journeys.signedIn(first.sub);
+    await journeys.reauthenticatedAtProvider(accessToken, first.sub);
     const second = journeys.newPerson();
     await linkAs(accessToken, await linkUrl(accessToken), second.sub);
     const { identities, hasPassword } = await journeys.identitiesOf(accessToken);
@@ -492,6 +505,12 @@ describe("an account with a second factor", () => {
   it("gives a provider sign-in an aal1 session that can neither link, unlink, change nor delete, nor test a password", async () => {
     const email = uniqueEmail("factor");
     const owner = await journeys.registerWithPassword(email);
+    const verification = await readMailedCode(email, { kind: "verification", logFile: stack.logFile });
+    const verified = await stack.call("/auth/verify-email", {
+      token: owner.accessToken,
+      body: { email, code: verification },
+    });
+    expect(verified.status, verified.text).toBe(200);
     const enrolled = await stack.call("/auth/mfa/enroll", { token: owner.accessToken, body: { password } });
     expect(enrolled.status, enrolled.text).toBe(201);
     const { factorId, secret } = enrollment.parse((enrolled.body as { data: unknown }).data);
@@ -504,6 +523,7 @@ describe("an account with a second factor", () => {
     expect(activated.status, activated.text).toBe(200);
     const { accessToken: fullToken } = activation.parse((activated.body as { data: unknown }).data);
     const person = journeys.newPerson({ email });
+    await journeys.reauthenticated(fullToken);
     await linkAs(fullToken, await linkUrl(fullToken), person.sub);
 
     const half = await journeys.signedIn(person.sub);
@@ -538,6 +558,7 @@ describe("suspended accounts and ended sessions", () => {
 
   it("links nothing when the session that started the link logged out before the callback", async () => {
     const owner = await journeys.registerWithPassword(uniqueEmail("logged-out"));
+    await journeys.reauthenticated(owner.accessToken);
     const url = await linkUrl(owner.accessToken);
     const out = await stack.call("/auth/logout", { token: owner.accessToken, body: {} });
     expect(out.status, out.text).toBe(200);
@@ -547,9 +568,11 @@ describe("suspended accounts and ended sessions", () => {
     expect(await stack.sql`select 1 from app.identities where subject = ${person.sub}`).toHaveLength(0);
   });
 
-  it("does not extend the 10 fresh minutes by a refresh", async () => {
-    const { accessToken, refreshToken } = await journeys.signedIn(journeys.newPerson().sub);
-    await stack.sql`update app.sessions set signed_in_at = now() - interval '11 minutes'
+  it("does not extend a proof's 5 minutes by a refresh", async () => {
+    const person = journeys.newPerson();
+    const { accessToken, refreshToken } = await journeys.signedIn(person.sub);
+    await journeys.reauthenticatedAtProvider(accessToken, person.sub);
+    await stack.sql`update app.sessions set reauthenticated_at = now() - interval '6 minutes'
                     where id = ${sessionIdOf(accessToken)}`;
     const refreshed = await stack.call("/auth/refresh", {
       body: { refreshToken },

@@ -370,6 +370,7 @@ describe("linking and unlinking", () => {
     const email = uniqueEmail("linker");
     const owner = await journeys.registerWithPassword(email);
     const person = journeys.newPerson({ email });
+    await journeys.reauthenticated(owner.accessToken);
     const started = await stack.call("/auth/identities/link", {
       token: owner.accessToken,
       body: { provider: "local", redirectTo: "http://127.0.0.1:5173/settings" },
@@ -389,10 +390,8 @@ describe("linking and unlinking", () => {
     expect((await journeys.signedIn(person.sub)).payload.id).toBe(owner.payload.id);
   });
 
-  it("asks for the password once the session's sign-in is older than 10 minutes", async () => {
+  it("asks for the password of a session however fresh, unless it gave a proof within 5 minutes", async () => {
     const owner = await journeys.registerWithPassword(uniqueEmail("stale"));
-    const sessionId = JSON.parse(atob(owner.accessToken.split(".")[1])).session_id;
-    await stack.sql`update app.sessions set signed_in_at = now() - interval '11 minutes' where id = ${sessionId}`;
     const link = (body: Record<string, string>) =>
       stack.call("/auth/identities/link", {
         token: owner.accessToken,
@@ -406,10 +405,13 @@ describe("linking and unlinking", () => {
     }]);
     expectErrorCode(await link({ password: "wrong password!" }), "invalid_credentials");
     expect((await link({ password })).status).toBe(200);
+    await journeys.reauthenticated(owner.accessToken);
+    expect((await link({})).status).toBe(200);
   });
 
   it("links only for the session that asked: a link URL opened in another browser links nothing", async () => {
     const asking = await journeys.registerWithPassword(uniqueEmail("asking"));
+    await journeys.reauthenticated(asking.accessToken);
     const started = await stack.call("/auth/identities/link", {
       token: asking.accessToken,
       body: { provider: "local", redirectTo: app },
@@ -429,6 +431,7 @@ describe("linking and unlinking", () => {
     const person = journeys.newPerson();
     await journeys.signedIn(person.sub);
     const other = await journeys.registerWithPassword(uniqueEmail("other"));
+    await journeys.reauthenticated(other.accessToken);
     const started = await stack.call("/auth/identities/link", {
       token: other.accessToken,
       body: { provider: "local", redirectTo: app },
@@ -446,15 +449,20 @@ describe("linking and unlinking", () => {
     expect(hasPassword).toBe(false);
     const unlink = (token: string) =>
       stack.call(`/auth/identities?id=${identities[0].id}`, { method: "DELETE", token });
+    expectErrorCode(await unlink(accessToken), "reauthentication_required");
+    await journeys.reauthenticatedAtProvider(accessToken, person.sub);
     expectErrorCode(await unlink(accessToken), "last_sign_in_method");
 
-    // A fresh provider sign-in stands in for the password it does not have.
+    // A sign-in at the provider made for it stands in for the password the account does not have.
     const changed = await stack.call("/auth/change-password", {
       token: accessToken,
       body: { newPassword: password },
     });
     expect(changed.status, changed.text).toBe(200);
     const { accessToken: newToken } = sessionEnvelope.parse(changed.body).data;
+    // The new session has given no proof of its own yet.
+    expectErrorCode(await unlink(newToken), "reauthentication_required");
+    await journeys.reauthenticated(newToken);
     const removed = await unlink(newToken);
     expect(removed.status, removed.text).toBe(200);
     expect((await journeys.identitiesOf(newToken)).identities).toEqual([]);
@@ -475,21 +483,50 @@ describe("an account without a password", () => {
     }
   });
 
-  it("changes or deletes only with a provider sign-in of the last 10 minutes", async () => {
+  it("changes or deletes only after a sign-in at the provider made for it, never with a session however fresh", async () => {
     const person = journeys.newPerson();
     const { accessToken, payload } = await journeys.signedIn(person.sub);
-    const sessionId = JSON.parse(atob(accessToken.split(".")[1])).session_id;
-    await stack.sql`update app.sessions set signed_in_at = now() - interval '11 minutes' where id = ${sessionId}`;
     expectErrorCode(
       await stack.call("/auth/change-password", { token: accessToken, body: { newPassword: password } }),
       "invalid_request",
     );
     expectErrorCode(await stack.call("/auth/delete-account", { token: accessToken, body: {} }), "invalid_request");
 
-    const fresh = await journeys.signedIn(person.sub);
-    const deleted = await stack.call("/auth/delete-account", { token: fresh.accessToken, body: {} });
+    await journeys.reauthenticatedAtProvider(accessToken, person.sub);
+    const deleted = await stack.call("/auth/delete-account", { token: accessToken, body: {} });
     expect(deleted.status, deleted.text).toBe(200);
     expect(await stack.sql`select 1 from app.users where id = ${payload.id}`).toHaveLength(0);
+  });
+
+  it("takes as a proof only a new sign-in, at the provider, of one of the account's own identities", async () => {
+    const person = journeys.newPerson();
+    const browser = journeys.browser();
+    const { accessToken } = await journeys.signedIn(person.sub, browser);
+    // The provider holds a session in this browser; a proof still asks for its login page (prompt=login): cancelled
+    // there, nothing is proved.
+    const started = await stack.call("/auth/reauthenticate/provider", {
+      token: accessToken,
+      body: { provider: "local", redirectTo: app },
+    });
+    const { url } = (started.body as { data: { url: string } }).data;
+    // Through this service first, which binds the flow to the browser, then to the provider asking for a new login.
+    const atProvider = (await browser.visit(url)).headers.get("location") ?? "";
+    expect(Object.fromEntries(new URL(atProvider).searchParams)).toMatchObject({ prompt: "login", max_age: "0" });
+    const cancelled = await journeys.backToApp(await browser.signIn(atProvider, person.sub, { abort: true }), browser);
+    expect(cancelled.searchParams.get("error")).toBe("access_denied");
+    // Someone else's identity at the provider proves nothing for this account.
+    const stranger = journeys.newPerson();
+    await journeys.signedIn(stranger.sub);
+    const other = await journeys.reauthenticateAtProvider(accessToken, stranger.sub);
+    expect(other.searchParams.get("error")).toBe("identity_not_linked");
+    expectErrorCode(await stack.call("/auth/delete-account", { token: accessToken, body: {} }), "invalid_request");
+    // A provider the account has no identity of is refused at the start.
+    const password_account = await journeys.registerWithPassword(uniqueEmail("no-identity"));
+    const refused = await stack.call("/auth/reauthenticate/provider", {
+      token: password_account.accessToken,
+      body: { provider: "local", redirectTo: app },
+    });
+    expectErrorCode(refused, "identity_not_found");
   });
 
   it("a password session never stands in for the password", async () => {
@@ -506,6 +543,7 @@ describe("the security log and the mail", () => {
     const email = uniqueEmail("events");
     const owner = await journeys.registerWithPassword(email);
     const person = journeys.newPerson({ email });
+    await journeys.reauthenticated(owner.accessToken);
     const started = await stack.call("/auth/identities/link", {
       token: owner.accessToken,
       body: { provider: "local", redirectTo: app },
@@ -520,20 +558,25 @@ describe("the security log and the mail", () => {
       .toBe(200);
     const { accessToken } = await journeys.signedIn(person.sub);
     const [identity] = (await journeys.identitiesOf(accessToken)).identities;
-    await stack.call(`/auth/identities?id=${identity.id}`, { method: "DELETE", token: accessToken });
+    await journeys.reauthenticated(accessToken);
+    const unlinked = await stack.call(`/auth/identities?id=${identity.id}`, { method: "DELETE", token: accessToken });
+    expect(unlinked.status, unlinked.text).toBe(200);
 
     const events = await stack.sql<{ type: string; details: Record<string, string> }[]>`
       select type, details from app.security_events
       where user_id = ${owner.payload.id} and type <> 'session_started' order by id`;
     expect(events.map((event) => event.type)).toEqual([
       "registered",
+      "reauthenticated",
       "identity_linked",
       "login_succeeded",
+      "reauthenticated",
       "identity_unlinked",
     ]);
-    expect(events[2].details.provider).toBe("local");
+    expect(events[3].details.provider).toBe("local");
     const mails = await stack.sql`select subject from app.mail_outbox where recipient = ${email}`;
     expect(mails.map((mail) => mail.subject)).toContain("A sign-in method was added to your account");
+    expect(mails.map((mail) => mail.subject)).toContain("A sign-in was removed from your account");
 
     const newcomer = journeys.newPerson();
     const { payload } = await journeys.signedIn(newcomer.sub);
@@ -567,7 +610,7 @@ describe("an identity whose address the provider did not vouch for", () => {
     expect(await stack.sql`select 1 from app.identities where subject = ${person.sub}`).toHaveLength(0);
     const [dropped] = await stack.sql<{ details: Record<string, string> }[]>`
       select details from app.security_events where user_id = ${payload.id} and type = 'identity_unlinked'`;
-    expect(dropped.details).toMatchObject({ provider: "local", reason: "password_set_with_code" });
+    expect(dropped.details).toMatchObject({ provider: "local", reason: "account_reclaimed" });
     const back = await journeys.signInAtProvider(person.sub);
     expect(back.searchParams.get("error"), "the address is the owner's now").toBe("identity_not_linked");
   });

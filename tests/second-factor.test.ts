@@ -10,7 +10,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { activation, enrollment, factorList, recovery } from "../supabase/functions/_shared/contract/mod.ts";
-import { codeAt, totpPolicy } from "../supabase/functions/_shared/auth/totp.ts";
+import {
+  awayFromStepEdge,
+  codeOf,
+  type Enrolled,
+  enrolledAccount as enrolledSetUp,
+  verifyAddress,
+} from "./support/second-factor.ts";
 import { freshAddress, readResetCode, uniqueEmail } from "./support/api.ts";
 import { decodeAccessToken, expectSession } from "./support/auth.ts";
 import { expectErrorCode } from "./support/error-codes.ts";
@@ -30,8 +36,6 @@ afterAll(async () => {
 });
 
 const password = "correct horse battery";
-const period = totpPolicy.periodSeconds * 1000;
-
 function post(path: string, body: unknown, token?: string, address = freshAddress()) {
   return stack.call(path, { body, token, headers: { "x-forwarded-for": address } });
 }
@@ -44,51 +48,8 @@ function login(email: string) {
   return post("/auth/login", { email, password });
 }
 
-/** Waits, if needed, until at least `marginMs` remain of the current time step, so a code made now is still now's. */
-async function awayFromStepEdge(marginMs = 3_000) {
-  const left = period - (Date.now() % period);
-  if (left < marginMs) await new Promise((resolve) => setTimeout(resolve, left + 50));
-}
-
-/** The code an authenticator with `secret` shows `steps` time steps from now. */
-function codeOf(secret: string, steps = 0): string {
-  return codeAt(secret, Date.now() + steps * period);
-}
-
-interface Enrolled {
-  email: string;
-  userId: string;
-  secret: string;
-  factorId: string;
-  /** An aal2 session's access token, from activation. */
-  accessToken: string;
-  recoveryCodes: string[];
-}
-
-/** Registers an account, enrolls and activates a factor; answers what its owner then holds. */
-async function enrolledAccount(label: string): Promise<Enrolled> {
-  const email = uniqueEmail(label);
-  const registered = expectSession(await post("/auth/register", { name: label, email, password }), 201);
-  const enrolled = await post("/auth/mfa/enroll", { password }, registered.accessToken);
-  expect(enrolled.status, enrolled.text).toBe(201);
-  const { factorId, secret } = enrollment.parse((enrolled.body as { data: unknown }).data);
-  await awayFromStepEdge();
-  const activated = await post(
-    "/auth/mfa/activate",
-    { factorId, code: codeOf(secret) },
-    registered.accessToken,
-  );
-  expect(activated.status, activated.text).toBe(200);
-  const data = activation.parse((activated.body as { data: unknown }).data);
-  return {
-    email,
-    userId: data.payload.id,
-    secret,
-    factorId,
-    accessToken: data.accessToken,
-    recoveryCodes: data.recoveryCodes,
-  };
-}
+/** Enrolled with the suite's password, on its stack. */
+const enrolledAccount = (label: string): Promise<Enrolled> => enrolledSetUp(stack, label, password);
 
 /** Lets the factor accept any step again, as if its last accepted step were long past. */
 async function forgetLastStep(factorId: string) {
@@ -119,6 +80,7 @@ describe("enrolment", () => {
   it("answers an otpauth URL for any authenticator app, and stores the secret only sealed", async () => {
     const email = uniqueEmail("url");
     const { accessToken, payload } = expectSession(await post("/auth/register", { name: "U", email, password }), 201);
+    await verifyAddress(stack, email, accessToken);
     const enrolled = await post("/auth/mfa/enroll", { password }, accessToken);
     const { otpauthUrl, secret, factorId } = enrollment.parse((enrolled.body as { data: unknown }).data);
     const url = new URL(otpauthUrl);
@@ -143,6 +105,7 @@ describe("enrolment", () => {
   it("refuses a wrong first code and leaves the factor pending", async () => {
     const email = uniqueEmail("wrong-first");
     const { accessToken } = expectSession(await post("/auth/register", { name: "W", email, password }), 201);
+    await verifyAddress(stack, email, accessToken);
     const enrolled = await post("/auth/mfa/enroll", { password }, accessToken);
     const { factorId, secret } = enrollment.parse((enrolled.body as { data: unknown }).data);
     const wrong = String((Number(codeOf(secret)) + 1) % 1_000_000).padStart(6, "0");
@@ -153,6 +116,7 @@ describe("enrolment", () => {
   it("ends every other session on activation, and answers an aal2 session with ten recovery codes", async () => {
     const email = uniqueEmail("activate");
     const first = expectSession(await post("/auth/register", { name: "A", email, password }), 201);
+    await verifyAddress(stack, email, first.accessToken);
     const other = expectSession(await login(email), 200);
     const enrolled = await post("/auth/mfa/enroll", { password }, first.accessToken);
     const { factorId, secret } = enrollment.parse((enrolled.body as { data: unknown }).data);

@@ -65,21 +65,23 @@ describe("starting the stack", () => {
     const stack = await startScratchStack("defaults", {
       env: {
         JWT_SECRET: "",
+        MFA_SECRET_KEY: "",
         SUPABASE_ANON_KEY: "",
         SUPABASE_PUBLISHABLE_KEYS: JSON.stringify({ default: publishableKey }),
       },
     });
     try {
-      const warnings = /WARNING: (JWT_SECRET|SUPABASE_ANON_KEY) is not set; using the public development default/g;
+      const warnings =
+        /WARNING: (JWT_SECRET|MFA_SECRET_KEY|SUPABASE_ANON_KEY) is not set; using the public development default/g;
       const warned = await waitForLog(
         (text) => {
           const names = [...text.matchAll(warnings)].map((match) => match[1]);
-          return names.length === 2 ? names.sort() : undefined;
+          return names.length === 3 ? names.sort() : undefined;
         },
-        "warnings about both defaults",
+        "warnings about the three defaults",
         stack.logFile,
       );
-      expect(warned).toEqual(["JWT_SECRET", "SUPABASE_ANON_KEY"]);
+      expect(warned).toEqual(["JWT_SECRET", "MFA_SECRET_KEY", "SUPABASE_ANON_KEY"]);
       const log = stackLog(stack.logFile);
       expect(log).toContain("Never deploy with it.");
       expect(log).toContain(`apikey:    ${devAnonKey}`);
@@ -106,7 +108,7 @@ describe("starting the stack", () => {
   it("does not warn when the secrets are set", () => {
     // The run's shared stack is started with its own JWT_SECRET and SUPABASE_ANON_KEY.
     expect(stackLog()).toContain("Ready on ");
-    expect(stackLog()).not.toMatch(/WARNING: (JWT_SECRET|SUPABASE_ANON_KEY) is not set/);
+    expect(stackLog()).not.toMatch(/WARNING: (JWT_SECRET|MFA_SECRET_KEY|SUPABASE_ANON_KEY) is not set/);
   });
 });
 

@@ -13,6 +13,10 @@ import { startEmbeddedDatabase, type SuiteDatabase } from "./embedded-database.t
 
 export const testAnonKey = "test-anon-key";
 export const testJwtSecret = "test-jwt-secret-of-at-least-thirty-two-bytes!";
+/** The key second-factor secrets are sealed under on every stack the tests and benchmarks start. */
+export const testMfaSecretKey = "test-second-factor-key-of-at-least-32-bytes!";
+/** The functions' two secrets on those stacks. */
+export const testSecrets = { JWT_SECRET: testJwtSecret, MFA_SECRET_KEY: testMfaSecretKey } as const;
 
 /**
  * Limits of the run's shared stack (and the bench's). Every suite calls from
@@ -115,7 +119,7 @@ export async function startStack(
         ...process.env,
         PORT: "0",
         PGLITE_DATA_DIR: join(workDir, "pglite"),
-        JWT_SECRET: testJwtSecret,
+        ...testSecrets,
         SUPABASE_ANON_KEY: testAnonKey,
         ...(options.databaseUrl ? { DATABASE_URL: options.databaseUrl } : {}),
         ...options.env,

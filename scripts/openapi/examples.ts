@@ -100,6 +100,8 @@ export const requestExamples: Partial<Record<OperationName, unknown>> = {
   mfaRecover: { recoveryCode: recoveryCodeList[0] },
   mfaUnenroll: { factorId, code: "215884" },
   mfaRecoveryCodes: { code: "608317" },
+  reauthenticate: { password: "correct horse battery" },
+  reauthenticateWithProvider: { provider: "google", redirectTo: "https://app.example.com/settings" },
   oauthToken: {
     code: "Jm4qX7c2VbR9tLw1ZsP0eYh3kN6dGf8aUo5iQyTx",
     codeVerifier: "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk",
@@ -291,6 +293,20 @@ export const successExamples: Record<OperationName, unknown> = {
     message: "Recovery codes replaced",
     data: { recoveryCodes: recoveryCodeList },
   },
+  reauthenticateWithProvider: {
+    success: true,
+    statusCode: 200,
+    message: "Continue at the provider",
+    data: {
+      url: "https://accounts.google.com/o/oauth2/v2/auth?client_id=...&prompt=login&max_age=0&state=...",
+    },
+  },
+  reauthenticate: {
+    success: true,
+    statusCode: 200,
+    message: "Reauthenticated",
+    data: { reauthenticatedUntil: "2026-01-15T10:05:00.000Z" },
+  },
   listUsers: {
     success: true,
     statusCode: 200,
@@ -460,6 +476,10 @@ const factorLocked: ErrorExample = {
   code: "rate_limited",
 };
 const invalidRecoveryCode: ErrorExample = { ...invalidCode, field: "recoveryCode" };
+const factorLockedOut: ErrorExample = {
+  message: "Too many wrong codes in a row: the second factor is locked until the password is reset",
+  code: "second_factor_locked",
+};
 
 const commonErrors: Record<number, ErrorExample> = {
   400: { message: "Request body must be valid JSON", code: "invalid_request" },
@@ -578,13 +598,25 @@ const specificErrors: Partial<
   mfaVerify: {
     400: invalidCode,
     401: { message: "Access token expired", code: "token_expired" },
+    403: factorLockedOut,
     404: factorNotFound,
     429: factorLocked,
   },
-  mfaRecover: { 400: invalidRecoveryCode, 404: factorNotFound, 429: factorLocked },
+  mfaRecover: { 400: invalidRecoveryCode, 403: factorLockedOut, 404: factorNotFound, 429: factorLocked },
   mfaList: { 400: unknownParameter, 401: { message: "Access token revoked", code: "token_revoked" } },
   mfaUnenroll: { 400: invalidCode, 404: factorNotFound, 429: factorLocked },
   mfaRecoveryCodes: { 400: invalidCode, 404: factorNotFound, 429: factorLocked },
+  reauthenticateWithProvider: {
+    400: { field: "provider", message: "provider must be one of: google", code: "invalid_request" },
+    404: { message: "No identity of google is linked to this account", code: "identity_not_found" },
+    429: { message: "Too many sign-in attempts; try again later", code: "rate_limited" },
+  },
+  reauthenticate: {
+    400: { field: "password", message: "send one of password, code or recoveryCode", code: "invalid_request" },
+    401: { message: "Password is incorrect", code: "invalid_credentials" },
+    404: factorNotFound,
+    429: factorLocked,
+  },
   oauthAuthorize: {
     400: {
       field: "redirect_to",
@@ -638,6 +670,11 @@ const specificErrors: Partial<
   unlinkIdentity: {
     400: { field: "id", message: "id must be an identity's id", code: "invalid_request" },
     401: { message: "Access token revoked", code: "token_revoked" },
+    403: {
+      message:
+        "Confirm it is you first: POST /auth/reauthenticate with the password or a code, then retry within 5 minutes",
+      code: "reauthentication_required",
+    },
     404: { message: "Identity not found", code: "identity_not_found" },
     409: {
       message: "This is the account's only way to sign in: set a password or link another provider first",

@@ -119,6 +119,40 @@ export class ProviderJourneys {
     return sessionEnvelope.parse(response.body).data;
   }
 
+  /**
+   * The owner of a password account proves it is them (`POST /auth/reauthenticate`), as unlinking, and linking
+   * without the password, need of the session for 5 minutes.
+   */
+  async reauthenticated(accessToken: string): Promise<void> {
+    const response = await this.stack.call("/auth/reauthenticate", {
+      token: accessToken,
+      body: { password: journeyPassword },
+      headers: { "x-forwarded-for": freshAddress() },
+    });
+    expect(response.status, response.text).toBe(200);
+  }
+
+  /**
+   * The owner of an account that signs in with `sub` at the provider proves it is them there
+   * (`POST /auth/reauthenticate/provider`, then the provider's login page again): the app URL it comes back to.
+   */
+  async reauthenticateAtProvider(accessToken: string, sub: string, browser = this.browser()): Promise<URL> {
+    const started = await this.stack.call("/auth/reauthenticate/provider", {
+      token: accessToken,
+      body: { provider: "local", redirectTo: this.app },
+      headers: { "x-forwarded-for": freshAddress() },
+    });
+    expect(started.status, started.text).toBe(200);
+    const { url } = (started.body as { data: { url: string } }).data;
+    return await this.backToApp(await browser.signIn(url, sub), browser);
+  }
+
+  /** As `reauthenticateAtProvider`, and the proof recorded. */
+  async reauthenticatedAtProvider(accessToken: string, sub: string): Promise<void> {
+    const back = await this.reauthenticateAtProvider(accessToken, sub);
+    expect(back.searchParams.get("reauthenticated"), back.href).toBe("local");
+  }
+
   /** The app completes a link with the `link_code` the callback put in its URL, as the session of `accessToken`. */
   completeLink(accessToken: string, back: URL) {
     return this.stack.call("/auth/identities/link/complete", {

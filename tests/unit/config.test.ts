@@ -17,6 +17,7 @@ const validSecret = "s".repeat(32);
 function env(vars: Record<string, string | undefined> = {}) {
   const all: Record<string, string | undefined> = {
     JWT_SECRET: validSecret,
+    MFA_SECRET_KEY: "m".repeat(32),
     SUPABASE_ANON_KEY: "anon-key",
     DATABASE_URL: "postgresql://db.example/postgres",
     ...vars,
@@ -68,6 +69,21 @@ describe("loadConfig", () => {
 
     it("refuses a secret of whitespace only", () => {
       expect(configError({ JWT_SECRET: " ".repeat(40) })).toMatch(/whitespace/);
+    });
+  });
+
+  describe("MFA_SECRET_KEY", () => {
+    it("is required, of 32 bytes at least", () => {
+      expect(configError({ MFA_SECRET_KEY: undefined })).toMatch(/MFA_SECRET_KEY is not set/);
+      expect(configError({ MFA_SECRET_KEY: "short" })).toBe(
+        "MFA_SECRET_KEY is 5 bytes; sealing them needs at least 32",
+      );
+    });
+
+    it("is refused when it is JWT_SECRET: whoever holds one must not hold both", () => {
+      expect(configError({ MFA_SECRET_KEY: validSecret })).toBe(
+        "MFA_SECRET_KEY must not be JWT_SECRET: set a key of its own",
+      );
     });
   });
 

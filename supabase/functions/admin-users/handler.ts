@@ -27,7 +27,8 @@ function adminContextOf(req: Request, info: ConnectionInfo | undefined): AdminCo
  * `GET /admin-users?query=&status=&limit=&offset=`: accounts, newest first.
  * `POST /admin-users` `{id, status}`: suspends or reactivates one, never an
  * admin's own and never suspends an admin (400); `{id, removeMfa: true}`
- * removes its lost second factor and ends its sessions. Both answer 403
+ * removes its lost second factor and ends its sessions, never an admin's own
+ * or another admin's (400). Both answer 403
  * `admin_required` unless the caller's account is an ADMIN now.
  */
 const users = defineEndpoint({
@@ -53,9 +54,32 @@ const users = defineEndpoint({
     }
     const { id, status, removeMfa } = await readJsonBody(req, setUserStatusBody, getConfig().limits.bodyTimeoutMs);
     if (removeMfa) {
-      const removal = await withAdminCaller(caller, adminContextOf(req, info), removeSecondFactor(id));
-      if (removal.kind === "unknown-user") throw new NotFoundError("user_not_found", "User not found");
-      if (removal.kind === "no-factor") throw new NotFoundError("factor_not_found", "The user has no second factor");
+      const removal = await withAdminCaller(
+        caller,
+        adminContextOf(req, info),
+        removeSecondFactor(id),
+      );
+      if (removal.kind === "unknown-user") {
+        throw new NotFoundError("user_not_found", "User not found");
+      }
+      if (removal.kind === "own-account") {
+        const message = "An admin cannot remove its own second factor: unenroll it with a code";
+        throw new BadRequestError(message, [{ field: "id", message }], {
+          code: "cannot_remove_own_factor",
+        });
+      }
+      if (removal.kind === "admin-account") {
+        const message = "An admin's second factor cannot be removed by another admin; an operator must do it";
+        throw new BadRequestError(message, [{ field: "id", message }], {
+          code: "cannot_remove_admin_factor",
+        });
+      }
+      if (removal.kind === "no-factor") {
+        throw new NotFoundError(
+          "factor_not_found",
+          "The user has no second factor",
+        );
+      }
       const data: CurrentUser = { payload: removal.user };
       return authSuccess(200, "Second factor removed", data);
     }

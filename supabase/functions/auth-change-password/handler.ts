@@ -13,8 +13,9 @@ import { newSessionOf, sessionFor } from "../_shared/auth/session.ts";
 
 /**
  * `POST /auth/change-password`: sets a new password for the signed-in user
- * who knows the current one, or who signed in with a provider within the last
- * 10 minutes. Every other session and token of the account
+ * who knows the current one, or (an account without a password) whose session
+ * proved its owner within the last 5 minutes (`POST /auth/reauthenticate`).
+ * Every other session and token of the account
  * ends; the answer is a fresh session, as login's.
  */
 export const handler = defineEndpoint({
@@ -26,7 +27,7 @@ export const handler = defineEndpoint({
     const { bcryptCost, jwtSecret, limits, sessions } = getConfig();
     const { currentPassword, newPassword } = await readJsonBody(req, changePasswordBody, limits.bodyTimeoutMs);
     const address = clientAddress(req, info, limits);
-    // Without the current password, Postgres lets the change through only for a fresh provider sign-in.
+    // Without the current password, Postgres lets the change through only after a recent proof on this session.
     const { expectedHash, newHash } = await withPasswordAdmission(async () => ({
       expectedHash: currentPassword === undefined ? undefined : await checkReenteredPassword(caller, currentPassword, {
         address,

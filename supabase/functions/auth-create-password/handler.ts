@@ -17,14 +17,22 @@ export const tooManyCodeAttempts = "Too many code attempts; try again later";
 
 const invalidCode = "Invalid or expired code";
 
-/** `POST /auth/create-password`: sets the password with a reset code and signs the user in. */
+/**
+ * `POST /auth/create-password`: sets the password with a reset code and signs the user in. The code proves the
+ * address, so the account goes back to its owner: every session ends, and what was added while the address was
+ * unproven (a factor, provider identities), or identities linked in the last `RESET_REVOKES_RECENT_DAYS`, go.
+ */
 export const handler = defineEndpoint({
   name: "auth-create-password",
   envelope: "auth",
   methods: ["POST"],
   handle: async (req, info) => {
-    const { bcryptCost, jwtSecret, limits, sessions } = getConfig();
-    const { email, password, code } = await readJsonBody(req, createPasswordBody, limits.bodyTimeoutMs);
+    const { bcryptCost, jwtSecret, limits, sessions, resetRevokesRecentDays } = getConfig();
+    const { email, password, code } = await readJsonBody(
+      req,
+      createPasswordBody,
+      limits.bodyTimeoutMs,
+    );
     const address = clientAddress(req, info, limits);
     const passwordHash = await withPasswordAdmission(() => hashPassword(password, bcryptCost));
     // One round trip: the address's attempt is counted, then one statement consumes a valid code with the
@@ -35,6 +43,7 @@ export const handler = defineEndpoint({
         codeHash: await resetCodeHash(jwtSecret, code),
         passwordHash,
         limits,
+        revokeRecentDays: resetRevokesRecentDays,
         session: newSessionOf(req, address, sessions),
       }),
       requireAddressLimit("reset-address", address, limits),

@@ -12,7 +12,8 @@ import { readJsonBody } from "../_shared/http/request.ts";
 
 /**
  * `POST /auth/delete-account`: erases the signed-in user's account, with the
- * password re-entered (or a provider sign-in within the last 10 minutes), in one transaction: the account, its notes, their
+ * password re-entered (or, without a password, a proof given with POST /auth/reauthenticate within the last 5
+ * minutes), in one transaction: the account, its notes, their
  * tombstones, counters, sessions, codes, rate-limit rows and queued mails, and
  * every address and user agent the security log held of it (trigger
  * `users_erase_deleted`), which keeps its id alone. The address can then
@@ -27,8 +28,12 @@ export const handler = defineEndpoint({
     const { limits } = getConfig();
     const { password } = await readJsonBody(req, deleteAccountBody, limits.bodyTimeoutMs);
     const address = clientAddress(req, info, limits);
-    const client = { address, userAgent: req.headers.get("user-agent") ?? undefined, via: "delete_account" as const };
-    // Without the password, Postgres deletes only for a fresh provider sign-in.
+    const client = {
+      address,
+      userAgent: req.headers.get("user-agent") ?? undefined,
+      via: "delete_account" as const,
+    };
+    // Without the password, Postgres deletes only after a recent proof on this session.
     const expectedHash = password === undefined
       ? undefined
       : await withPasswordAdmission(() => checkReenteredPassword(caller, password, client));

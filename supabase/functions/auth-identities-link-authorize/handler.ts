@@ -12,8 +12,8 @@ import { bindLinkFlow } from "../_shared/queries/identities.ts";
 const unknownFlow = "This link was already opened, took longer than 10 minutes, or was never started: start it again";
 
 /**
- * `GET /auth/identities/link/authorize?flow=`: the browser's step of a link, at the URL that
- * `POST /auth/identities/link` answered (that call comes from the app's code, which can set no cookie on this
+ * `GET /auth/identities/link/authorize?flow=`: the browser's step of a link (or of a proof at a linked provider), at
+ * the URL that `POST /auth/identities/link` (or `POST /auth/reauthenticate/provider`) answered (that call comes from the app's code, which can set no cookie on this
  * origin). The first browser to come binds the link's flow to itself with a cookie, as a sign-in's start does, and is
  * sent on to the provider; any later one, or a flow unknown or expired, is a 400 with no redirect.
  */

@@ -14,7 +14,8 @@ import { startOAuthFlow } from "../_shared/queries/identities.ts";
 
 /**
  * `POST /auth/identities/link {provider, redirectTo, password?}`: starts linking a provider identity to the
- * caller's account, from a session signed in within the last 10 minutes or with the password re-entered; answers
+ * caller's account, with the password re-entered or from a session that proved its owner within the last 5 minutes
+ * (`POST /auth/reauthenticate`: a session's age is no proof); answers
  * the URL to navigate the browser to (`GET /auth/identities/link/authorize`, which binds the flow to the browser and
  * goes on to the provider). Its callback hands the app a link code for this session.
  */
@@ -48,7 +49,7 @@ export const handler = defineEndpoint({
       throw tooManyStarts(started.retryAfter);
     }
     if (!started.linkAllowed) {
-      throw passwordRequired("password", "linking without it needs a sign-in within the last 10 minutes");
+      throw passwordRequired("password");
     }
     // The browser goes through this service first, which binds the flow to it (auth-identities-link-authorize).
     const url = new URL(`${providerSignIn.functionsUrl}/auth/identities/link/authorize`);

@@ -1,7 +1,7 @@
 import { requireCaller } from "../_shared/auth/caller.ts";
 import { getConfig } from "../_shared/config/mod.ts";
 import { type UnlinkedIdentity, unlinkIdentityQuery } from "../_shared/contract/identities.ts";
-import { withFullCaller } from "../_shared/db/caller-transactions.ts";
+import { withFullCaller, withReauthenticatedCaller } from "../_shared/db/caller-transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
 import { ConflictError, NotFoundError } from "../_shared/http/errors.ts";
@@ -12,7 +12,9 @@ import { listIdentities, unlinkIdentity } from "../_shared/queries/identities.ts
 /**
  * `GET /auth/identities`: the caller's linked provider identities and whether the account has a password.
  * `DELETE /auth/identities?id=`: unlinks one, unless it is the account's last way to sign in (409
- * `last_sign_in_method`: set a password with a reset code, or link another provider, first).
+ * `last_sign_in_method`: set a password with a reset code, or link another provider, first), from a session that
+ * proved its owner within the last 5 minutes (`POST /auth/reauthenticate`, else 403 `reauthentication_required`):
+ * a stolen token must not remove the owner's way in. The owner is mailed.
  */
 export const handler = defineEndpoint({
   name: "auth-identities",
@@ -25,7 +27,7 @@ export const handler = defineEndpoint({
       return authSuccess(200, "Identities fetched", await withFullCaller(caller, listIdentities(caller.sub)));
     }
     const { id } = readQuery(req, unlinkIdentityQuery);
-    const outcome = await withFullCaller(
+    const outcome = await withReauthenticatedCaller(
       caller,
       unlinkIdentity({
         userId: caller.sub,

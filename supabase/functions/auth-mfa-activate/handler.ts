@@ -35,8 +35,10 @@ export const handler = defineEndpoint({
       activateFactor({
         userId: caller.sub,
         factorId,
-        matchedStep: await matchedStepOf(sealed, code, jwtSecret),
-        codeHashes: await Promise.all(recoveryCodes.map((one) => recoveryCodeHash(jwtSecret, caller.sub, one))),
+        matchedStep: await matchedStepOf(sealed, code, getConfig()),
+        codeHashes: await Promise.all(
+          recoveryCodes.map((one) => recoveryCodeHash(jwtSecret, caller.sub, one)),
+        ),
         session: newSessionOf(req, clientAddress(req, info, limits), sessions),
       }),
     );

@@ -25,8 +25,12 @@ export const handler = defineEndpoint({
   methods: ["POST"],
   handle: async (req, info) => {
     const caller = await requireCaller(req);
-    const { jwtSecret, limits } = getConfig();
-    const { password } = await readJsonBody(req, enrollBody, limits.bodyTimeoutMs);
+    const { limits } = getConfig();
+    const { password } = await readJsonBody(
+      req,
+      enrollBody,
+      limits.bodyTimeoutMs,
+    );
     const client = {
       address: clientAddress(req, info, limits),
       userAgent: userAgentOf(req),
@@ -34,7 +38,10 @@ export const handler = defineEndpoint({
     };
     await withPasswordAdmission(() => checkReenteredPassword(caller, password, client));
     const secret = newTotpSecret();
-    const factorId = await withFullCaller(caller, enrollFactor(caller.sub, await sealSecret(jwtSecret, secret)));
+    const factorId = await withFullCaller(
+      caller,
+      enrollFactor(caller.sub, await sealSecret(getConfig(), secret)),
+    );
     if (!factorId) {
       throw new ConflictError("factor_exists", "The account has a second factor already: remove it first");
     }

@@ -23,8 +23,12 @@ export const handler = defineEndpoint({
   handle: async (req, info) => {
     const caller = await requireCaller(req);
     const { jwtSecret, limits } = getConfig();
-    const body = await readJsonBody(req, recoveryCodesBody, limits.bodyTimeoutMs);
-    const { proof } = await proofOf(caller, body, jwtSecret);
+    const body = await readJsonBody(
+      req,
+      recoveryCodesBody,
+      limits.bodyTimeoutMs,
+    );
+    const { proof } = await proofOf(caller, body, getConfig());
     const codes = newRecoveryCodes();
     const attempt = await withFullCaller(
       caller,

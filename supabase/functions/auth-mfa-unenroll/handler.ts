@@ -22,10 +22,12 @@ export const handler = defineEndpoint({
   methods: ["POST"],
   handle: async (req, info) => {
     const caller = await requireCaller(req);
-    const { jwtSecret, limits } = getConfig();
+    const { limits } = getConfig();
     const body = await readJsonBody(req, unenrollBody, limits.bodyTimeoutMs);
-    const { factorId, proof } = await proofOf(caller, body, jwtSecret);
-    if (factorId !== body.factorId.toLowerCase()) throw new NotFoundError("factor_not_found", noFactor);
+    const { factorId, proof } = await proofOf(caller, body, getConfig());
+    if (factorId !== body.factorId.toLowerCase()) {
+      throw new NotFoundError("factor_not_found", noFactor);
+    }
     const attempt = await withFullCaller(
       caller,
       unenrollFactor({

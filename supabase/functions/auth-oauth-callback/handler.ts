@@ -15,7 +15,13 @@ import {
 } from "../_shared/auth/provider-sign-in.ts";
 import type { ProviderClaims } from "../_shared/auth/provider-claims.ts";
 import { presentedBinding, spentBinding } from "../_shared/auth/flow-binding.ts";
-import { completeOAuthFlow, consumeOAuthFlow, type FlowOutcome } from "../_shared/queries/identities.ts";
+import {
+  completeOAuthFlow,
+  completeProviderReauthentication,
+  consumeOAuthFlow,
+  type FlowOutcome,
+  type ReauthenticationOutcome,
+} from "../_shared/queries/identities.ts";
 
 /** How long the one-time code the app gets in its URL can be exchanged. */
 const signInCodeSeconds = 60;
@@ -36,17 +42,25 @@ const errorDescriptions: Record<ProviderSignInError, string> = {
   server_error: "The sign-in could not be completed: start it again",
 };
 
+/** The parameters of an outcome in the app's URL: those already there are replaced. */
+const outcomeParameters = ["code", "link_code", "linked", "reauthenticated", "error", "error_description"];
+
 /**
- * The app's URL with the outcome as its query's last word: a one-time code, a link's code, or an error; the spent
- * flow's cookie is removed.
+ * The app's URL with the outcome as its query's last word: a one-time code, a link's code, a proof recorded, or an
+ * error; the spent flow's cookie is removed.
  */
 function backToApp(
   redirectTo: string,
-  outcome: { code: string } | { link_code: string } | { linked: string } | ProviderSignInError,
+  outcome:
+    | { code: string }
+    | { link_code: string }
+    | { linked: string }
+    | { reauthenticated: string }
+    | ProviderSignInError,
   spentCookie: string,
 ): Response {
   const url = new URL(redirectTo);
-  for (const name of ["code", "link_code", "linked", "error", "error_description"]) url.searchParams.delete(name);
+  for (const name of outcomeParameters) url.searchParams.delete(name);
   if (typeof outcome === "string") {
     url.searchParams.set("error", outcome);
     url.searchParams.set("error_description", errorDescriptions[outcome]);
@@ -66,7 +80,8 @@ function backToApp(
  * checked,
  * then the identity signs in or makes its account, and the browser goes back to the app with a one-time `code`; or,
  * for a link, with a `link_code` that only the session that asked can complete (so a link URL opened in someone
- * else's browser links nothing); or with `error=`. No token travels in a URL.
+ * else's browser links nothing); or, for a proof at a linked provider, with `reauthenticated=<provider>` once the
+ * session that asked has it recorded; or with `error=`. No token travels in a URL.
  */
 export const handler = defineEndpoint({
   name: "auth-oauth-callback",
@@ -111,6 +126,26 @@ export const handler = defineEndpoint({
         refusal: describeError(refusal),
       }));
       return backToApp(flow.redirectTo, "provider_error", spent);
+    }
+    if (flow.reauthenticate && flow.link) {
+      const proved: ReauthenticationOutcome | "server_error" = await withServiceTransaction(
+        completeProviderReauthentication({
+          link: flow.link,
+          claims,
+          address: clientAddress(req, info, limits),
+          userAgent: userAgentOf(req),
+        }),
+      ).catch((failure) => {
+        console.error(
+          JSON.stringify({ level: "error", function: "auth-oauth-callback", error: describeError(failure) }),
+        );
+        return "server_error" as const;
+      });
+      return backToApp(
+        flow.redirectTo,
+        proved === "reauthenticated" ? { reauthenticated: provider.name } : proved,
+        spent,
+      );
     }
     const code = newSignInCode();
     // The flow is spent: whatever goes wrong now, the browser goes back to the app, which can start again.

@@ -25,6 +25,8 @@ import { handler as identities } from "../auth-identities/handler.ts";
 import { handler as identitiesLink } from "../auth-identities-link/handler.ts";
 import { handler as identitiesLinkComplete } from "../auth-identities-link-complete/handler.ts";
 import { handler as identitiesLinkAuthorize } from "../auth-identities-link-authorize/handler.ts";
+import { handler as reauthenticate } from "../auth-reauthenticate/handler.ts";
+import { handler as reauthenticateProvider } from "../auth-reauthenticate-provider/handler.ts";
 import { routeBySubpath } from "../_shared/http/router.ts";
 
 /** `/auth/<action>`: the interface's paths, served by the same handlers as the single-purpose functions. */
@@ -58,4 +60,6 @@ export const handler = routeBySubpath("auth", {
   "/identities/link": identitiesLink,
   "/identities/link/complete": identitiesLinkComplete,
   "/identities/link/authorize": identitiesLinkAuthorize,
+  "/reauthenticate": reauthenticate,
+  "/reauthenticate/provider": reauthenticateProvider,
 });

@@ -14,13 +14,17 @@ select table_privs_are('app', 'note_create_keys', 'authenticated', array[]::text
 insert into app.users (id, name, email, password_hash) values
   ('c0ffee00-0000-4000-8000-0000000000a1', 'Ann', 'ann-keys@example.test', 'not-a-real-hash'),
   ('c0ffee00-0000-4000-8000-0000000000b1', 'Ben', 'ben-keys@example.test', 'not-a-real-hash');
+-- Ben signed in: the functions answer only a caller whose session is live (revoked_callers.test.sql).
+insert into app.sessions (id, user_id, expires_at) values
+  ('c0ffee00-0000-4000-8000-0000000000c1', 'c0ffee00-0000-4000-8000-0000000000b1', now() + interval '1 hour');
 insert into app.note_create_keys (user_id, key, request_hash) values
   ('c0ffee00-0000-4000-8000-0000000000a1', 'same-key', 'ann''s');
 -- Whatever the database was pushed with: these callers' addresses are not verified (email_verification.test.sql).
 update app.settings set require_email_verification = false;
 
 set local role authenticated;
-select set_config('request.jwt.claims', '{"sub": "c0ffee00-0000-4000-8000-0000000000b1", "role": "authenticated"}', true);
+select set_config('request.jwt.claims', '{"sub": "c0ffee00-0000-4000-8000-0000000000b1", "role": "authenticated", ' ||
+  '"session_id": "c0ffee00-0000-4000-8000-0000000000c1"}', true);
 select is_empty($$select * from app.caller_note_create_key('same-key')$$,
   'a caller does not see another user''s identical key');
 select isnt(app.claim_note_create_key('same-key', 'ben''s'), null,

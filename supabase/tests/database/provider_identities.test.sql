@@ -1,13 +1,14 @@
 -- Provider identities as Postgres enforces them, whatever the functions pass: a new identity is never joined to an
 -- account by its email; a known one signs into its own account; a link needs the asking session to be live; the
--- last way to sign in cannot be unlinked; a missing password stands in only for a provider sign-in of the last 10
--- minutes; a reset code drops identities whose provider did not vouch for the address. The flow over HTTP, against
+-- last way to sign in cannot be unlinked, and nothing is unlinked without a proof the session gave within 5 minutes;
+-- a missing password stands in only for such a proof, never for a sign-in however fresh; a reset code drops
+-- identities whose provider did not vouch for the address. The flow over HTTP, against
 -- a real provider, is in tests/provider-sign-in.test.ts.
 begin;
 create extension if not exists pgtap with schema extensions;
 set local search_path = public, extensions;
 
-select plan(42);
+select plan(45);
 
 insert into app.users (id, name, email, password_hash) values
   ('1d000000-0000-4000-8000-0000000000a1', 'Pat', 'pat-oidc@example.test', 'pat-hash'),
@@ -82,28 +83,40 @@ select is((select outcome from app.complete_oauth_flow('idp', 'https://idp.examp
     '1d000000-0000-4000-8000-0000000000b1', repeat('e', 64), 60, null, null, null)),
   'link_expired', 'a link whose session ended links nothing');
 
--- Unlinking: never the last way to sign in.
+-- Unlinking: never without a recent proof of the asking session, never the last way to sign in.
+select throws_ok($$select app.unlink_identity('1d000000-0000-4000-8000-0000000000a2',
+    '1d000000-0000-4000-8000-0000000000c1', null, null)$$, 'PTRAU', null, 'no unlink without a recent proof');
+update app.sessions set reauthenticated_at = now(), reauthenticated_with = 'provider'
+where id = '1d000000-0000-4000-8000-0000000000b3';
 select is(app.unlink_identity('1d000000-0000-4000-8000-0000000000a2', '1d000000-0000-4000-8000-0000000000c1', null,
   null), 'last_sign_in_method', 'an account without a password keeps its only identity');
 select is(app.unlink_identity('1d000000-0000-4000-8000-0000000000a1', '1d000000-0000-4000-8000-0000000000c1', null,
   null), 'not_found', 'nobody unlinks another account''s identity');
 
--- A missing password: only a provider sign-in of the last 10 minutes stands in for it.
+-- A missing password: only a proof the session gave within 5 minutes stands in for it, never a sign-in's age.
 select set_config('request.jwt.claims', '{"sub": "1d000000-0000-4000-8000-0000000000a2", "role": "authenticated", ' ||
   '"session_id": "1d000000-0000-4000-8000-0000000000b2"}', true);
 select is((select outcome from app.change_password('1d000000-0000-4000-8000-0000000000a2', null, 'new-hash')),
-  'stale', 'a provider sign-in older than 10 minutes does not stand in for the password');
+  'stale', 'a session without a proof does not stand in for the password');
 select is(app.delete_account('1d000000-0000-4000-8000-0000000000a2', null), false, 'nor deletes the account');
 select set_config('request.jwt.claims', '{"sub": "1d000000-0000-4000-8000-0000000000a1", "role": "authenticated", ' ||
   '"session_id": "1d000000-0000-4000-8000-0000000000b3"}', true);
 select is((select outcome from app.change_password('1d000000-0000-4000-8000-0000000000a2', null, 'new-hash')),
-  'stale', 'nor does another account''s fresh session');
+  'stale', 'nor does another account''s session with a proof');
+update app.sessions set reauthenticated_at = null, reauthenticated_with = null
+where id = '1d000000-0000-4000-8000-0000000000b3';
 select set_config('request.jwt.claims', '{"sub": "1d000000-0000-4000-8000-0000000000a2", "role": "authenticated", ' ||
   '"session_id": "1d000000-0000-4000-8000-0000000000b3"}', true);
 select is((select outcome from app.change_password('1d000000-0000-4000-8000-0000000000a2', null, 'new-hash')),
-  'changed', 'a provider sign-in of the last 10 minutes does');
+  'stale', 'a provider sign-in a minute old is no proof');
+update app.sessions set reauthenticated_at = now() - interval '6 minutes', reauthenticated_with = 'provider'
+where id = '1d000000-0000-4000-8000-0000000000b3';
+select is(app.delete_account('1d000000-0000-4000-8000-0000000000a2', null), false, 'nor a proof 6 minutes old');
+update app.sessions set reauthenticated_at = now() where id = '1d000000-0000-4000-8000-0000000000b3';
+select is((select outcome from app.change_password('1d000000-0000-4000-8000-0000000000a2', null, 'new-hash')),
+  'changed', 'a proof of the last 5 minutes does');
 
--- A link without the password needs a fresh sign-in of the asking session.
+-- A link without the password needs a recent proof of the asking session.
 select set_config('request.jwt.claims', '{"sub": "1d000000-0000-4000-8000-0000000000a2", "role": "authenticated", ' ||
   '"session_id": "1d000000-0000-4000-8000-0000000000b2"}', true);
 select is((select link_allowed from app.start_oauth_flow(repeat('f', 64), 'idp', repeat('v', 43), 'n',
@@ -146,8 +159,7 @@ select is((select array_agg(routine_name::text order by routine_name) from infor
   'no client role may call the flows'' functions');
 
 -- Pre-hijacking: an identity whose provider did not vouch for the address goes when a reset code proves it.
-select app.record_security_event('password_set_with_code',
-  (select id from app.users where email = 'newcomer-oidc@example.test'), null, null, null, '{}');
+select app.reclaim_account((select id from app.users where email = 'newcomer-oidc@example.test'), false, 7, null, null);
 select is_empty($$select 1 from app.identities where subject = 'newcomer'$$,
   'a reset code drops the identity that never proved the address');
 

@@ -17,8 +17,11 @@ import type { User } from "../contract/accounts.ts";
 import { InvalidTokenError } from "../http/errors.ts";
 import type { SecondFactorMethod, SessionLevel } from "../queries/sessions.ts";
 
-const secondFactorClaim = z.object({ id: z.uuid(), sealed: z.string().max(200), key_id: z.string().max(32) })
-  .nullable();
+const secondFactorClaim = z.object({
+  id: z.uuid(),
+  sealed: z.string().max(200).optional(),
+  key_id: z.string().max(32).optional(),
+}).nullable();
 const amrClaim = z.array(
   z.object({ method: z.enum(["password", "totp", "recovery_code"]), timestamp: z.number().int() }),
 ).max(2);
@@ -56,10 +59,10 @@ export interface AccessClaims {
   /** How and when the session was authenticated, as Supabase's `amr` claim lists it. */
   amr: { method: "password" | SecondFactorMethod; timestamp: number }[];
   /**
-   * The account's active second factor: its id and its secret, sealed (`sealed-secrets.ts`), so that checking a
-   * code needs no read of the factor. Absent while the account has none.
+   * The account's active second factor: its id and, when sealed under `MFA_SECRET_KEY`, its secret
+   * (`sealed-secrets.ts`), so that checking a code needs no read of the factor. Absent while the account has none.
    */
-  second_factor?: { id: string; sealed: string; key_id: string };
+  second_factor?: { id: string; sealed?: string; key_id?: string };
   iat: number;
   exp: number;
 }
@@ -105,7 +108,15 @@ function levelClaims(level: SessionLevel): Pick<AccessClaims, "aal" | "amr" | "s
       ...(level.secondFactor ? [{ method: level.secondFactor.method, timestamp: seconds(level.secondFactor.at) }] : []),
     ],
     ...(level.factor
-      ? { second_factor: { id: level.factor.id, sealed: level.factor.sealed, key_id: level.factor.keyId } }
+      ? {
+        second_factor: level.factor.sealed
+          ? {
+            id: level.factor.id,
+            sealed: level.factor.sealed.sealed,
+            key_id: level.factor.sealed.keyId,
+          }
+          : { id: level.factor.id },
+      }
       : {}),
   };
 }

@@ -95,12 +95,14 @@ function reachableConfigurationOf(provider: IdentityProviderSettings): Promise<o
 /**
  * The provider's authorization URL of a flow: the code flow with PKCE S256, `state` and `nonce`, returning to the
  * provider's own redirect URI. A provider whose discovery document cannot be read is a 503, tried again at the next
- * request.
+ * request. A flow for a proof (`reauthenticate`) asks the provider to sign the person in again whatever session it
+ * holds (`prompt=login`, `max_age=0`, OpenID Connect Core 3.1.2.1), so a stolen app session cannot ride on a
+ * provider session.
  */
 export async function authorizationUrlOf(
   provider: IdentityProviderSettings,
   settings: Pick<ProviderSignInSettings, "callbackUrl">,
-  flow: { state: string; codeVerifier: string; nonce: string },
+  flow: { state: string; codeVerifier: string; nonce: string; reauthenticate?: boolean },
 ): Promise<URL> {
   return oidc.buildAuthorizationUrl(await reachableConfigurationOf(provider), {
     redirect_uri: providerCallbackUrl(settings, provider.name),
@@ -109,6 +111,7 @@ export async function authorizationUrlOf(
     code_challenge_method: "S256",
     state: flow.state,
     nonce: flow.nonce,
+    ...(flow.reauthenticate ? { prompt: "login", max_age: "0" } : {}),
   });
 }
 
@@ -117,8 +120,14 @@ export async function beginProviderSignIn(
   provider: IdentityProviderSettings,
   settings: Pick<ProviderSignInSettings, "callbackUrl">,
   jwtSecret: Uint8Array,
+  options: { reauthenticate?: boolean } = {},
 ): Promise<ProviderFlow> {
-  const flow = { state: oidc.randomState(), codeVerifier: oidc.randomPKCECodeVerifier(), nonce: oidc.randomNonce() };
+  const flow = {
+    state: oidc.randomState(),
+    codeVerifier: oidc.randomPKCECodeVerifier(),
+    nonce: oidc.randomNonce(),
+    reauthenticate: options.reauthenticate,
+  };
   const url = await authorizationUrlOf(provider, settings, flow);
   return { ...flow, url, stateHash: await stateHashOf(jwtSecret, flow.state) };
 }
@@ -136,7 +145,7 @@ export async function finishProviderSignIn(
   provider: IdentityProviderSettings,
   settings: Pick<ProviderSignInSettings, "callbackUrl">,
   callbackQuery: URLSearchParams,
-  flow: { state: string; codeVerifier: string; nonce: string },
+  flow: { state: string; codeVerifier: string; nonce: string; reauthenticate?: boolean },
 ): Promise<ProviderClaims> {
   const configuration = await configurationOf(provider);
   const current = new URL(providerCallbackUrl(settings, provider.name));
@@ -146,6 +155,8 @@ export async function finishProviderSignIn(
     expectedState: flow.state,
     expectedNonce: flow.nonce,
     idTokenExpected: true,
+    // A proof needs a sign-in made now: the ID token's auth_time within the clock tolerance (30 s) of the exchange.
+    ...(flow.reauthenticate ? { maxAge: 0 } : {}),
   });
   return await claimsOf(configuration, tokens, Date.now());
 }

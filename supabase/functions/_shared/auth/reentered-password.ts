@@ -32,7 +32,12 @@ export async function checkReenteredPassword(
   client: {
     address: string | undefined;
     userAgent: string | undefined;
-    via: "change_password" | "delete_account" | "second_factor_enroll" | "identity_link";
+    via:
+      | "change_password"
+      | "delete_account"
+      | "second_factor_enroll"
+      | "identity_link"
+      | "reauthenticate";
   },
 ): Promise<string> {
   const { bcryptCost, limits } = getConfig();
@@ -61,7 +66,7 @@ export function wrongPassword(): UnauthorizedError {
  */
 export function passwordRequired(
   field: string,
-  unless = "only a sign-in with a provider within the last 10 minutes stands in for it",
+  unless = "only a proof given with POST /auth/reauthenticate within the last 5 minutes stands in for it",
 ): BadRequestError {
   const message = `${field} is required`;
   return new BadRequestError(`${message}: ${unless}`, [{ field, message }]);

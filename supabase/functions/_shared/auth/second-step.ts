@@ -27,7 +27,7 @@ export async function passSecondStepOf(
   body: { code?: string; recoveryCode?: string },
 ): Promise<{ session: Session; recoveryCodesLeft: number }> {
   const { jwtSecret, limits, sessions } = getConfig();
-  const { factorId, proof } = await proofOf(caller, body, jwtSecret);
+  const { factorId, proof } = await proofOf(caller, body, getConfig());
   const step = await withLiveCaller(
     caller,
     passSecondStep({

@@ -35,6 +35,11 @@ export {
 export interface Config {
   /** HS256 key for access tokens. */
   jwtSecret: Uint8Array;
+  /**
+   * `MFA_SECRET_KEY`: the key second-factor secrets are sealed under (`auth/sealed-secrets.ts`), never `JWT_SECRET`,
+   * so that `JWT_SECRET` and a user's password together do not open the secret an access token carries.
+   */
+  mfaSecretKey: Uint8Array;
   /** Every value the `apikey` header may carry on auth endpoints. */
   apiKeys: ReadonlySet<string>;
   /** `DATABASE_URL` wins over `SUPABASE_DB_URL`, so operators can point at the pooler. */
@@ -70,6 +75,11 @@ export interface Config {
    * a changes cursor that needs an older deletion answers 410.
    */
   tombstoneDays: number;
+  /**
+   * `RESET_REVOKES_RECENT_DAYS`: a password reset removes the provider identities linked this many days before it
+   * (an identity is a way in, as the password the reset replaces), besides those linked while the address was unproven.
+   */
+  resetRevokesRecentDays: number;
   /** Sign-in with OpenID Connect providers; see `ProviderSignInSettings`. */
   providerSignIn: ProviderSignInSettings;
 }
@@ -126,19 +136,55 @@ export interface StreamSettings {
 
 export const minJwtSecretBytes = 32;
 
-function jwtSecretFrom(env: Env): Uint8Array {
-  const secret = env.get("JWT_SECRET");
-  if (!secret) throw new ConfigError("JWT_SECRET is not set: access tokens cannot be signed");
+/** A secret setting of at least `minJwtSecretBytes` bytes, with no surrounding whitespace. */
+function secretFrom(
+  env: Env,
+  name: string,
+  unset: string,
+  usedFor: string,
+): Uint8Array {
+  const secret = env.get(name);
+  if (!secret) throw new ConfigError(`${name} is not set: ${unset}`);
   if (secret !== secret.trim()) {
-    throw new ConfigError("JWT_SECRET has leading or trailing whitespace; set it without");
+    throw new ConfigError(
+      `${name} has leading or trailing whitespace; set it without`,
+    );
   }
   const bytes = new TextEncoder().encode(secret);
   if (bytes.length < minJwtSecretBytes) {
     throw new ConfigError(
-      `JWT_SECRET is ${bytes.length} bytes; HS256 needs at least ${minJwtSecretBytes}`,
+      `${name} is ${bytes.length} bytes; ${usedFor} needs at least ${minJwtSecretBytes}`,
     );
   }
   return bytes;
+}
+
+function jwtSecretFrom(env: Env): Uint8Array {
+  return secretFrom(
+    env,
+    "JWT_SECRET",
+    "access tokens cannot be signed",
+    "HS256",
+  );
+}
+
+function mfaSecretKeyFrom(env: Env, jwtSecret: Uint8Array): Uint8Array {
+  const key = secretFrom(
+    env,
+    "MFA_SECRET_KEY",
+    "second-factor secrets cannot be sealed",
+    "sealing them",
+  );
+  // The point of a key of its own: whoever holds JWT_SECRET must not hold this one too.
+  if (
+    key.length === jwtSecret.length &&
+    key.every((byte, i) => byte === jwtSecret[i])
+  ) {
+    throw new ConfigError(
+      "MFA_SECRET_KEY must not be JWT_SECRET: set a key of its own",
+    );
+  }
+  return key;
 }
 
 function apiKeysFrom(env: Env): Set<string> {
@@ -197,8 +243,10 @@ export function loadConfig(env: Env): Config {
   const databaseUrl = env.get("DATABASE_URL") || env.get("SUPABASE_DB_URL");
   if (!databaseUrl) throw new ConfigError("Neither DATABASE_URL nor SUPABASE_DB_URL is set");
   const apiKeys = apiKeysFrom(env);
+  const jwtSecret = jwtSecretFrom(env);
   return {
-    jwtSecret: jwtSecretFrom(env),
+    jwtSecret,
+    mfaSecretKey: mfaSecretKeyFrom(env, jwtSecret),
     apiKeys,
     databaseUrl,
     databaseListenUrl: env.get("DATABASE_LISTEN_URL") || undefined,
@@ -217,6 +265,7 @@ export function loadConfig(env: Env): Config {
     mailDispatchSecrets: mailDispatchSecretsFrom(env, apiKeys),
     auditRetentionDays: integerSettingOf(env, "AUDIT_RETENTION_DAYS"),
     tombstoneDays: integerSettingOf(env, "NOTES_TOMBSTONE_DAYS"),
+    resetRevokesRecentDays: integerSettingOf(env, "RESET_REVOKES_RECENT_DAYS"),
     providerSignIn: providerSignInFrom(env),
   };
 }

@@ -32,6 +32,8 @@ export const errorStatuses = {
   invalid_state: 400,
   cannot_change_own_status: 400,
   cannot_suspend_admin: 400,
+  cannot_remove_own_factor: 400,
+  cannot_remove_admin_factor: 400,
   invalid_api_key: 401,
   invalid_credentials: 401,
   credentials_required: 401,
@@ -48,6 +50,8 @@ export const errorStatuses = {
   email_not_verified: 403,
   admin_required: 403,
   mfa_required: 403,
+  reauthentication_required: 403,
+  second_factor_locked: 403,
   endpoint_not_found: 404,
   note_not_found: 404,
   session_not_found: 404,
@@ -70,7 +74,9 @@ export const errorStatuses = {
   client_closed_request: 499,
   internal_error: 500,
   service_unavailable: 503,
-} as const satisfies Record<TokenErrorCode | RefreshErrorCode, 401> & Record<string, number>;
+} as const satisfies
+  & Record<TokenErrorCode | RefreshErrorCode, 401>
+  & Record<string, number>;
 
 export type ErrorCode = keyof typeof errorStatuses;
 

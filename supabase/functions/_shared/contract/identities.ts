@@ -101,6 +101,15 @@ export const linkIdentityBody = z.object({
 });
 export type LinkIdentityBody = z.infer<typeof linkIdentityBody>;
 
+/** Body of `POST /auth/reauthenticate/provider`: a provider the account has linked, and where to come back. */
+export const reauthenticateWithProviderBody = z.object({
+  provider: providerName("provider"),
+  redirectTo: returnUrl("redirectTo"),
+});
+export type ReauthenticateWithProviderBody = z.infer<
+  typeof reauthenticateWithProviderBody
+>;
+
 /**
  * Body of `POST /auth/identities/link/complete`: the `link_code` the callback put in the app's URL (60 seconds,
  * once), sent by the session that asked for the link.

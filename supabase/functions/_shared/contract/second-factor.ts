@@ -11,10 +11,16 @@ import { isoTimestamp, text } from "./common.ts";
 /** A code of the authenticator app: 6 digits. */
 const totpCode = text("code").regex(/^\d{6}$/, "code must be 6 digits");
 
-/** A recovery code as shown at activation: 20 letters and digits in groups of five; case and dashes do not matter. */
+/** A recovery code as shown at activation: 25 letters and digits in groups of five; case and dashes do not matter. */
 const recoveryCode = text("recoveryCode")
-  .regex(/^[a-z2-7]{5}(-?[a-z2-7]{5}){3}$/i, "recoveryCode must be a recovery code (four groups of five)")
-  .meta({ description: "one of the recovery codes shown at activation; case and dashes do not matter" });
+  // Five groups since codes grew to 125 bits; codes of four (100 bits) made before still work.
+  .regex(
+    /^[a-z2-7]{5}(-?[a-z2-7]{5}){3,4}$/i,
+    "recoveryCode must be a recovery code (groups of five)",
+  )
+  .meta({
+    description: "one of the recovery codes shown at activation; case and dashes do not matter",
+  });
 
 const factorId = text("factorId").regex(
   /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i,
@@ -83,6 +89,25 @@ export type RecoveryCodesBody = z.infer<typeof recoveryCodesBody>;
 /** `data` of `POST /auth/mfa/recovery-codes`: the new codes, shown this once; the old ones no longer work. */
 export const recoveryCodes = z.object({ recoveryCodes: z.array(z.string()) });
 export type RecoveryCodes = z.infer<typeof recoveryCodes>;
+
+/**
+ * Body of `POST /auth/reauthenticate`: exactly one proof that the session's owner is at the keyboard, the
+ * password, a current code of the factor, or one recovery code.
+ */
+export const reauthenticateBody = z.object({
+  password: text("password").optional(),
+  ...proofOfFactor,
+}).refine(
+  (body) => [body.password, body.code, body.recoveryCode].filter((proof) => proof !== undefined).length === 1,
+  { error: "send one of password, code or recoveryCode", path: ["password"] },
+);
+export type ReauthenticateBody = z.infer<typeof reauthenticateBody>;
+
+/** `data` of `POST /auth/reauthenticate`: until when the session may change how the account signs in. */
+export const reauthentication = z.object({
+  reauthenticatedUntil: isoTimestamp,
+});
+export type Reauthentication = z.infer<typeof reauthentication>;
 
 /** One factor of the account, as `GET /auth/mfa` lists it. */
 export const factorInfo = z.object({

@@ -30,6 +30,13 @@ const notAdmin = "PTADM";
 /** SQLSTATE of the opening statements: the account has a second factor and the caller's session has not made it. */
 const secondFactorRequired = "PTMFA";
 
+/** SQLSTATE of `app.require_reauthenticated_caller()`: the change needs a proof the session has not given lately. */
+const reauthenticationRequired = "PTRAU";
+
+/** The message of 403 `reauthentication_required`: what the caller must do. */
+export const reauthenticationRequiredMessage =
+  "Confirm it is you first: POST /auth/reauthenticate with the password or a code, then retry within 5 minutes";
+
 /** The message of 403 `mfa_required`: what the caller must do. */
 export const mfaRequiredMessage =
   "Second factor required: send a code of the authenticator app to POST /auth/mfa/verify";
@@ -97,7 +104,29 @@ export function withFullCaller<Row, Result>(
   return guardedByCaller(query, callerCheck("app.require_full_caller", claims), ...guards);
 }
 
-function callerCheck(check: "app.require_active_caller" | "app.require_full_caller", claims: CallerClaims): Statement {
+/**
+ * As `withFullCaller`, behind `app.require_reauthenticated_caller()`: the
+ * caller's session has also given a proof within the last 5 minutes (`POST
+ * /auth/reauthenticate`), else 403 `reauthentication_required`. The changes of
+ * how an account signs in whose body carries no proof of their own.
+ */
+export function withReauthenticatedCaller<Row, Result>(
+  claims: CallerClaims,
+  query: Query<Row, Result>,
+): Promise<Result> {
+  return guardedByCaller(
+    query,
+    callerCheck("app.require_reauthenticated_caller", claims),
+  );
+}
+
+function callerCheck(
+  check:
+    | "app.require_active_caller"
+    | "app.require_full_caller"
+    | "app.require_reauthenticated_caller",
+  claims: CallerClaims,
+): Statement {
   return {
     text: `with session as (select set_config('request.jwt.claims', $1, true)) select ${check}() from session`,
     values: [JSON.stringify(claims)],
@@ -146,8 +175,18 @@ async function guardedByCaller<Row, Result>(
     if (pgErrorCode(error) === unverifiedCaller) {
       throw new ForbiddenError("email_not_verified", "Email address not verified");
     }
-    if (pgErrorCode(error) === notAdmin) throw new ForbiddenError("admin_required", "Admin role required");
-    if (pgErrorCode(error) === secondFactorRequired) throw new ForbiddenError("mfa_required", mfaRequiredMessage);
+    if (pgErrorCode(error) === notAdmin) {
+      throw new ForbiddenError("admin_required", "Admin role required");
+    }
+    if (pgErrorCode(error) === secondFactorRequired) {
+      throw new ForbiddenError("mfa_required", mfaRequiredMessage);
+    }
+    if (pgErrorCode(error) === reauthenticationRequired) {
+      throw new ForbiddenError(
+        "reauthentication_required",
+        reauthenticationRequiredMessage,
+      );
+    }
     throw error;
   }
 }

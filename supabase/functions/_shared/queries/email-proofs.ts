@@ -29,14 +29,20 @@ export type PasswordReset =
  * Sets a new password with a reset code, given as its HMAC
  * (`app.reset_password`): a valid code is consumed, a wrong one uses up an
  * attempt (and that commits), and the account is marked verified, its
- * sessions, refresh tokens and device tokens revoked, and a new session started.
+ * sessions, refresh tokens and device tokens revoked, what was added without
+ * the mailbox removed (`app.reclaim_account`), and a new session started.
  */
 export function resetPassword(
   input: {
     email: string;
     codeHash: string;
     passwordHash: string;
-    limits: Pick<SecurityLimits, "resetCodeMaxWrongPerAccount" | "resetCodeAccountWindowSeconds">;
+    limits: Pick<
+      SecurityLimits,
+      "resetCodeMaxWrongPerAccount" | "resetCodeAccountWindowSeconds"
+    >;
+    /** `RESET_REVOKES_RECENT_DAYS`: identities linked this recently go with the reset. */
+    revokeRecentDays: number;
     session: NewSession;
   },
 ): Query<
@@ -46,9 +52,9 @@ export function resetPassword(
   return {
     // The reset revokes the account's sessions (trigger users_end_sessions) before the new one starts.
     text: `with reset as (
-             select * from app.reset_password($1, $2, $3, $4, $5)
+             select * from app.reset_password($1, $2, $3, $4, $5, $6, $10, $9)
            ), started as (
-             select s.* from reset cross join lateral ${startSessionCall("reset.id", 6)} s
+             select s.* from reset cross join lateral ${startSessionCall("reset.id", 7)} s
              where reset.outcome = 'updated'
            ), lifted as (
              -- The owner proved the mailbox, as for the failures per address: the account's cap is lifted too.
@@ -62,6 +68,7 @@ export function resetPassword(
       input.passwordHash,
       input.limits.resetCodeMaxWrongPerAccount,
       input.limits.resetCodeAccountWindowSeconds,
+      input.revokeRecentDays,
       ...sessionValues(input.session),
     ],
     read: ([row]) => {

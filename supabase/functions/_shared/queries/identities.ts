@@ -31,11 +31,15 @@ export interface NewOAuthFlow {
   browserHash?: string;
 }
 
-/** A link's account, its session (live at the callback) and, unless the session signed in freshly, the password's hash. */
+/**
+ * A link's account, its session (live at the callback) and, unless the session gave a proof lately, the password's
+ * hash; or (`reauthenticate`) the account and session a sign-in at a linked provider is a proof for.
+ */
 export interface LinkRequest {
   userId: string;
   sessionId: string;
   passwordHash: string | undefined;
+  reauthenticate?: boolean;
 }
 
 /** What storing a flow found: seconds to wait (0 when stored), and for a link whether the caller may make it. */
@@ -46,7 +50,8 @@ export interface StartedFlow {
 
 /**
  * Stores a flow for 10 minutes (`app.start_oauth_flow`): a sign-in counted against the address's limit; a link only
- * for a session signed in within 10 minutes or a password still the account's.
+ * for a session that gave a proof within 5 minutes or a password still the account's; a proof at a provider only for
+ * an account with an identity there.
  */
 export function startOAuthFlow(
   flow: NewOAuthFlow,
@@ -54,7 +59,7 @@ export function startOAuthFlow(
   link?: LinkRequest,
 ): Query<{ retry_after: number; link_allowed: boolean }, StartedFlow> {
   return {
-    text: "select * from app.start_oauth_flow($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+    text: "select * from app.start_oauth_flow($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
     values: [
       flow.stateHash,
       flow.provider,
@@ -69,6 +74,7 @@ export function startOAuthFlow(
       link?.passwordHash ?? null,
       flow.appCodeChallenge ?? null,
       flow.browserHash ?? null,
+      link?.reauthenticate ?? false,
     ],
     read: ([row]) => ({ retryAfter: row.retry_after, linkAllowed: row.link_allowed }),
   };
@@ -81,6 +87,8 @@ export interface ConsumedFlow {
   nonce: string;
   redirectTo: string;
   link: { userId: string; sessionId: string } | undefined;
+  /** A sign-in at a linked provider, for a proof on `link`'s session. */
+  reauthenticate: boolean;
   appCodeChallenge: string | undefined;
   expired: boolean;
 }
@@ -102,6 +110,7 @@ export function consumeOAuthFlow(input: {
   link_user_id: string | null;
   link_session_id: string | null;
   app_code_challenge: string | null;
+  reauthenticate: boolean;
   expired: boolean;
 }, ConsumedFlow | undefined> {
   return {
@@ -116,17 +125,20 @@ export function consumeOAuthFlow(input: {
         link: row.link_user_id && row.link_session_id
           ? { userId: row.link_user_id, sessionId: row.link_session_id }
           : undefined,
+        reauthenticate: row.reauthenticate,
         appCodeChallenge: row.app_code_challenge ?? undefined,
         expired: row.expired,
       },
   };
 }
 
-/** What a link's browser step needs to send the browser on to the provider. */
+/** What a link's (or a proof's) browser step needs to send the browser on to the provider. */
 export interface BoundLinkFlow {
   provider: string;
   codeVerifier: string;
   nonce: string;
+  /** A proof at the provider: its authorization URL asks for a new sign-in. */
+  reauthenticate: boolean;
 }
 
 /**
@@ -136,11 +148,20 @@ export interface BoundLinkFlow {
 export function bindLinkFlow(
   stateHash: string,
   browserHash: string,
-): Query<{ provider: string; code_verifier: string; nonce: string }, BoundLinkFlow | undefined> {
+): Query<
+  { provider: string; code_verifier: string; nonce: string; reauthenticate: boolean },
+  BoundLinkFlow | undefined
+> {
   return {
     text: "select * from app.bind_link_flow($1, $2)",
     values: [stateHash, browserHash],
-    read: ([row]) => row && { provider: row.provider, codeVerifier: row.code_verifier, nonce: row.nonce },
+    read: ([row]) =>
+      row && {
+        provider: row.provider,
+        codeVerifier: row.code_verifier,
+        nonce: row.nonce,
+        reauthenticate: row.reauthenticate,
+      },
   };
 }
 
@@ -187,6 +208,36 @@ export function completeOAuthFlow(input: {
       input.address ?? null,
       input.userAgent ?? null,
       input.appCodeChallenge ?? null,
+    ],
+    read: ([row]) => row.outcome,
+  };
+}
+
+/** What a sign-in at a linked provider, for a proof, concluded (`app.complete_provider_reauthentication`). */
+export type ReauthenticationOutcome =
+  | "reauthenticated"
+  | "identity_not_linked"
+  | "link_expired";
+
+/**
+ * Records a sign-in at a provider as the proof of the session that asked for it, when the identity that signed in
+ * is one of the account's and the session is still live.
+ */
+export function completeProviderReauthentication(input: {
+  link: { userId: string; sessionId: string };
+  claims: { issuer: string; subject: string };
+  address: string | undefined;
+  userAgent: string | undefined;
+}): Query<{ outcome: ReauthenticationOutcome }, ReauthenticationOutcome> {
+  return {
+    text: "select app.complete_provider_reauthentication($1, $2, $3, $4, $5, $6) as outcome",
+    values: [
+      input.link.userId,
+      input.link.sessionId,
+      input.claims.issuer,
+      input.claims.subject,
+      input.address ?? null,
+      input.userAgent ?? null,
     ],
     read: ([row]) => row.outcome,
   };

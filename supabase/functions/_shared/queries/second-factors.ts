@@ -17,13 +17,14 @@ import type { FactorInfo } from "../contract/second-factor.ts";
 import { uuidOrNull } from "../http/uuid.ts";
 import type { Query } from "../db/transactions.ts";
 import { type Account, accountColumns, type AccountRow, toAccount } from "./account-rows.ts";
-import { grantOf, type NewSession, type SessionColumns, type SessionGrant, sessionValues } from "./sessions.ts";
-
-/** A second-factor secret sealed by the functions (`auth/sealed-secrets.ts`), and the id of the key that sealed it. */
-export interface SealedSecret {
-  sealed: string;
-  keyId: string;
-}
+import {
+  grantOf,
+  type NewSession,
+  type SealedSecret,
+  type SessionColumns,
+  type SessionGrant,
+  sessionValues,
+} from "./sessions.ts";
 
 /** What the code sent proved: the time step of the authenticator's code it matched (none: undefined), or a recovery code. */
 export interface FactorProof {
@@ -32,7 +33,11 @@ export interface FactorProof {
 }
 
 /** An attempt at the factor that was not accepted: a wrong (or replayed) code, a locked factor, or no such factor. */
-export type RefusedAttempt = { kind: "wrong" } | { kind: "locked"; retryAfter: number } | { kind: "gone" };
+export type RefusedAttempt =
+  | { kind: "wrong" }
+  | { kind: "locked"; retryAfter: number }
+  | { kind: "locked_out" }
+  | { kind: "gone" };
 
 /** The outcome of a step that answers a new session at aal2. */
 export type SecondStep =
@@ -40,14 +45,22 @@ export type SecondStep =
   | RefusedAttempt;
 
 type SecondStepRow = Partial<AccountRow> & SessionColumns & {
-  outcome: "accepted" | "wrong" | "locked" | "gone";
+  outcome: "accepted" | "wrong" | "locked" | "locked_out" | "gone";
   retry_after: number | null;
   recovery_codes_left: number | null;
 };
 
-function refusal(row: { outcome: string; retry_after: number | null }): RefusedAttempt {
-  if (row.outcome === "locked") return { kind: "locked", retryAfter: row.retry_after ?? 1 };
-  return { kind: row.outcome === "gone" ? "gone" : "wrong" };
+/** The refusal a statement's `outcome` and `retry_after` say, for any outcome but 'accepted'. */
+export function refusal(
+  row: { outcome: string; retry_after: number | null },
+): RefusedAttempt {
+  if (row.outcome === "locked") {
+    return { kind: "locked", retryAfter: row.retry_after ?? 1 };
+  }
+  if (row.outcome === "locked_out" || row.outcome === "gone") {
+    return { kind: row.outcome };
+  }
+  return { kind: "wrong" };
 }
 
 function secondStepOf(row: SecondStepRow): SecondStep {
@@ -95,6 +108,21 @@ export function pendingFactor(
            where user_id = $1 and id::text = lower($2) and activated_at is null`,
     values: [userId, factorId],
     read: ([row]) => row ? { sealed: row.secret_sealed, keyId: row.secret_key_id } : undefined,
+  };
+}
+
+/**
+ * The account's active factor `factorId`, sealed (`app.sealed_factor_secret`): for a factor whose secret tokens do
+ * not carry, because it was sealed under `JWT_SECRET` before `MFA_SECRET_KEY` existed.
+ */
+export function sealedFactorSecret(
+  userId: string,
+  factorId: string,
+): Query<{ sealed: string; key_id: string }, SealedSecret | undefined> {
+  return {
+    text: "select sealed, key_id from app.sealed_factor_secret($1, $2::uuid)",
+    values: [userId, factorId],
+    read: ([row]) => row ? { sealed: row.sealed, keyId: row.key_id } : undefined,
   };
 }
 
@@ -194,7 +222,8 @@ interface FactorRow {
 export function listFactors(userId: string): Query<FactorRow, { factors: FactorInfo[]; recoveryCodesLeft: number }> {
   return {
     text: `select f.id, f.activated_at, f.created_at, f.last_used_at,
-                  (select count(*)::integer from app.recovery_codes r where r.user_id = $1) as recovery_codes_left
+                  (select count(*)::integer from app.recovery_codes r where r.user_id = $1 and r.used_at is null)
+                    as recovery_codes_left
            from (select $1::uuid as user_id) owner
            left join app.second_factors f on f.user_id = owner.user_id`,
     values: [userId],
@@ -214,22 +243,39 @@ export function listFactors(userId: string): Query<FactorRow, { factors: FactorI
 }
 
 /** The outcome of an admin's removal of an account's factor. */
-export type FactorRemoval = { kind: "removed"; user: User } | { kind: "no-factor" } | { kind: "unknown-user" };
+export type FactorRemoval =
+  | { kind: "removed"; user: User }
+  | { kind: "no-factor" }
+  | { kind: "unknown-user" }
+  | { kind: "own-account" }
+  | { kind: "admin-account" };
 
 /**
- * An admin's (or operator's) removal of an account's lost factor, by the account's id: its recovery codes go too
- * and every session of the account ends (\`app.remove_second_factor\`).
+ * An admin's removal of another account's lost factor, by the account's id (\`app.admin_remove_second_factor\`):
+ * its recovery codes go too, every session of the account ends, and its owner is mailed. Never the admin's own
+ * (unenrolling with a code does that) nor another admin's: a stolen admin token must not take factors away.
  */
-export function removeSecondFactor(id: string): Query<AccountRow & { removed: boolean }, FactorRemoval> {
+export function removeSecondFactor(
+  id: string,
+): Query<Partial<AccountRow> & { outcome: string }, FactorRemoval> {
   return {
-    text: `select app.remove_second_factor(u.id) as removed, ${userColumns}
-           from app.users u where u.id = $1::uuid`,
+    text: `select removal.outcome, ${userColumns}
+           from app.admin_remove_second_factor($1::uuid) as removal(outcome)
+           left join app.users u on u.id = $1::uuid and removal.outcome = 'removed'`,
     values: [uuidOrNull(id)],
-    read: ([row]) =>
-      !row
-        ? { kind: "unknown-user" }
-        : row.removed
-        ? { kind: "removed", user: toAccount(row).user }
-        : { kind: "no-factor" },
+    read: ([row]) => {
+      switch (row.outcome) {
+        case "removed":
+          return { kind: "removed", user: toAccount(row as AccountRow).user };
+        case "own_account":
+          return { kind: "own-account" };
+        case "admin_account":
+          return { kind: "admin-account" };
+        case "no_factor":
+          return { kind: "no-factor" };
+        default:
+          return { kind: "unknown-user" };
+      }
+    },
   };
 }

@@ -18,6 +18,12 @@ import { type Account, accountColumns, type AccountRow, toAccount } from "./acco
 /** How the second step of a sign-in was made: a code of the authenticator, or a recovery code. */
 export type SecondFactorMethod = "totp" | "recovery_code";
 
+/** A second-factor secret sealed by the functions (`auth/sealed-secrets.ts`), and the id of the key that sealed it. */
+export interface SealedSecret {
+  sealed: string;
+  keyId: string;
+}
+
 /** A session's level, as its access tokens state it (`app.session_level`). */
 export interface SessionLevel {
   /** `aal2` once the second step was made; a session's level never changes. */
@@ -25,8 +31,11 @@ export interface SessionLevel {
   /** When the session started (the password was proved). */
   startedAt: Date;
   secondFactor?: { method: SecondFactorMethod; at: Date };
-  /** The account's active factor, sealed, for the token: a code is checked against it with no read. */
-  factor?: { id: string; sealed: string; keyId: string };
+  /**
+   * The account's active factor, for the token; with its secret sealed under `MFA_SECRET_KEY`, a code is checked
+   * against it with no read (a factor sealed under `JWT_SECRET`, of before that key, is read when it is used).
+   */
+  factor?: { id: string; sealed?: SealedSecret };
 }
 
 /** A live session as the statement that started or refreshed it returns it. */
@@ -97,8 +106,17 @@ export function grantOf(row: SessionColumns): SessionGrant {
       ...(row.second_factor && row.second_factor_at
         ? { secondFactor: { method: row.second_factor, at: row.second_factor_at } }
         : {}),
-      ...(row.factor_id && row.factor_sealed && row.factor_key_id
-        ? { factor: { id: row.factor_id, sealed: row.factor_sealed, keyId: row.factor_key_id } }
+      ...(row.factor_id
+        ? {
+          factor: {
+            id: row.factor_id,
+            ...(row.factor_sealed && row.factor_key_id
+              ? {
+                sealed: { sealed: row.factor_sealed, keyId: row.factor_key_id },
+              }
+              : {}),
+          },
+        }
         : {}),
     },
   };
