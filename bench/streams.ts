@@ -14,7 +14,7 @@
  *   event's arrival on each of them.
  *
  * Figures only: what the stream must guarantee is tested in
- * tests/notes-stream.test.ts, whose reader this uses.
+ * tests/notes-stream.test.ts, with the same reader (dev/harness/event-stream.ts).
  *
  * @example
  * ```ts
@@ -26,7 +26,7 @@
 import postgres from "postgres";
 import { type RunningStack, startStack } from "../dev/harness/stack.ts";
 import { loadConfig } from "../supabase/functions/_shared/config/mod.ts";
-import { type OpenStream, openStream, type StreamMessage } from "../tests/support/event-stream.ts";
+import { type OpenStream, openStream, type StreamMessage } from "../dev/harness/event-stream.ts";
 import { quantile } from "./load.ts";
 import { markdownTable } from "./report.ts";
 import { type Call, send } from "./round-trips.ts";
@@ -101,7 +101,8 @@ export async function measureLiveUpdates(
     },
     {
       wake: `counter poll every ${pollMs} ms`,
-      env: {},
+      // Set empty, so the stack does not listen on its own database.
+      env: { DATABASE_LISTEN_URL: "" },
       writes: options.writes.poll,
       // A write sent right after the last event would come just after a poll every time; a random part of an interval
       // lets the writes fall anywhere in it, as users' do.
