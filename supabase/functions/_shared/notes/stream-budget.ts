@@ -28,8 +28,7 @@ const batchSize = limits.changesLimitMax / 10;
  * The most one change's event can take: a character of a title or content is at most 6 bytes of JSON (a control
  * character is written `\u00XX`; any other takes 3 bytes of UTF-8 at most), plus the event's other fields.
  */
-const largestChangeBytes = 6 * (limits.titleMaxChars + limits.contentMaxChars) +
-  1_024;
+const largestChangeBytes = 6 * (limits.titleMaxChars + limits.contentMaxChars) + 1_024;
 /**
  * The share of the isolate's answer budget that one account's streams may hold at once: a quarter, so one
  * account that opens streams and never reads them cannot take the room other accounts' large batches need.
@@ -37,8 +36,8 @@ const largestChangeBytes = 6 * (limits.titleMaxChars + limits.contentMaxChars) +
 const ownerShareBytes = answerBudgetBytes / 4;
 /**
  * Reads under way at once in the isolate, counted at the largest their changes can be: the answer budget bounds what
- * is held for clients, not what is being read. 500 streams that opened together from a cursor with 1 MB behind it
- * each read a batch at once, most of which the budget then refused to hold; past this, a stream reads one change.
+ * is held for clients, not what is being read. Without it, streams that open together from an old cursor each read a
+ * full batch at once, most of which the budget then refuses to hold; past it, a stream reads one change.
  */
 const readingBudgetBytes = answerBudgetBytes / 4;
 /** The reconnect delay when the isolate holds too many unsent answers: time for their clients to take them. */
@@ -50,6 +49,7 @@ const heldByOwner = new Map<string, number>();
 const readingByOwner = new Map<string, number>();
 /** What every stream of the isolate is reading now, counted the same way. */
 let readingTotal = 0;
+
 const encoder = new TextEncoder();
 
 /** A batch a stream may read: how many changes (0: none, end with a retry hint), and its release once read. */
