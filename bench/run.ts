@@ -300,7 +300,9 @@ async function onPostgres(databaseUrl: string) {
     for (const { wake, writeToEvent, openStreams } of liveUpdates) {
       log(
         `  ${wake}: write to event p50 ${writeToEvent.p50Ms.toFixed(1)} ms, p95 ${writeToEvent.p95Ms.toFixed(1)} ms; ` +
-          `${openStreams.streams} streams held ${JSON.stringify(openStreams.connectionsAfterWrite)}`,
+          (openStreams
+            ? `${openStreams.streams} streams held ${JSON.stringify(openStreams.connectionsAfterWrite)}`
+            : ""),
       );
     }
     return {

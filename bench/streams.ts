@@ -1,9 +1,12 @@
 /**
  * Live updates (`GET /notes-stream`) on the stack, once for each way its
  * streams are woken: by notices on a listening connection
- * (`DATABASE_LISTEN_URL`, as in production) and by the change counters' poll
- * (`STREAM_POLL_MS`). Each way gets a stack of its own, started while no other
- * runs, so the database connections counted are that stack's.
+ * (`DATABASE_LISTEN_URL`, as in production), by the change counters' poll
+ * (`STREAM_POLL_MS`), and by the notices of the embedded PGlite of a stack
+ * started as `npm start` starts with no `DATABASE_URL` (write to event only:
+ * its connections are not the bench database's). Each way gets a stack of its
+ * own, started while no other runs, so the database connections counted are
+ * that stack's.
  *
  * - From a write's answer to its `change` event on a stream that another
  *   session of the same user holds open, over sequential writes (a create, a
@@ -14,7 +17,7 @@
  *   event's arrival on each of them.
  *
  * Figures only: what the stream must guarantee is tested in
- * tests/notes-stream.test.ts, whose reader this uses.
+ * tests/notes-stream.test.ts, with the same reader (dev/harness/event-stream.ts).
  *
  * @example
  * ```ts
@@ -26,7 +29,7 @@
 import postgres from "postgres";
 import { type RunningStack, startStack } from "../dev/harness/stack.ts";
 import { loadConfig } from "../supabase/functions/_shared/config/mod.ts";
-import { type OpenStream, openStream, type StreamMessage } from "../tests/support/event-stream.ts";
+import { type OpenStream, openStream, type StreamMessage } from "../dev/harness/event-stream.ts";
 import { quantile } from "./load.ts";
 import { markdownTable } from "./report.ts";
 import { type Call, send } from "./round-trips.ts";
@@ -37,7 +40,7 @@ export const liveUpdateSettings = {
    * Sequential writes per way of waking. Polled streams wait up to a poll interval for each write and each write
    * waits a random part of one before it is sent, about two seconds a write at the default, so they get fewer.
    */
-  writes: { notices: 100, poll: 30 },
+  writes: { notices: 100, poll: 30, embedded: 100 },
   /** Streams open at once. */
   streams: 200,
 };
@@ -65,7 +68,8 @@ export interface LiveUpdateRun {
   wake: string;
   /** From each write's answer to its event on the other session's stream; negative when the event came first. */
   writeToEvent: Spread & { writes: number };
-  openStreams: {
+  /** Not measured on the embedded PGlite. */
+  openStreams?: {
     streams: number;
     /** Once every stream had its `ready` event. */
     connectionsWaiting: Connections;
@@ -88,24 +92,41 @@ export interface LiveUpdateRun {
 export async function measureLiveUpdates(
   databaseUrl: string,
   env: Record<string, string>,
-  options: { apiKey: string; writes: { notices: number; poll: number }; streams: number },
+  options: { apiKey: string; writes: { notices: number; poll: number; embedded: number }; streams: number },
 ): Promise<LiveUpdateRun[]> {
   const config = loadConfig(new Map(Object.entries(env)));
   const pollMs = config.streams.pollMs;
-  const ways: { wake: string; env: Record<string, string>; writes: number; pauseMs: () => number }[] = [
+  const ways: {
+    wake: string;
+    env: Record<string, string>;
+    writes: number;
+    pauseMs: () => number;
+    openStreams: boolean;
+  }[] = [
     {
       wake: "notices (LISTEN/NOTIFY)",
       env: { DATABASE_LISTEN_URL: databaseUrl },
       writes: options.writes.notices,
       pauseMs: () => noticePauseMs,
+      openStreams: true,
     },
     {
       wake: `counter poll every ${pollMs} ms`,
-      env: {},
+      // Set empty, so the stack does not listen on its own database.
+      env: { DATABASE_LISTEN_URL: "" },
       writes: options.writes.poll,
       // A write sent right after the last event would come just after a poll every time; a random part of an interval
       // lets the writes fall anywhere in it, as users' do.
       pauseMs: () => Math.random() * pollMs,
+      openStreams: true,
+    },
+    {
+      wake: "notices on the embedded PGlite (npm start)",
+      // No DATABASE_URL: the stack opens a PGlite of its own and listens on it.
+      env: { DATABASE_URL: "" },
+      writes: options.writes.embedded,
+      pauseMs: () => noticePauseMs,
+      openStreams: false,
     },
   ];
   const observer = postgres(databaseUrl, { max: 1, prepare: false, onnotice: () => {} });
@@ -119,8 +140,13 @@ export async function measureLiveUpdates(
       });
       try {
         const writeToEvent = await timeWriteToEvent(stack.baseUrl, options.apiKey, way.writes, way.pauseMs);
-        const open = await holdOpenStreams(stack, observer, options.apiKey, options.streams);
-        runs.push({ wake: way.wake, writeToEvent, openStreams: { ...open, ceiling: config.dbPoolMax + 1 } });
+        const open = way.openStreams
+          ? {
+            ...await holdOpenStreams(stack, observer, options.apiKey, options.streams),
+            ceiling: config.dbPoolMax + 1,
+          }
+          : undefined;
+        runs.push({ wake: way.wake, writeToEvent, openStreams: open });
       } finally {
         await stack.stop();
       }
@@ -311,16 +337,20 @@ export function openStreamsTable(runs: readonly LiveUpdateRun[]): string {
       "KiB per stream",
       "One write to all: p50 / p95 / max ms",
     ],
-    runs.map(({ wake, openStreams: open }) => [
-      wake,
-      String(open.streams),
-      connectionCell(open.connectionsWaiting),
-      connectionCell(open.connectionsAfterWrite),
-      String(open.ceiling),
-      (Math.max(total(open.connectionsWaiting), total(open.connectionsAfterWrite)) / open.ceiling).toFixed(2),
-      `${open.rssBeforeMiB.toFixed(1)} → ${open.rssAfterMiB.toFixed(1)}`,
-      ((open.rssAfterMiB - open.rssBeforeMiB) * 1024 / open.streams).toFixed(0),
-      [open.fanOut.p50Ms, open.fanOut.p95Ms, open.fanOut.maxMs].map((ms) => ms.toFixed(1)).join(" / "),
-    ]),
+    runs.flatMap(({ wake, openStreams: open }) =>
+      open
+        ? [[
+          wake,
+          String(open.streams),
+          connectionCell(open.connectionsWaiting),
+          connectionCell(open.connectionsAfterWrite),
+          String(open.ceiling),
+          (Math.max(total(open.connectionsWaiting), total(open.connectionsAfterWrite)) / open.ceiling).toFixed(2),
+          `${open.rssBeforeMiB.toFixed(1)} → ${open.rssAfterMiB.toFixed(1)}`,
+          ((open.rssAfterMiB - open.rssBeforeMiB) * 1024 / open.streams).toFixed(0),
+          [open.fanOut.p50Ms, open.fanOut.p95Ms, open.fanOut.maxMs].map((ms) => ms.toFixed(1)).join(" / "),
+        ]]
+        : []
+    ),
   );
 }

@@ -97,6 +97,9 @@ async function main() {
     Deno.env.set("DB_POOL_MAX", "1");
   }
   const databaseUrl = embedded?.url ?? settings.databaseUrl ?? "";
+  // Live update streams wake at once when the stack listens for change notices on its own database, embedded or
+  // given. DATABASE_LISTEN_URL set empty makes them poll: a transaction-mode pooler in DATABASE_URL delivers none.
+  if (Deno.env.get("DATABASE_LISTEN_URL") === undefined) Deno.env.set("DATABASE_LISTEN_URL", databaseUrl);
 
   try {
     await migrate(databaseUrl);

@@ -59,8 +59,9 @@ export default async function setup(project: TestProject) {
         BCRYPT_COST: "4",
         // The README's walk-through runs as written against this stack, with the development apikey it names.
         SUPABASE_PUBLISHABLE_KEYS: JSON.stringify({ readme: devAnonKey }),
-        // On PostgreSQL, live update streams listen for notices on a direct connection, as in production behind a
-        // transaction-mode pooler; on PGlite (one session, which cannot listen beside the pool) they poll.
+        // Live update streams listen for notices on the database, as on `npm start` (on PGlite too, which passes
+        // every notice to the connections that listen); on PostgreSQL on a direct connection, as in production
+        // behind a transaction-mode pooler.
         ...(databaseUrl ? { DATABASE_LISTEN_URL: databaseUrl } : {}),
       },
     });

@@ -1,8 +1,9 @@
 /**
  * A database of a suite's own without PostgreSQL: a fresh in-memory PGlite
  * with the migrations' extensions, served over the wire protocol by pglite-socket, as the local
- * stack serves its own. The stack connects to it like to any PostgreSQL, and
- * so does the suite, to change or read rows as an operator would.
+ * stack serves its own. The stack connects to it like to any PostgreSQL (and
+ * listens on it for change notices, as on its own), and so does the suite, to
+ * change or read rows as an operator would.
  *
  * PGlite is one session. pglite-socket serves several connections by running
  * one connection's transaction at a time, so a transaction held open by the
@@ -14,6 +15,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { PGlite } from "@electric-sql/pglite";
 import { pgliteExtensions } from "../pglite-extensions.ts";
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
+import { passNoticesToListeners } from "../pglite-notices.ts";
 
 export interface SuiteDatabase {
   url: string;
@@ -52,8 +54,9 @@ export async function startEmbeddedDatabase(clusterFile?: string): Promise<Suite
 }
 
 async function serve(db: PGlite): Promise<SuiteDatabase> {
-  // The stack's pool, the suite's connection, and one that holds locks.
-  const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0, maxConnections: 8 });
+  // The stack's pool and its notice connection, the suite's connections, and one that holds locks.
+  passNoticesToListeners(db);
+  const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0, maxConnections: 10 });
   await server.start();
   return {
     url: `postgresql://postgres@${server.getServerConn()}/postgres`,

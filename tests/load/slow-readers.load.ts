@@ -15,7 +15,7 @@ import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, type RegisteredUser, registerUser } from "../support/api.ts";
 import { type RunningStack, startStack } from "../../dev/harness/stack.ts";
-import { openStream } from "../support/event-stream.ts";
+import { openStream } from "../../dev/harness/event-stream.ts";
 
 const readers = 150;
 const notesOnPage = 100;

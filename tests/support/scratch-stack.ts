@@ -37,10 +37,11 @@ export interface ScratchStack {
  * `proxied`, the stack reaches the database through a TCP proxy the test controls;
  * with `behindPooler` too, on a TEST_POOLER=pgbouncer run, through PgBouncer in
  * front of that proxy, so the database behind a live pooler is what the test
- * breaks. With `openFilesLimit`, it runs under that descriptor limit. With
- * `listen`, on PostgreSQL, live update streams are woken by notices on a
- * direct connection to the database (`DATABASE_LISTEN_URL`), as in production
- * behind a transaction-mode pooler; otherwise, and always on PGlite, they poll.
+ * breaks. With `openFilesLimit`, it runs under that descriptor limit. Live
+ * update streams are woken by notices, as on `npm start`: the stack listens on
+ * its own database (through the proxy when proxied), and behind PgBouncer on a
+ * direct connection to it (`DATABASE_LISTEN_URL`), as in production behind a
+ * transaction-mode pooler. With `poll`, nothing listens and streams poll.
  */
 export async function startScratchStack(
   prefix: string,
@@ -49,7 +50,7 @@ export async function startScratchStack(
     proxied?: boolean;
     behindPooler?: boolean;
     openFilesLimit?: number;
-    listen?: boolean;
+    poll?: boolean;
   } = {},
 ): Promise<ScratchStack> {
   const database = await createSuiteDatabase(prefix, inject("migratedCluster"));
@@ -62,7 +63,9 @@ export async function startScratchStack(
     const proxiedUrl = proxy?.route(database.url) ?? database.url;
     const pooled = Boolean(options.behindPooler) && process.env.TEST_POOLER === "pgbouncer" && !database.embedded;
     pooler = pooled ? await startPgBouncer(proxiedUrl) : undefined;
-    const listenUrl: Record<string, string> = options.listen && !database.embedded
+    const listenUrl: Record<string, string> = options.poll
+      ? { DATABASE_LISTEN_URL: "" }
+      : pooled
       ? { DATABASE_LISTEN_URL: database.url }
       : {};
     stack = await startStack({

@@ -7,12 +7,14 @@ import { eventStreamResponse } from "../_shared/http/event-stream.ts";
 import { readQuery } from "../_shared/http/request.ts";
 import { openChangeStream } from "../_shared/notes/change-stream.ts";
 import { readChangesCursor } from "../_shared/notes/changes-cursor.ts";
+import { plannedStreamEnd } from "../_shared/notes/stream-endings.ts";
 
 /**
  * `GET /notes-stream?since=`: the caller's changes as server-sent events,
  * first every change after the cursor (`Last-Event-ID` when a client
  * reconnects, else `since`), then each one as it happens; without a cursor,
- * from the feed's end. Ends after `STREAM_MAX_SECONDS`, or when the access
+ * from the feed's end. Ends after `STREAM_MAX_SECONDS` (less up to a tenth, at
+ * random, so streams opened together end apart), or when the access
  * token expires, for the client to reconnect from its last event.
  */
 export const handler = defineEndpoint({
@@ -30,9 +32,7 @@ export const handler = defineEndpoint({
       : since === undefined
       ? undefined
       : readChangesCursor(since, caller.sub);
-    const { maxSeconds } = getConfig().streams;
-    const tokenLeftMs = caller.exp * 1_000 - Date.now();
-    const endsAt = performance.now() + Math.min(maxSeconds * 1_000, tokenLeftMs);
+    const endsAt = plannedStreamEnd(getConfig().streams.maxSeconds, caller.exp);
     return eventStreamResponse(await openChangeStream(caller, after, endsAt), answerHeaders.notes);
   },
 });

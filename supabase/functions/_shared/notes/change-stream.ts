@@ -8,10 +8,11 @@
  * change once, in feed order, none lost. A stream waits on the isolate's
  * change notices (`db/change-notices.ts`) and reads only when its owner's
  * sequence moved; every read is the feed's own query under the caller's
- * row-level security, behind the check that their session is still live. At
- * least every `STREAM_KEEPALIVE_SECONDS` it reads anyway, which ends the
- * stream of a session that has ended and catches a notice that was lost, and
- * sends a comment when it had nothing to send.
+ * row-level security, behind the check that their session is still live.
+ * When it has sent nothing for `STREAM_KEEPALIVE_SECONDS` it sends a comment
+ * and reads anyway, which ends the stream of a session that has ended and
+ * catches a notice that was lost. What it may read and hold is bounded in
+ * `stream-budget.ts`; how it ends, in `stream-endings.ts`.
  *
  * @example
  * ```ts
@@ -19,51 +20,24 @@
  * ```
  */
 import type { Caller } from "../auth/caller.ts";
-import { limits } from "../contract/common.ts";
-import type { StreamReady, StreamReset } from "../contract/notes.ts";
+import type { StreamReady } from "../contract/notes.ts";
 import { getConfig } from "../config/mod.ts";
 import { watchChanges } from "../db/change-notices.ts";
-import { CursorExpiredError, HttpError, TooManyRequestsError } from "../http/errors.ts";
+import { CursorExpiredError, TooManyRequestsError } from "../http/errors.ts";
 import { reconnectAfter, serverComment, serverEvent } from "../http/event-stream.ts";
 import { withDatabaseDeadline } from "../http/request-deadline.ts";
 import { edgeRuntimeWaitUntil } from "../http/after-response.ts";
-import { type AnswerBody, answerBudgetBytes, answerBudgetRoom, budgetedBody } from "../http/answer-budget.ts";
 import { encodeChangesCursor } from "./changes-cursor.ts";
 import { claimStreamSlot } from "./open-streams.ts";
 import { type ChangesPageRead, readChangesEnd, readChangesPage } from "./changes-page.ts";
+import { budgetedPieces, busyRetryMs, reserveBatch } from "./stream-budget.ts";
+import { endAfterFailedRead, plannedEndRetryMs, resetEvent } from "./stream-endings.ts";
+import { Waker } from "./stream-waker.ts";
 
-/**
- * Changes read per round trip while catching up: a tenth of the feed's largest page, so a batch of the largest
- * notes (3 MB at most) is what one stream holds while it waits for its client. With whole pages, 150 streams that
- * never read held 380 MB past the stack's idle memory (tests/load/slow-readers.load.ts bounds it at 300 MB).
- */
-const batchSize = limits.changesLimitMax / 10;
-/**
- * The most one change's event can take: a character of a title or content is at most 6 bytes of JSON (a control
- * character is written `\u00XX`; any other takes 3 bytes of UTF-8 at most), plus the event's other fields.
- */
-const largestChangeBytes = 6 * (limits.titleMaxChars + limits.contentMaxChars) + 1_024;
-/**
- * The share of the isolate's answer budget that one account's streams may hold at once: a quarter, so one
- * account that opens streams and never reads them cannot take the room other accounts' large batches need.
- */
-const ownerShareBytes = answerBudgetBytes / 4;
-/** Budget held by each account's streams: batches sent to clients that have not taken them yet. */
-const heldByOwner = new Map<string, number>();
-/** What each account's streams are reading now, counted at the largest a change can be. */
-const readingByOwner = new Map<string, number>();
-/** The reconnect delay a planned end asks for: soon, since nothing is lost meanwhile. */
-const plannedEndRetryMs = 1_000;
-/** The reconnect delay after a read failed (the database unreachable): time for it to come back. */
-const failedReadRetryMs = 5_000;
-/** The reconnect delay when the isolate holds too many unsent answers: time for their clients to take them. */
-const busyRetryMs = 5_000;
 /** How long a stream whose time is up may take to send what it has left before it is closed anyway. */
 const endGraceMs = 5_000;
 /** How long an account over its streams waits before trying again: time for one of its streams to end. */
 const tooManyStreamsRetrySeconds = 15;
-
-const encoder = new TextEncoder();
 
 /**
  * Opens a stream of the caller's changes after change number `after` (from
@@ -248,16 +222,24 @@ class LiveStream {
 
   /** What follows the first batch: further batches as the owner's sequence moves, comments, the last word. */
   async *#following(): AsyncGenerator<string> {
-    const { keepAliveSeconds } = getConfig().streams;
+    const keepAliveMs = getConfig().streams.keepAliveSeconds * 1_000;
     const ended = this.#ended.signal;
     let catchingUp = !this.#ready;
+    // When the client last took something: each yield resumes once the piece before it has been taken.
+    let lastSent = performance.now();
     try {
       while (!this.#over) {
         if (ended.aborted) return yield reconnectAfter(plannedEndRetryMs);
         if (!catchingUp) {
-          const woken = await this.#waker.wait(keepAliveSeconds * 1_000, ended);
+          // Counted from the last thing sent, not from the last wake-up: a wake-up that finds nothing new (every
+          // stream's, once the notice connection is back) must not put off the keep-alive, or the stack's send-stall
+          // timeout and idle proxies close the stream with no reconnect hint.
+          const woken = await this.#waker.wait(Math.max(0, lastSent + keepAliveMs - performance.now()), ended);
           if (ended.aborted) continue;
-          if (!woken) yield serverComment("keep-alive");
+          if (!woken) {
+            yield serverComment("keep-alive");
+            lastSent = performance.now();
+          }
         }
         const batch = reserveBatch(this.#caller.sub);
         if (batch.limit === 0) return yield reconnectAfter(busyRetryMs);
@@ -272,155 +254,12 @@ class LiveStream {
         }
         catchingUp = page.hasMore;
         const text = this.#batchText(page);
-        if (text) yield text;
+        if (!text) continue;
+        yield text;
+        lastSent = performance.now();
       }
     } finally {
       this.close();
     }
-  }
-}
-
-/**
- * How many changes a stream of `owner` may read now, and that many changes
- * of the largest size counted as being read for the owner until `release`
- * (once the batch is read), so streams of one account that read at once do
- * not all count on the same room:
- *
- * - none once the account's unread batches fill its share: that stream ends
- *   with a retry hint and reads nothing;
- * - else no more than the rest of the share, less what its other streams are
- *   reading, could hold if each change were as large as a change can be, and
- *   no more than the isolate's answer budget could; but at least one, since a
- *   batch of small notes never draws on the budget, so neither what other
- *   accounts hold in it nor the account's own streams reading at once can
- *   stop a stream (a large one that then finds no room ends with a retry hint).
- */
-function reserveBatch(owner: string): { limit: number; release: () => void } {
-  const held = heldByOwner.get(owner) ?? 0;
-  const reading = readingByOwner.get(owner) ?? 0;
-  const byShare = Math.floor((ownerShareBytes - held - reading) / largestChangeBytes);
-  const byBudget = Math.floor(answerBudgetRoom() / largestChangeBytes);
-  const limit = held + largestChangeBytes > ownerShareBytes ? 0 : Math.max(1, Math.min(batchSize, byShare, byBudget));
-  const reserved = limit * largestChangeBytes;
-  addTo(readingByOwner, owner, reserved);
-  let released = false;
-  return {
-    limit,
-    release: () => {
-      if (released) return;
-      released = true;
-      addTo(readingByOwner, owner, -reserved);
-    },
-  };
-}
-
-/** Adds `bytes` (or takes them away, when negative) to what `counts` holds for `owner`. */
-function addTo(counts: Map<string, number>, owner: string, bytes: number): void {
-  const total = (counts.get(owner) ?? 0) + bytes;
-  if (total > 0) counts.set(owner, total);
-  else counts.delete(owner);
-}
-
-/**
- * The stream's texts as pieces of its body, each held against the isolate's
- * answer budget (`http/answer-budget.ts`) and its owner's share of it until
- * the client has taken it, as the notes' other large answers are: a batch of
- * catch-up can be 3 MB, which clients that open streams and never read would
- * otherwise each hold. Small texts (under 64 KB) never wait on the budget.
- * When it has no room, the stream ends with a reconnect hint, and the client
- * resumes from the last event it took.
- */
-async function* budgetedPieces(
-  owner: string,
-  first: string,
-  following: AsyncGenerator<string>,
-): AsyncGenerator<Uint8Array> {
-  try {
-    for (let text: string | undefined = first; text !== undefined;) {
-      const answer = budgetedBody(text);
-      if (!answer) return yield encoder.encode(reconnectAfter(busyRetryMs));
-      const held = Number(answer.contentLength ?? 0);
-      addTo(heldByOwner, owner, held);
-      try {
-        yield* piecesOf(answer.body);
-      } finally {
-        addTo(heldByOwner, owner, -held);
-      }
-      const next = await following.next();
-      text = next.done ? undefined : next.value;
-    }
-  } finally {
-    await following.return(undefined);
-  }
-}
-
-/** The pieces of a budgeted body; one left unread gives back its share of the budget. */
-async function* piecesOf(body: AnswerBody["body"]): AsyncGenerator<Uint8Array> {
-  if (typeof body === "string") return yield encoder.encode(body);
-  if (body instanceof Uint8Array) return yield body;
-  const reader = (body as ReadableStream<Uint8Array>).getReader();
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return;
-      yield value;
-    }
-  } finally {
-    await reader.cancel();
-  }
-}
-
-/**
- * A read that failed ends the stream. A caller that may no longer read (a
- * session ended, an account suspended) finds out on reconnecting, from its
- * 401 or 403; anything else (the database unreachable) is worth a retry later.
- */
-function* endAfterFailedRead(error: unknown): Generator<string> {
-  // The sequence no longer reaches back to the stream's position: the database was restored from a backup.
-  if (error instanceof CursorExpiredError) return yield resetEvent();
-  if (error instanceof HttpError && error.code !== "service_unavailable") return;
-  if (!(error instanceof HttpError)) {
-    console.error(JSON.stringify({ level: "error", event: "change stream read failed", error: String(error) }));
-  }
-  yield reconnectAfter(failedReadRetryMs);
-}
-
-/** The event that tells the client its cursor is no longer covered; the stream ends after it. */
-function resetEvent(): string {
-  const reset: StreamReset = {
-    code: "cursor_expired",
-    message: "The cursor is older than the deletions kept; sync again from /notes-changes without since",
-  };
-  return serverEvent({ event: "reset", data: reset });
-}
-
-/** A flag that notices raise and a stream waits on, so notices that come while it reads are not lost. */
-class Waker {
-  #raised = false;
-  #waiting: (() => void) | undefined;
-
-  wake(): void {
-    this.#raised = true;
-    this.#waiting?.();
-  }
-
-  /** True when woken (now or already), false after `ms` or when `signal` aborts; lowers the flag. */
-  async wait(ms: number, signal: AbortSignal): Promise<boolean> {
-    if (!this.#raised && !signal.aborted) {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, ms);
-        function done() {
-          clearTimeout(timer);
-          signal.removeEventListener("abort", done);
-          resolve();
-        }
-        this.#waiting = done;
-        signal.addEventListener("abort", done);
-      });
-      this.#waiting = undefined;
-    }
-    const woken = this.#raised;
-    this.#raised = false;
-    return woken;
   }
 }
