@@ -5,7 +5,8 @@
  * leaves for the service, the provider, the service's callback, and comes back
  * to the demo, which exchanges the one-time code and shows the account, with
  * the code gone from the address bar. Then the account's settings list the
- * provider, whose only identity cannot be unlinked. Screenshots go to
+ * provider, which must confirm it is them at the provider again before it may unlink, and whose only identity
+ * cannot be unlinked. Screenshots go to
  * test-results/browser/.
  */
 import { mkdirSync } from "node:fs";
@@ -67,6 +68,20 @@ describe("the demo app's sign-in with a provider in Chromium", () => {
     await page.getByText("Account: password, sessions, second factor, deletion").click();
     const identities = page.locator("#identities");
     await identities.getByText(`Local (${email})`).waitFor();
+    // Unlinking needs a proof given for it first: for an account without a password, a new sign-in at its provider,
+    // which asks for the login again though the browser is signed in there.
+    await identities.getByRole("button", { name: "Unlink" }).click();
+    await page.locator("#error", { hasText: "Confirm it is you first" }).waitFor();
+    await identities.getByRole("button", { name: "Confirm with Local" }).click();
+    await page.waitForURL((url) => url.origin === provider.issuer);
+    await page.locator('input[name="login"]').fill(sub);
+    await page.locator('input[name="password"]').fill("any password");
+    await page.getByRole("button", { name: "Sign-in" }).click();
+    const consent = page.getByRole("button", { name: "Continue" });
+    await Promise.race([consent.click(), page.waitForURL((url) => url.origin === new URL(app.url).origin)]);
+    await page.locator("#info", { hasText: "Confirmed with Local" }).waitFor();
+    expect(page.url()).toBe(app.url);
+    await page.getByText("Account: password, sessions, second factor, deletion").click();
     await identities.getByRole("button", { name: "Unlink" }).click();
     await page.locator("#error", { hasText: "only way to sign in" }).waitFor();
     await context.close();

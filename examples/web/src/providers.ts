@@ -1,9 +1,11 @@
 /**
  * Sign-in with OpenID Connect providers in the demo app: a "Sign in with
  * <provider>" button per provider on the sign-in screen, finishing the
- * sign-in (or a link) when the browser comes back, and the account's linked
- * providers in its settings, each with an unlink button, and a "Link
- * <provider>" button for each one not linked yet.
+ * sign-in (or a link, or a proof) when the browser comes back, and the
+ * account's linked providers in its settings, each with an unlink button, a
+ * "Link <provider>" button for each one not linked yet, and "Confirm it's
+ * you": the password, or for an account without one a new sign-in at one of
+ * its providers, which changing how the account signs in needs first.
  *
  * Which providers to offer: `VITE_NOTES_PROVIDERS`, a comma-separated list
  * that stack-plugin.ts takes from NOTES_PROVIDERS, else from OIDC_PROVIDERS
@@ -74,6 +76,9 @@ export function providersPanel(client: NotesClient): {
   const state = byId("identities-state", HTMLParagraphElement);
   const linkForm = byId("link-identity-form", HTMLFormElement);
   const linkButtons = byId("link-buttons", HTMLElement);
+  const proofForm = byId("reauthenticate-form", HTMLFormElement);
+  const proofPassword = byId("reauthenticate-password", HTMLLabelElement);
+  const proofButtons = byId("reauthenticate-buttons", HTMLElement);
 
   signInSection.hidden = configuredProviders.length === 0;
   settings.hidden = configuredProviders.length === 0;
@@ -89,8 +94,31 @@ export function providersPanel(client: NotesClient): {
   function clear(): void {
     linked.replaceChildren();
     linkButtons.replaceChildren();
+    proofButtons.replaceChildren();
     state.textContent = "";
     linkForm.hidden = true;
+    proofForm.hidden = true;
+  }
+
+  /** "Confirm it's you": the password when the account has one, else a new sign-in at each linked provider. */
+  function showProofs(providers: readonly string[], hasPassword: boolean): void {
+    proofForm.hidden = providers.length === 0;
+    proofPassword.hidden = !hasPassword;
+    if (hasPassword) {
+      const submit = button("Confirm with my password");
+      submit.type = "submit";
+      proofButtons.replaceChildren(submit);
+      return;
+    }
+    proofButtons.replaceChildren(
+      ...providers.map((provider) =>
+        button(`Confirm with ${label(provider)}`, () =>
+          void reportErrors(async () => {
+            // The page leaves for the provider, which asks to sign in again, and comes back with `reauthenticated=`.
+            await client.reauthenticateWithProvider({ provider, redirectTo: thisPage() }, { navigate: true });
+          }))
+      ),
+    );
   }
 
   async function show(): Promise<void> {
@@ -118,6 +146,7 @@ export function providersPanel(client: NotesClient): {
         return item;
       }),
     );
+    showProofs([...new Set(identities.map((identity) => identity.provider))], hasPassword);
     const linkable = configuredProviders.filter((provider) => !identities.some((each) => each.provider === provider));
     linkForm.hidden = linkable.length === 0;
     // One submit button per provider: the one pressed says which to link.
@@ -144,12 +173,25 @@ export function providersPanel(client: NotesClient): {
     }, linkForm);
   });
 
+  proofForm.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const password = String(new FormData(proofForm).get("password") ?? "");
+    void reportErrors(async () => {
+      await client.reauthenticate({ password });
+      proofForm.reset();
+      showInfo("Confirmed: for 5 minutes you can change how you sign in");
+    }, proofForm);
+  });
+
   async function complete(): Promise<ProviderSignInResult> {
     const result = await client.completeProviderSignIn();
     if (result.outcome === "error") {
       throw new Error(returnErrors[result.error] ?? result.description ?? `The sign-in failed (${result.error})`);
     }
     if (result.outcome === "linked") showInfo(`${label(result.provider)} is linked: it signs in to this account`);
+    if (result.outcome === "reauthenticated") {
+      showInfo(`Confirmed with ${label(result.provider)}: for 5 minutes you can change how you sign in`);
+    }
     return result;
   }
 
