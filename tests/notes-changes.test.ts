@@ -265,7 +265,7 @@ describe("notices of changes (channel note_changes)", () => {
     await database?.close();
   });
 
-  it("sends one notice per owner and statement, naming the owner's latest number, however many notes it changed", async () => {
+  it("sends one notice per owner and transaction, however many notes and statements it changed", async () => {
     const owner = crypto.randomUUID();
     const received: string[] = [];
     let done: () => void = () => {};
@@ -288,17 +288,22 @@ describe("notices of changes (channel note_changes)", () => {
       );
       await query("update public.notes set status = 'PUBLISHED' where created_by = $1", [owner]);
       await query("delete from public.notes where created_by = $1 and title <> 'note 1'", [owner]);
+      // Two statements in one transaction: one notice, naming the first's number (a stream reads all that follows).
+      await query(`do $$ begin
+        insert into public.notes (created_by, title) values ('${owner}', 'note 4');
+        update public.notes set title = 'note 4, edited' where created_by = '${owner}' and title = 'note 4';
+      end $$`);
       // Notices arrive in the order their transactions commit: this one comes after every notice above.
       await query("select pg_notify('note_changes', $1)", [`${owner} done`]);
       await finished;
-      expect(received).toEqual(["3", "6", "8"]);
+      expect(received).toEqual(["3", "6", "8", "9"]);
       const [counts] = await query(
         "select notes, published, last_change::int from app.note_counts where user_id = $1",
         [
           owner,
         ],
       );
-      expect(counts).toEqual({ notes: 1, published: 1, last_change: 8 });
+      expect(counts).toEqual({ notes: 2, published: 1, last_change: 10 });
     } finally {
       await unlisten();
       await database.query("delete from app.users where id = $1", [owner]);

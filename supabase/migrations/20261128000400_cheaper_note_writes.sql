@@ -4,17 +4,20 @@
 --
 -- - one update of the owner's counter row per note both counts it and numbers its change (a single new version of
 --   the row, HOT as no index covers the columns it changes), the first note creating the row;
--- - one statement-level trigger per statement indexes the words of every note inserted and sends one notice per
---   owner, "<owner> <latest number>", instead of one per note.
+-- - one statement-level trigger per statement indexes the words of every note inserted and sends the notices.
+--
+-- A transaction sends one notice per owner whose notes it changed, however many notes and statements, instead of
+-- one per note: "<owner> <number>", the latest number of the transaction's first statement that changed the owner's
+-- notes. A notice only wakes a stream, which then reads every change after its position, all of the transaction's.
+-- The owners announced so far are kept in the transaction-local setting app.announced_note_owners, which a savepoint
+-- rolled back takes back together with the notices it sent.
 --
 -- What stays as it was: the totals per status are exact in the writing transaction, the change numbers are gapless
 -- per owner and taken under the owner's counter row lock until commit (so one owner's notices arrive in the order
 -- of their numbers), every insert, update and deletion is announced on channel note_changes when it commits, and
--- the notice carries only the owner's id and a number. A statement is what sends notices, so a request, whose
--- transaction is one statement, sends one per owner whatever it changed; a notice names the owner's latest number,
--- which covers every change before it.
+-- the payload carries only the owner's id and a number.
 
--- Numbering only: updates and tombstones take their numbers here; the statement's trigger sends the notice.
+-- Numbering only: updates and tombstones take their numbers here; the statement triggers send the notices.
 create or replace function app.next_note_change(owner uuid) returns bigint
 language sql volatile
 security definer
@@ -67,12 +70,19 @@ language plpgsql
 security definer
 set search_path = ''
 as $$
+declare
+  -- The owners this transaction has announced already (see the top of this file), kept local to it.
+  announced text := coalesce(current_setting('app.announced_note_owners', true), '');
+  sent bigint;
 begin
   -- New notes have new ids, so their words cannot be there yet.
   insert into app.note_words (note_id, created_by, words)
   select id, created_by, app.note_search_vector(title, content) from inserted_notes;
-  perform pg_notify('note_changes', created_by::text || ' ' || max(change_seq)::text)
-  from inserted_notes group by created_by;
+  select count(pg_notify('note_changes', owner::text || ' ' || last_change::text)),
+         set_config('app.announced_note_owners', announced || coalesce(string_agg(owner::text || ' ', ''), ''), true)
+  into sent, announced
+  from (select created_by as owner, max(change_seq) as last_change from inserted_notes group by created_by) as changed
+  where strpos(announced, owner::text) = 0;
   return null;
 end;
 $$;
@@ -84,12 +94,15 @@ after insert on public.notes
 referencing new table as inserted_notes
 for each statement execute function app.index_and_announce_inserted_notes();
 
--- Updates: the counts as before, and one notice per owner of the notes after the update.
+-- Updates: the counts as before, and the notice of each owner of the notes after the update.
 create or replace function app.count_reassigned_notes() returns trigger
 language plpgsql
 security definer
 set search_path = ''
 as $$
+declare
+  announced text := coalesce(current_setting('app.announced_note_owners', true), '');
+  sent bigint;
 begin
   insert into app.note_counts (user_id)
   select distinct after.created_by
@@ -115,13 +128,16 @@ begin
   from deltas as d
   where c.user_id = d.owner and (d.notes <> 0 or d.published <> 0);
 
-  perform pg_notify('note_changes', created_by::text || ' ' || max(change_seq)::text)
-  from new_notes group by created_by;
+  select count(pg_notify('note_changes', owner::text || ' ' || last_change::text)),
+         set_config('app.announced_note_owners', announced || coalesce(string_agg(owner::text || ' ', ''), ''), true)
+  into sent, announced
+  from (select created_by as owner, max(change_seq) as last_change from new_notes group by created_by) as changed
+  where strpos(announced, owner::text) = 0;
   return null;
 end;
 $$;
 
--- Deletions: the counts as before, and one notice per owner whose deletions left tombstones (their numbers are the
+-- Deletions: the counts as before, and the notice of each owner whose deletions left tombstones (the number is the
 -- counter's latest, as the tombstone row triggers have run by now). An owner deleted with their notes has no
 -- counter left and no tombstones: no notice.
 create or replace function app.count_deleted_notes() returns trigger
@@ -130,7 +146,8 @@ security definer
 set search_path = ''
 as $$
 declare
-  announced integer;
+  announced text := coalesce(current_setting('app.announced_note_owners', true), '');
+  sent bigint;
 begin
   with counted as (
     update app.note_counts as c
@@ -142,7 +159,11 @@ begin
     where c.user_id = gone.created_by
     returning c.user_id, c.last_change
   )
-  select count(pg_notify('note_changes', user_id::text || ' ' || last_change::text)) into announced from counted;
+  select count(pg_notify('note_changes', user_id::text || ' ' || last_change::text)),
+         set_config('app.announced_note_owners', announced || coalesce(string_agg(user_id::text || ' ', ''), ''), true)
+  into sent, announced
+  from counted
+  where strpos(announced, user_id::text) = 0;
   return null;
 end;
 $$;
