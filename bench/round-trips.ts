@@ -552,7 +552,7 @@ const comparedListings = [
 
 /**
  * First-page latency of a new 10-note user against `heavy`, for each listing
- * (sequential medians, no delay). The light user's 10 notes are all drafts
+ * (sequential requests alternating between the two, no delay). The light user's 10 notes are all drafts
  * and all hold the search word; 10 of the heavy user's 20,000 hold it.
  */
 export async function measureFirstPages(
@@ -572,23 +572,30 @@ export async function measureFirstPages(
   const heavyHeaders = { authorization: options.heavy.authorization };
   const costs: FirstPageCost[] = [];
   for (const { listing, query, target } of comparedListings) {
-    // Interleaved, so a change in the machine's load weighs on both alike.
-    const light: number[] = [];
-    const heavy: number[] = [];
-    for (let round = 0; round < 3; round++) {
-      light.push(await medianLatency(baseUrl, firstPage(authorization, query), options.samples));
-      heavy.push(await medianLatency(baseUrl, firstPage(heavyHeaders, query), options.samples));
+    const light = firstPage(authorization, query);
+    const heavy = firstPage(heavyHeaders, query);
+    for (let warmup = 0; warmup < 2; warmup++) {
+      await send(baseUrl, light());
+      await send(baseUrl, heavy());
     }
-    const lightMs = median(light);
-    const heavyMs = median(heavy);
+    // Request by request, alternately, so a burst of other load on the machine weighs on both alike; the ratio is
+    // the median of each pair's.
+    const lightMs: number[] = [];
+    const heavyMs: number[] = [];
+    const ratios: number[] = [];
+    for (let pair = 0; pair < 3 * options.samples; pair++) {
+      lightMs.push((await send(baseUrl, light())).ms);
+      heavyMs.push((await send(baseUrl, heavy())).ms);
+      ratios.push(heavyMs[pair] / lightMs[pair]);
+    }
     costs.push({
       listing,
       query,
       lightNotes,
       heavyNotes: options.heavy.notes,
-      lightMs,
-      heavyMs,
-      ratio: heavyMs / lightMs,
+      lightMs: median(lightMs),
+      heavyMs: median(heavyMs),
+      ratio: median(ratios),
       target,
     });
   }

@@ -20,6 +20,11 @@
  *    to its event on another session's stream, and 200 open streams with the
  *    database connections and memory they hold (`bench/live-updates.ts` runs
  *    only this step).
+ * 7. The first page of a 20,000-note import against a 10-note user, on
+ *    PostgreSQL and PGlite, before and after ANALYZE (`bench/listing-plans.ts`,
+ *    `npm run bench:listing`), and bare inserts into public.notes with pgbench:
+ *    tps with and without the triggers and WAL per insert (`bench/writes.ts`,
+ *    `npm run bench:writes`), each on databases of its own.
  *
  * The listing's query plan is checked by `npm run check:plan` (in CI), and
  * what each function bundles to by `npm run check:deploy`.
@@ -62,6 +67,8 @@ import { setRole } from "../scripts/admin.ts";
 import { startTcpProxy } from "../dev/harness/tcp-proxy.ts";
 import { identityProviderForStack } from "../dev/harness/identity-provider.ts";
 import { coldStartTable, measureColdStarts } from "./startup.ts";
+import { benchListingPlans, listingPlanTable } from "./listing-plans.ts";
+import { benchWrites, writeCostTable, writeSettings } from "./writes.ts";
 import { liveUpdateSettings, measureLiveUpdates, openStreamsTable, writeToEventTable } from "./streams.ts";
 
 const seconds = Number(Deno.env.get("BENCH_SECONDS") || 20);
@@ -399,6 +406,11 @@ async function main() {
   } finally {
     await scratch?.drop();
   }
+  // Each on databases of its own (and the listing's also on PGlite), after the stack's load is gone.
+  log("First pages before and after ANALYZE, on PostgreSQL and PGlite:");
+  const listingPlans = await benchListingPlans();
+  log("Bare inserts into public.notes (pgbench):");
+  const writes = await benchWrites();
   const { comparisons, servers, variants, loginHashing, flood, roundTrips, firstPages, coldStarts, liveUpdates } =
     postgresRun;
   const record = {
@@ -421,6 +433,8 @@ async function main() {
     firstPages,
     coldStarts,
     liveUpdates,
+    listingPlans,
+    writes,
   };
   const file = await writeResults(record, startedAt);
 
@@ -472,6 +486,10 @@ async function main() {
       `${page.ratio <= page.target ? "met" : "MISSED"} (≤ ${page.target}x)`,
     ]),
   ));
+  console.log("\n## First page of a 20,000-note import against a 10-note user, without statistics and with\n");
+  console.log(listingPlanTable(listingPlans));
+  console.log(`\n## Bare inserts into public.notes (pgbench, ${writeSettings.clients} clients, ratios in one run)\n`);
+  console.log(writeCostTable(writes));
   console.log("\n## Cold start per function (target: < 150 ms)\n");
   console.log(coldStartTable(coldStarts));
   console.log("\n## From a write's answer to its event on another session's stream\n");

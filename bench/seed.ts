@@ -50,8 +50,12 @@ export interface SeededData {
  */
 export async function seedNotes(
   sql: postgres.Sql,
-  input: { password: string; bcryptCost: number; plan?: SeedPlan },
+  input: { password: string; bcryptCost: number; plan?: SeedPlan; statistics?: boolean },
 ): Promise<SeededData> {
+  // Without statistics the notes are loaded as an import through the API leaves them: indexes maintained row by row
+  // (an index built afterwards would record the table's size), never vacuumed nor analyzed, and autovacuum kept off
+  // until `analyzeNotes`, so the planner sees what it sees before autoanalyze (and always on PGlite).
+  const statistics = input.statistics ?? true;
   const started = performance.now();
   const { users, notes, heavyUserNotes } = input.plan ?? seedPlan;
   const lightUsers = users - 1;
@@ -61,7 +65,12 @@ export async function seedNotes(
     // the indexes built once after the load (about 3x faster than maintaining them row by row).
     await tx`set local session_replication_role = replica`;
     await tx`set local maintenance_work_mem = '256MB'`;
-    const restore = await dropIndexes(tx, "public.notes");
+    if (!statistics) {
+      for (const table of ["public.notes", "app.note_words", "app.note_counts"]) {
+        await tx.unsafe(`alter table ${table} set (autovacuum_enabled = false)`);
+      }
+    }
+    const restore = statistics ? await dropIndexes(tx, "public.notes") : [];
     // Each user's id derives from its number, so runs are comparable and user 1 is the heavy one.
     await tx`
       insert into app.users (id, name, email, password_hash, is_verified)
@@ -90,7 +99,7 @@ export async function seedNotes(
       from light, generate_series(1, ${lightNotes}::int) as g`;
     for (const statement of restore) await tx.unsafe(statement);
     // The words index of search, which the replica role's silenced triggers did not fill, built after its rows.
-    const restoreWords = await dropIndexes(tx, "app.note_words");
+    const restoreWords = statistics ? await dropIndexes(tx, "app.note_words") : [];
     await tx`
       insert into app.note_words (note_id, created_by, words)
       select id, created_by, app.note_search_vector(title, content) from public.notes`;
@@ -104,10 +113,7 @@ export async function seedNotes(
       on conflict (user_id) do update
         set notes = excluded.notes, published = excluded.published, last_change = excluded.last_change`;
   });
-  // Fresh statistics for the planner, and a visibility map so counts can be index-only.
-  await sql`vacuum (analyze) public.notes`;
-  await sql`vacuum (analyze) app.users`;
-  await sql`vacuum (analyze) app.note_words`;
+  if (statistics) await analyzeNotes(sql);
   const rows = await sql<{ id: string; email: string }[]>`
     select id, email from app.users where email like 'bench-user-%' order by email`;
   const heavyUser = rows.find((row) => row.email === "bench-user-1@example.com");
@@ -118,6 +124,17 @@ export async function seedNotes(
     password: input.password,
     seconds: (performance.now() - started) / 1000,
   };
+}
+
+/**
+ * Fresh statistics for the planner, and a visibility map so counts can be
+ * index-only; autovacuum back on where an unanalyzed seed turned it off.
+ */
+export async function analyzeNotes(sql: postgres.Sql): Promise<void> {
+  for (const table of ["public.notes", "app.users", "app.note_words", "app.note_counts"]) {
+    await sql.unsafe(`alter table ${table} reset (autovacuum_enabled)`);
+    await sql.unsafe(`vacuum (analyze) ${table}`);
+  }
 }
 
 /**

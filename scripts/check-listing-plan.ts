@@ -8,7 +8,9 @@
  * index that starts with the owner and serves it, with no sequential scan; a
  * listing must not sort, and its total must come from the owner's counters
  * (no aggregate over the notes), except a search's, which counts its matches
- * through the search index. Exits 1 when a plan breaks a rule.
+ * through the search index. It checks the plans twice: on the notes as an
+ * import leaves them, with no statistics (PostgreSQL before autoanalyze,
+ * PGlite always), and after ANALYZE. Exits 1 when a plan breaks a rule.
  */
 import postgres from "postgres";
 import {
@@ -16,12 +18,19 @@ import {
   withCallerTransaction,
   withLiveCaller,
 } from "../supabase/functions/_shared/db/caller-transactions.ts";
-import { closeDb, type Statement } from "../supabase/functions/_shared/db/transactions.ts";
+import {
+  closeDb,
+  type Query,
+  type Statement as PlainStatement,
+} from "../supabase/functions/_shared/db/transactions.ts";
 import { listChanges } from "../supabase/functions/_shared/queries/note-changes.ts";
 import { listNotes, type NoteListing } from "../supabase/functions/_shared/queries/notes.ts";
 import { createScratchDatabase, testAnonKey, testSecrets } from "../dev/harness/stack.ts";
 import { migrate } from "../dev/migrate.ts";
-import { searchWord, seedNotes } from "../bench/seed.ts";
+import { analyzeNotes, searchWord, seedNotes } from "../bench/seed.ts";
+
+/** A statement as a query function sends it, with the planner settings it is sent with. */
+type Statement = PlainStatement & Pick<Query<unknown, unknown>, "plannerSettings">;
 
 interface PlanNode {
   "Node Type": string;
@@ -71,6 +80,7 @@ async function checkPlan(caller: CallerClaims, statement: Statement, rules: Plan
   const explain = {
     text: `explain (analyze, format json) ${statement.text}`,
     values: statement.values,
+    plannerSettings: statement.plannerSettings,
     read: (rows: { "QUERY PLAN": { Plan: PlanNode; "Execution Time": number }[] }[]) => rows,
   };
   const [explained] = await (rules.asOwner ? withLiveCaller(caller, explain) : withCallerTransaction(caller, explain));
@@ -133,6 +143,44 @@ function wordsLookupCheck(words: string): [string, Statement, PlanRules] {
 
 const heavyUserNotes = 20_000;
 
+/** Runs every check as `caller` and prints each verdict; whether all passed. */
+async function runChecks(caller: CallerClaims, statistics: string): Promise<boolean> {
+  const owner = caller.sub;
+  const checks: [string, Statement, PlanRules][] = [
+    ...listingChecks(owner, { limit: 10, offset: 0, order: "createdAt" }),
+    ...listingChecks(owner, { limit: 100, offset: 0, order: "createdAt" }),
+    ...listingChecks(owner, { limit: 10, offset: 10_000, order: "createdAt" }),
+    ...listingChecks(owner, { limit: 10, offset: 0, order: "updatedAt" }),
+    ...listingChecks(owner, { limit: 10, offset: 0, order: "createdAt", status: "PUBLISHED" }),
+    ...listingChecks(owner, { limit: 10, offset: 5_000, order: "updatedAt", status: "DRAFT" }),
+    ...listingChecks(owner, { limit: 10, offset: 0, order: "createdAt", q: searchWord }),
+    ...listingChecks(owner, { limit: 10, offset: 0, order: "updatedAt", q: searchWord, status: "DRAFT" }),
+    wordsLookupCheck(searchWord),
+    [
+      "changes after the middle of the sequence, 100 at a time",
+      listChanges(owner, { after: heavyUserNotes / 2, limit: 101 }),
+      { indexes: ["notes_owner_changes_idx", "note_tombstones_owner_changes_idx"], sorts: true },
+    ],
+  ];
+  let passed = true;
+  for (const [name, statement, rules] of checks) {
+    const check = await checkPlan(caller, statement, rules);
+    passed &&= check.problems.length === 0;
+    const verdict = check.problems.length === 0 ? "ok" : `FAILED (${check.problems.join(", ")})`;
+    console.log(
+      `${verdict}: ${name} of ${heavyUserNotes} notes, ${statistics}, ${check.executionMs.toFixed(1)} ms: ${
+        check.nodes.join(" > ")
+      }`,
+    );
+  }
+  return passed;
+}
+
+/**
+ * The checks on the notes as an import leaves them, before any statistics
+ * exist (as on PostgreSQL before autoanalyze, and always on PGlite), then
+ * again after ANALYZE: a plan must not depend on them.
+ */
 async function main(): Promise<boolean> {
   const database = await createScratchDatabase("notes_plan");
   try {
@@ -142,58 +190,32 @@ async function main(): Promise<boolean> {
       prepare: false,
       onnotice: () => {},
     });
-    let heavyUser: { id: string };
-    let sessionId: string;
     try {
-      ({ heavyUser } = await seedNotes(sql, {
+      const { heavyUser } = await seedNotes(sql, {
         password: "plan-check-password",
         bcryptCost: 4,
         plan: { users: 100, notes: 200_000, heavyUserNotes },
-      }));
+        statistics: false,
+      });
       // The caller's transaction requires a live session, as a signed-in user's token names one.
-      [{ id: sessionId }] = await sql<{ id: string }[]>`
+      const [{ id: sessionId }] = await sql<{ id: string }[]>`
         insert into app.sessions (user_id, expires_at) values (${heavyUser.id}, now() + interval '1 hour') returning id`;
+      // withCallerTransaction reads the functions' configuration, as in a function.
+      const env = {
+        DATABASE_URL: database.url,
+        ...testSecrets,
+        SUPABASE_ANON_KEY: testAnonKey,
+      };
+      for (const [name, value] of Object.entries(env)) Deno.env.set(name, value);
+      const caller = { sub: heavyUser.id, role: "authenticated" as const, token_version: 0, session_id: sessionId };
+      const unanalyzed = await runChecks(caller, "unanalyzed");
+      await analyzeNotes(sql);
+      const analyzed = await runChecks(caller, "analyzed");
+      await closeDb();
+      return unanalyzed && analyzed;
     } finally {
       await sql.end({ timeout: 5 });
     }
-    // withCallerTransaction reads the functions' configuration, as in a function.
-    const env = {
-      DATABASE_URL: database.url,
-      ...testSecrets,
-      SUPABASE_ANON_KEY: testAnonKey,
-    };
-    for (const [name, value] of Object.entries(env)) Deno.env.set(name, value);
-    const caller = { sub: heavyUser.id, role: "authenticated" as const, token_version: 0, session_id: sessionId };
-    const owner = heavyUser.id;
-    const checks: [string, Statement, PlanRules][] = [
-      ...listingChecks(owner, { limit: 10, offset: 0, order: "createdAt" }),
-      ...listingChecks(owner, { limit: 100, offset: 0, order: "createdAt" }),
-      ...listingChecks(owner, { limit: 10, offset: 10_000, order: "createdAt" }),
-      ...listingChecks(owner, { limit: 10, offset: 0, order: "updatedAt" }),
-      ...listingChecks(owner, { limit: 10, offset: 0, order: "createdAt", status: "PUBLISHED" }),
-      ...listingChecks(owner, { limit: 10, offset: 5_000, order: "updatedAt", status: "DRAFT" }),
-      ...listingChecks(owner, { limit: 10, offset: 0, order: "createdAt", q: searchWord }),
-      ...listingChecks(owner, { limit: 10, offset: 0, order: "updatedAt", q: searchWord, status: "DRAFT" }),
-      wordsLookupCheck(searchWord),
-      [
-        "changes after the middle of the sequence, 100 at a time",
-        listChanges(owner, { after: heavyUserNotes / 2, limit: 101 }),
-        { indexes: ["notes_owner_changes_idx", "note_tombstones_owner_changes_idx"], sorts: true },
-      ],
-    ];
-    let passed = true;
-    for (const [name, statement, rules] of checks) {
-      const check = await checkPlan(caller, statement, rules);
-      passed &&= check.problems.length === 0;
-      const verdict = check.problems.length === 0 ? "ok" : `FAILED (${check.problems.join(", ")})`;
-      console.log(
-        `${verdict}: ${name} of ${heavyUserNotes} notes, ${check.executionMs.toFixed(1)} ms: ${
-          check.nodes.join(" > ")
-        }`,
-      );
-    }
-    await closeDb();
-    return passed;
   } finally {
     await database.drop();
   }

@@ -3,6 +3,7 @@ import type { ChangeList, Note, NoteChange } from "../supabase/functions/_shared
 import { type ApiResponse, call, type RegisteredUser, registerUser } from "./support/api.ts";
 import { allNotes, changeListEnvelope, createNote, expectNotesError } from "./support/notes.ts";
 import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";
+import { openTestDatabase, type TestDatabase } from "./support/database.ts";
 
 /** GET /notes-changes as `user`, with `since` and `limit` when given. */
 function requestChanges(
@@ -252,5 +253,60 @@ describe("tombstones older than NOTES_TOMBSTONE_DAYS", () => {
     // A cursor from after the deletion needs nothing that was pruned; a fresh start always works.
     expect((await feed(afterDeletion.cursor)).status).toBe(200);
     expect((await feed()).status).toBe(200);
+  });
+});
+
+describe("notices of changes (channel note_changes)", () => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await openTestDatabase();
+  });
+  afterAll(async () => {
+    await database?.close();
+  });
+
+  it("sends one notice per owner and transaction, however many notes and statements it changed", async () => {
+    const owner = crypto.randomUUID();
+    const received: string[] = [];
+    let done: () => void = () => {};
+    const finished = new Promise<void>((resolve) => done = resolve);
+    const unlisten = await database.listen("note_changes", (payload) => {
+      const [from, number] = payload.split(" ");
+      if (from !== owner) return;
+      if (number === "done") done();
+      else received.push(number);
+    });
+    try {
+      const { query } = database;
+      await query("insert into app.users (id, name, email, password_hash) values ($1, 'Notices', $2, 'x')", [
+        owner,
+        `notices-${owner}@example.com`,
+      ]);
+      await query(
+        "insert into public.notes (created_by, title) select $1, 'note ' || n from generate_series(1, 3) as n",
+        [owner],
+      );
+      await query("update public.notes set status = 'PUBLISHED' where created_by = $1", [owner]);
+      await query("delete from public.notes where created_by = $1 and title <> 'note 1'", [owner]);
+      // Two statements in one transaction: one notice, naming the first's number (a stream reads all that follows).
+      await query(`do $$ begin
+        insert into public.notes (created_by, title) values ('${owner}', 'note 4');
+        update public.notes set title = 'note 4, edited' where created_by = '${owner}' and title = 'note 4';
+      end $$`);
+      // Notices arrive in the order their transactions commit: this one comes after every notice above.
+      await query("select pg_notify('note_changes', $1)", [`${owner} done`]);
+      await finished;
+      expect(received).toEqual(["3", "6", "8", "9"]);
+      const [counts] = await query(
+        "select notes, published, last_change::int from app.note_counts where user_id = $1",
+        [
+          owner,
+        ],
+      );
+      expect(counts).toEqual({ notes: 2, published: 1, last_change: 10 });
+    } finally {
+      await unlisten();
+      await database.query("delete from app.users where id = $1", [owner]);
+    }
   });
 });

@@ -97,9 +97,16 @@ export async function registerUser(label = "user", options: { baseUrl?: string }
   return { id: payload.id, email, password, accessToken, refreshToken };
 }
 
-/** The stack's log so far (the shared stack's unless another log file is given). */
+/**
+ * The stack's log so far (the shared stack's unless another log file is
+ * given), up to its last whole line. The stack appends stdout and stderr to
+ * the file as it runs, each batch of lines in one write: a read can land in
+ * the middle of a write, and the line being written then waits for the next
+ * read. Every line returned is whole, whatever the order of the two streams.
+ */
 export function stackLog(logFile = inject("logFile")): string {
-  return readFileSync(logFile, "utf8");
+  const log = readFileSync(logFile, "utf8");
+  return log.slice(0, log.lastIndexOf("\n") + 1);
 }
 
 /**

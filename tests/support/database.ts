@@ -22,6 +22,8 @@ export interface TestDatabase {
   rolledBack<T>(work: (query: Query) => Promise<T>): Promise<T>;
   /** Runs one statement outside any test transaction (as the connecting superuser). */
   query: Query;
+  /** Calls `onPayload` with each notice on `channel` from now on, until the returned function is called. */
+  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -68,6 +70,7 @@ function pgliteDatabase(db: PGlite): TestDatabase {
         await db.exec("rollback");
       }
     },
+    listen: (channel, onPayload) => db.listen(channel, onPayload),
     close: () => db.close(),
   };
 }
@@ -87,6 +90,10 @@ function postgresDatabase(url: string): TestDatabase {
         await connection.unsafe("rollback");
         connection.release();
       }
+    },
+    async listen(channel, onPayload) {
+      const { unlisten } = await sql.listen(channel, onPayload);
+      return unlisten;
     },
     close: () => sql.end({ timeout: 5 }),
   };

@@ -22,11 +22,11 @@ select policy_roles_are('public', 'note_tombstones', 'active owners read their t
 select table_privs_are('public', 'note_tombstones', 'anon', array[]::text[], 'anon holds no privilege on tombstones');
 select table_privs_are('public', 'note_tombstones', 'authenticated', array['SELECT'],
   'authenticated may only read tombstones; the delete trigger writes them');
--- Taking a change number also sends its notice to live update streams: the API roles can do neither by hand.
+-- Taking a change number locks the owner's counter row until commit: the API roles cannot take one by hand.
 select function_privs_are('app', 'next_note_change', array['uuid'], 'authenticated', array[]::text[],
-  'authenticated cannot take a change number nor send a change notice');
+  'authenticated cannot take a change number');
 select function_privs_are('app', 'next_note_change', array['uuid'], 'anon', array[]::text[],
-  'anon cannot take a change number nor send a change notice');
+  'anon cannot take a change number');
 
 -- Another user's tombstone stays invisible, as that user's notes do.
 insert into app.users (id, name, email, password_hash)

@@ -44,6 +44,12 @@ export interface Query<Row, Result> extends Statement {
   following?: readonly Statement[];
   read(rows: Row[], ...following: unknown[][]): Result;
   /**
+   * Planner settings for this transaction, set just before the query is
+   * planned and in the same round trip: for a statement whose best plan must
+   * not hang on statistics that may not exist yet (see `listNotes`).
+   */
+  plannerSettings?: Readonly<Record<string, "on" | "off">>;
+  /**
    * True for a query that writes notes: the caller's transaction then takes the
    * owner's account row first (`app.require_notes_writer()`), in the order a
    * deletion of the account takes its locks.
@@ -206,7 +212,12 @@ export async function withServiceTransaction<Row, Result>(
   query: Query<Row, Result>,
   ...guards: Statement[]
 ): Promise<Result> {
-  const statements = [...guards, query, ...(query.following ?? [])];
-  const [rows, ...following] = (await runTransaction(statements)).slice(guards.length);
+  const settings = Object.entries(query.plannerSettings ?? {});
+  const before = settings.length === 0 ? [] : [{
+    text: `select ${settings.map((_, index) => `set_config($${2 * index + 1}, $${2 * index + 2}, true)`).join(", ")}`,
+    values: settings.flat(),
+  }];
+  const statements = [...guards, ...before, query, ...(query.following ?? [])];
+  const [rows, ...following] = (await runTransaction(statements)).slice(guards.length + before.length);
   return query.read(rows as Row[], ...following);
 }
