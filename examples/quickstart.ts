@@ -15,18 +15,22 @@ const client = createNotesClient({
 
 // register, login and createPassword keep the access token for the calls that follow.
 const email = `ada-${crypto.randomUUID().slice(0, 8)}@example.com`;
-const { payload: user } = await client.register({ name: "Ada Lovelace", email, password: "correct horse battery" });
+const { payload: user } = await client.auth.register({
+  name: "Ada Lovelace",
+  email,
+  password: "correct horse battery",
+});
 console.log(`registered ${user.email} (${user.id})`);
 
-const note = await client.createNote({ title: "Groceries", content: "Eggs, flour, milk" });
-await client.saveNote({ id: note.id, status: "PUBLISHED" });
+const note = await client.notes.create({ title: "Groceries", content: "Eggs, flour, milk" });
+await client.notes.save({ id: note.id, status: "PUBLISHED" });
 
-for await (const page of client.notePages({ limit: 50 })) {
+for await (const page of client.notes.pages({ limit: 50 })) {
   for (const { status, title } of page.notes) console.log(`${status} ${title}`);
 }
 
 try {
-  await client.deleteNote("no-such-note");
+  await client.notes.delete("no-such-note");
 } catch (error) {
   if (!(error instanceof NotesApiError)) throw error;
   console.log(`${error.status} ${error.message}`); // 404 Note not found

@@ -8,29 +8,27 @@
  * ```
  */
 export * from "../supabase/functions/_shared/contract/mod.ts";
+export { createNotesClient, NotesClient } from "./client.ts";
+export type { AdminApi, ListUsersOptions } from "./client/admin.ts";
+export type { AuthApi, SecurityEventsOptions } from "./client/auth.ts";
 export {
-  type AdminApi,
-  type BrowserNavigation,
-  type CreateNoteOptions,
-  createNotesClient,
-  type DeleteNoteOptions,
-  type ListChangesOptions,
-  type ListNotesOptions,
-  type ListUsersOptions,
-  type MfaApi,
-  NotesClient,
-  type NotesClientOptions,
+  type IdentitiesApi,
   notStartedHere,
-  pageNavigation,
   type ProviderRedirect,
   providerReturnParameters,
   type ProviderSignInResult,
-  type RequestOptions,
-  type SecurityEventsOptions,
-  type SessionListener,
-  type WatchChangesOptions,
-  type WatchStatus,
-} from "./client.ts";
+} from "./client/identities.ts";
+export type { MfaApi } from "./client/mfa.ts";
+export { type BrowserNavigation, pageNavigation } from "./client/navigation.ts";
+export type {
+  CreateNoteOptions,
+  DeleteNoteOptions,
+  ListChangesOptions,
+  ListNotesOptions,
+  NotesApi,
+} from "./client/notes.ts";
+export type { NotesClientOptions, RequestOptions, SessionListener } from "./client/options.ts";
+export type { WatchChangesOptions, WatchStatus } from "./client/watch.ts";
 export {
   localSessionStorage,
   memorySessionStorage,

@@ -38,7 +38,7 @@ async function signedUp(
 ): Promise<{ client: NotesClient; email: string; id: string }> {
   const client = createNotesClient({ url: base, anonKey });
   const email = uniqueEmail(label);
-  const session = await client.register({ name: `Client ${label}`, email, password });
+  const session = await client.auth.register({ name: `Client ${label}`, email, password });
   return { client, email, id: session.payload.id };
 }
 
@@ -126,22 +126,22 @@ function callsNeedingASession(client: NotesClient): Record<string, () => Promise
   const id = crypto.randomUUID();
   // Signing out with no session has nothing to end: it answers without a request (tested on its own).
   const byOperation: Record<Exclude<SignedInOperation, "signOut">, () => Promise<unknown>> = {
-    listSessions: () => client.listSessions(),
-    revokeSession: () => client.revokeSession(id),
-    changePassword: () => client.changePassword({ currentPassword: password, newPassword: "another password" }),
-    deleteAccount: () => client.deleteAccount({ password }),
-    getUser: () => client.getUser(),
-    listSecurityEvents: () => client.securityEvents(),
+    listSessions: () => client.auth.listSessions(),
+    revokeSession: () => client.auth.revokeSession(id),
+    changePassword: () => client.auth.changePassword({ currentPassword: password, newPassword: "another password" }),
+    deleteAccount: () => client.auth.deleteAccount({ password }),
+    getUser: () => client.auth.getUser(),
+    listSecurityEvents: () => client.auth.securityEvents(),
     listUsers: () => client.admin.listUsers(),
     setUserStatus: () => client.admin.setStatus(id, "SUSPENDED"),
     listAccountEvents: () => client.admin.events(id),
-    createNote: () => client.createNote({ title: "never sent" }),
-    getNote: () => client.getNote(id),
-    listNotes: () => client.listNotes(),
-    listChanges: () => client.listChanges(),
-    streamChanges: () => client.watchChanges({ onChange: () => {} }),
-    saveNote: () => client.saveNote({ id, title: "never sent" }),
-    deleteNote: () => client.deleteNote(id),
+    createNote: () => client.notes.create({ title: "never sent" }),
+    getNote: () => client.notes.get(id),
+    listNotes: () => client.notes.list(),
+    listChanges: () => client.notes.changes(),
+    streamChanges: () => client.notes.watchChanges({ onChange: () => {} }),
+    saveNote: () => client.notes.save({ id, title: "never sent" }),
+    deleteNote: () => client.notes.delete(id),
     mfaEnroll: () => client.mfa.enroll({ password }),
     mfaActivate: () => client.mfa.activate({ factorId: id, code: "123456" }),
     mfaVerify: () => client.mfa.verify({ code: "123456" }),
@@ -149,20 +149,20 @@ function callsNeedingASession(client: NotesClient): Record<string, () => Promise
     mfaList: () => client.mfa.list(),
     mfaUnenroll: () => client.mfa.unenroll({ factorId: id, code: "123456" }),
     mfaRecoveryCodes: () => client.mfa.regenerateRecoveryCodes({ code: "123456" }),
-    reauthenticate: () => client.reauthenticate({ password }),
+    reauthenticate: () => client.auth.reauthenticate({ password }),
     reauthenticateWithProvider: () =>
-      client.reauthenticateWithProvider({ provider: "google", redirectTo: "http://127.0.0.1:5173/" }),
-    listIdentities: () => client.listIdentities(),
-    linkIdentity: () => client.linkIdentity({ provider: "google", redirectTo: "http://127.0.0.1:5173/" }),
-    unlinkIdentity: () => client.unlinkIdentity(id),
-    completeLink: () => client.completeProviderSignIn({ url: "http://127.0.0.1:5173/?link_code=never-sent" }),
+      client.identities.reauthenticate({ provider: "google", redirectTo: "http://127.0.0.1:5173/" }),
+    listIdentities: () => client.identities.list(),
+    linkIdentity: () => client.identities.link({ provider: "google", redirectTo: "http://127.0.0.1:5173/" }),
+    unlinkIdentity: () => client.identities.unlink(id),
+    completeLink: () => client.identities.completeSignIn({ url: "http://127.0.0.1:5173/?link_code=never-sent" }),
   };
   return {
     ...byOperation,
-    search: () => client.search("groceries"),
-    notePages: () => client.notePages().next(),
-    syncNotes: () => client.syncNotes().next(),
-    refreshSession: () => client.refreshSession(),
+    search: () => client.notes.search("groceries"),
+    notePages: () => client.notes.pages().next(),
+    syncNotes: () => client.notes.sync().next(),
+    refreshSession: () => client.auth.refreshSession(),
   };
 }
 
@@ -189,26 +189,26 @@ describe("createNotesClient", () => {
   it("registers, keeps the token, and creates, lists, saves and deletes notes", async () => {
     const { client, id } = await signedUp("crud");
     expect(client.accessToken).toMatch(/^Bearer /);
-    const note = await client.createNote({ title: "Groceries" });
+    const note = await client.notes.create({ title: "Groceries" });
     expect(note).toMatchObject({ title: "Groceries", content: "", status: "DRAFT", createdBy: id });
 
-    const saved = await client.saveNote({ id: note.id, content: "Eggs", status: "PUBLISHED" });
+    const saved = await client.notes.save({ id: note.id, content: "Eggs", status: "PUBLISHED" });
     expect(saved).toMatchObject({ id: note.id, title: "Groceries", content: "Eggs", status: "PUBLISHED" });
 
-    const page = await client.listNotes({ limit: 5 });
+    const page = await client.notes.list({ limit: 5 });
     expect(page.userId).toBe(id);
     expect(page.notes).toEqual([saved]);
     expect(page.pagination).toEqual({ total: 1, limit: 5, offset: 0, hasMore: false });
 
-    expect(await client.deleteNote(note.id)).toEqual({ id: note.id });
-    expect((await client.listNotes()).notes).toEqual([]);
+    expect(await client.notes.delete(note.id)).toEqual({ id: note.id });
+    expect((await client.notes.list()).notes).toEqual([]);
   });
 
   it("iterates over every page of notes", async () => {
     const { client } = await signedUp("pages");
-    for (let n = 1; n <= 23; n++) await client.createNote({ title: `note ${n}` });
+    for (let n = 1; n <= 23; n++) await client.notes.create({ title: `note ${n}` });
     const pages = [];
-    for await (const page of client.notePages({ limit: 10 })) pages.push(page);
+    for await (const page of client.notes.pages({ limit: 10 })) pages.push(page);
     expect(pages.map((page) => page.notes.length)).toEqual([10, 10, 3]);
     expect(pages.map((page) => page.pagination.offset)).toEqual([0, 10, 20]);
     const titles = pages.flatMap((page) => page.notes.map((note) => note.title));
@@ -216,24 +216,40 @@ describe("createNotesClient", () => {
     expect(titles[0]).toBe("note 23");
   });
 
+  it("still answers the flat methods of version 1, as aliases of the concerns, for apps that have not moved", async () => {
+    const { email, id } = await signedUp("aliases");
+    const client = createNotesClient({ url, anonKey });
+    const session = await client.login({ email, password });
+    expect(client.session).toEqual({ ...session, deviceToken: undefined });
+    const note = await client.createNote({ title: "Kept by an alias" });
+    expect(await client.getNote(note.id)).toEqual(note);
+    expect((await client.listNotes()).notes).toEqual([note]);
+    const pages = [];
+    for await (const page of client.notePages({ limit: 1 })) pages.push(page.notes);
+    expect(pages).toEqual([[note]]);
+    expect((await client.getUser()).id).toBe(id);
+    await client.signOut();
+    expect(client.session).toBeUndefined();
+  });
+
   it("logs in, and accepts a kept session whose token comes with or without its Bearer prefix", async () => {
     const { email } = await signedUp("login");
     const client = createNotesClient({ url, anonKey });
-    const session = await client.login({ email, password });
+    const session = await client.auth.login({ email, password });
     expect(client.accessToken).toBe(session.accessToken);
     // The device token outlives the session, so the client keeps it apart.
     expect(client.session).toEqual({ ...session, deviceToken: undefined });
 
     const bare = createNotesClient({ url, anonKey });
     bare.setSession({ ...session, accessToken: session.accessToken.slice("Bearer ".length) });
-    expect((await bare.listNotes()).userId).toBe(session.payload.id);
-    expect((await bare.getUser()).id).toBe(session.payload.id);
-    await bare.signOut();
+    expect((await bare.notes.list()).userId).toBe(session.payload.id);
+    expect((await bare.auth.getUser()).id).toBe(session.payload.id);
+    await bare.auth.signOut();
     expect(bare.session).toBeUndefined();
-    const signedOut = await apiError(bare.listNotes());
+    const signedOut = await apiError(bare.notes.list());
     expect(signedOut).toMatchObject({ status: 401, code: "not_signed_in" });
     // Signing out ended the session on the server, for the other client too: its refresh is refused.
-    expect(await apiError(client.listNotes())).toMatchObject({ status: 401, code: "session_revoked" });
+    expect(await apiError(client.notes.list())).toMatchObject({ status: 401, code: "session_revoked" });
     expect(client.session).toBeUndefined();
   });
 
@@ -242,10 +258,10 @@ describe("createNotesClient", () => {
     const traffic = countingFetch();
     const never = createNotesClient({ url, anonKey, fetch: traffic.fetch });
     const client = createNotesClient({ url, anonKey, fetch: traffic.fetch });
-    await client.login({ email, password });
-    await client.signOut();
+    await client.auth.login({ email, password });
+    await client.auth.signOut();
     // Signing out again has nothing to end, and answers.
-    await client.signOut();
+    await client.auth.signOut();
     for (const [which, each] of [["never signed in", never], ["signed out", client]] as const) {
       const ended = await outcomes(callsNeedingASession(each));
       const expected = Object.fromEntries(Object.keys(ended).map((name) => [name, "401 not_signed_in"]));
@@ -260,7 +276,7 @@ describe("createNotesClient", () => {
     const expiresAt = client.expiresAt?.getTime() ?? Number.NaN;
     expect(expiresAt).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000 + 2 * 3600 * 1000);
     expect(expiresAt).toBeLessThanOrEqual(Date.now() + 2 * 3600 * 1000);
-    await client.signOut();
+    await client.auth.signOut();
     expect(client.expiresAt).toBeUndefined();
   });
 
@@ -269,7 +285,7 @@ describe("createNotesClient", () => {
     const traffic = countingFetch();
     const client = createNotesClient({ url, anonKey, fetch: traffic.fetch });
     client.setSession({ ...session, accessToken: expired, expiresAt: inAnHour() });
-    const note = await client.createNote({ title: "just in time" });
+    const note = await client.notes.create({ title: "just in time" });
     expect(note.createdBy).toBe(session.payload.id);
     expect(traffic.paths()).toEqual(["/notes-create", "/auth/refresh", "/notes-create"]);
     expect(client.session?.refreshToken).not.toBe(session.refreshToken);
@@ -284,7 +300,7 @@ describe("createNotesClient", () => {
     client.setSession({ ...session, expiresAt: new Date(Date.now() + 10_000).toISOString() });
     const changes: unknown[] = [];
     client.onSessionChange((changed) => changes.push(changed));
-    await Promise.all(Array.from({ length: 5 }, () => client.listNotes()));
+    await Promise.all(Array.from({ length: 5 }, () => client.notes.list()));
     expect(traffic.paths().filter((path) => path === "/auth/refresh")).toHaveLength(1);
     expect(traffic.paths().filter((path) => path === "/notes-fetch")).toHaveLength(5);
     expect(changes).toEqual([client.session]);
@@ -310,10 +326,10 @@ describe("createNotesClient", () => {
     });
     const kept = { ...session, accessToken: expired, expiresAt: inAnHour() };
     client.setSession(kept);
-    expect(await apiError(client.listNotes())).toMatchObject({ status: 0 });
+    expect(await apiError(client.notes.list())).toMatchObject({ status: 0 });
     expect(client.session).toEqual(kept);
     refreshAnswer = "503";
-    expect(await apiError(client.listNotes())).toMatchObject({ status: 503 });
+    expect(await apiError(client.notes.list())).toMatchObject({ status: 503 });
     expect(client.session).toEqual(kept);
     expect(seen).toEqual([]);
 
@@ -321,13 +337,13 @@ describe("createNotesClient", () => {
     refreshAnswer = "real";
     const elsewhere = createNotesClient({ url, anonKey });
     elsewhere.setSession(session);
-    await elsewhere.signOut({ scope: "global" });
-    const ended = await apiError(client.listNotes());
+    await elsewhere.auth.signOut({ scope: "global" });
+    const ended = await apiError(client.notes.list());
     expect(ended).toMatchObject({ status: 401, code: "session_revoked" });
     expect(client.session).toBeUndefined();
     expect(seen).toEqual([ended]);
     // A wrong password at login is not a lost session: no hook.
-    await apiError(client.login({ email: uniqueEmail("nobody"), password }));
+    await apiError(client.auth.login({ email: uniqueEmail("nobody"), password }));
     expect(seen).toHaveLength(1);
   });
 
@@ -339,7 +355,7 @@ describe("createNotesClient", () => {
     async (_, expiresInMs, sent) => {
       const { client: elsewhere } = await signedUp("ended-elsewhere");
       const session = elsewhere.session ?? fail("no session");
-      await elsewhere.signOut({ scope: "global" });
+      await elsewhere.auth.signOut({ scope: "global" });
       const seen: NotesApiError[] = [];
       const traffic = countingFetch();
       const client = createNotesClient({
@@ -349,14 +365,14 @@ describe("createNotesClient", () => {
         onUnauthorized: (error) => seen.push(error),
       });
       client.setSession({ ...session, expiresAt: new Date(Date.now() + expiresInMs).toISOString() });
-      const error = await apiError(client.listNotes());
+      const error = await apiError(client.notes.list());
       expect(error).toMatchObject({ status: 401, code: "session_revoked" });
       expect(seen).toHaveLength(1);
       expect(seen[0]).toBe(error);
       expect(traffic.paths()).toEqual(sent);
       expect(client.session).toBeUndefined();
       // Nothing more is sent: the next call has no session.
-      expect(await apiError(client.getUser())).toMatchObject({ status: 401, code: "not_signed_in" });
+      expect(await apiError(client.auth.getUser())).toMatchObject({ status: 401, code: "not_signed_in" });
       expect(traffic.paths()).toEqual(sent);
     },
   );
@@ -364,7 +380,7 @@ describe("createNotesClient", () => {
   it("throws the refused refresh's error from a call whose 401 came after that refresh ended the session", async () => {
     const { client: elsewhere } = await signedUp("ended-meanwhile");
     const session = elsewhere.session ?? fail("no session");
-    await elsewhere.signOut({ scope: "global" });
+    await elsewhere.auth.signOut({ scope: "global" });
     const seen: NotesApiError[] = [];
     let answered: () => void = () => {};
     const userAnswered = new Promise<void>((resolve) => (answered = resolve));
@@ -385,9 +401,9 @@ describe("createNotesClient", () => {
       },
     });
     client.setSession(session);
-    const user = apiError(client.getUser());
+    const user = apiError(client.auth.getUser());
     await userAnswered;
-    const list = await apiError(client.listNotes());
+    const list = await apiError(client.notes.list());
     expect(client.session).toBeUndefined();
     deliver();
     const late = await user;
@@ -414,14 +430,14 @@ describe("createNotesClient", () => {
     });
     client.setSession({ ...session, accessToken: expired, expiresAt: inAnHour() });
 
-    expect((await client.listNotes()).notes).toEqual([]);
+    expect((await client.notes.list()).notes).toEqual([]);
     expect(losing.presented).toEqual([session.refreshToken, session.refreshToken]);
     const renewed = client.session ?? fail("signed out");
     expect(renewed.refreshToken).not.toBe(session.refreshToken);
     // The next request with the new token works, and the session lives on: it is listed, and refreshes again.
-    await client.createNote({ title: "still signed in" });
-    expect((await client.listSessions()).filter((listed) => listed.current)).toHaveLength(1);
-    expect((await client.refreshSession()).refreshToken).not.toBe(renewed.refreshToken);
+    await client.notes.create({ title: "still signed in" });
+    expect((await client.auth.listSessions()).filter((listed) => listed.current)).toHaveLength(1);
+    expect((await client.auth.refreshSession()).refreshToken).not.toBe(renewed.refreshToken);
     expect(seen).toEqual([]);
   });
 
@@ -439,13 +455,13 @@ describe("createNotesClient", () => {
         const response = await fetch(input, init);
         if (response.status === 401 && !loggedInMeanwhile) {
           loggedInMeanwhile = true;
-          await client.login({ email, password });
+          await client.auth.login({ email, password });
         }
         return response;
       },
     });
     client.setSession({ ...(owner.session ?? fail("no session")), accessToken: expired, expiresAt: inAnHour() });
-    expect((await client.listNotes()).notes).toEqual([]);
+    expect((await client.notes.list()).notes).toEqual([]);
     expect(seen).toEqual([]);
     expect(client.accessToken).not.toContain(expired);
   });
@@ -453,47 +469,52 @@ describe("createNotesClient", () => {
   it("lists the account's sessions, ends one, and signs out others or everywhere", async () => {
     const { client: laptop, email } = await signedUp("devices");
     const phone = createNotesClient({ url, anonKey });
-    await phone.login({ email, password });
-    const sessions = await laptop.listSessions();
+    await phone.auth.login({ email, password });
+    const sessions = await laptop.auth.listSessions();
     expect(sessions).toHaveLength(2);
     const phoneSession = sessions.find((each) => !each.current) ?? fail("no other session");
-    expect(await laptop.revokeSession(phoneSession.id)).toEqual({ id: phoneSession.id });
-    expect(await apiError(phone.listNotes())).toMatchObject({ status: 401 });
+    expect(await laptop.auth.revokeSession(phoneSession.id)).toEqual({ id: phoneSession.id });
+    expect(await apiError(phone.notes.list())).toMatchObject({ status: 401 });
     expect(phone.session).toBeUndefined();
 
-    await phone.login({ email, password });
-    await laptop.signOut({ scope: "others" });
+    await phone.auth.login({ email, password });
+    await laptop.auth.signOut({ scope: "others" });
     expect(laptop.session).toBeDefined();
-    expect((await laptop.listSessions()).map((each) => each.current)).toEqual([true]);
-    await apiError(phone.listNotes());
+    expect((await laptop.auth.listSessions()).map((each) => each.current)).toEqual([true]);
+    await apiError(phone.notes.list());
     expect(phone.session).toBeUndefined();
   });
 
   it("verifies the address, changes the password and deletes the account, keeping the session in step", async () => {
     const { client, email } = await signedUp("self-service");
-    const verified = await client.verifyEmail({ email, code: await readMailedCode(email, { kind: "verification" }) });
+    const verified = await client.auth.verifyEmail({
+      email,
+      code: await readMailedCode(email, { kind: "verification" }),
+    });
     expect(verified.payload.isVerified).toBe(true);
     // The client keeps the session and, apart from it, the sign-in's device token.
     expect(client.session).toEqual({ ...verified, deviceToken: undefined });
-    expect(await client.resendVerification({ email })).toMatch(/^If this address has an account/);
+    expect(await client.auth.resendVerification({ email })).toMatch(/^If this address has an account/);
 
-    const wrong = await apiError(client.changePassword({ currentPassword: "not it", newPassword: "a new password" }));
+    const wrong = await apiError(
+      client.auth.changePassword({ currentPassword: "not it", newPassword: "a new password" }),
+    );
     // A wrong password is not a lost session: no refresh, and the session stays.
     expect(wrong).toMatchObject({ status: 401, code: "invalid_credentials" });
     expect(client.session).toEqual({ ...verified, deviceToken: undefined });
-    const changed = await client.changePassword({ currentPassword: password, newPassword: "a new password" });
+    const changed = await client.auth.changePassword({ currentPassword: password, newPassword: "a new password" });
     expect(client.session).toEqual({ ...changed, deviceToken: undefined });
-    await client.createNote({ title: "after the change" });
+    await client.notes.create({ title: "after the change" });
 
-    await client.deleteAccount({ password: "a new password" });
+    await client.auth.deleteAccount({ password: "a new password" });
     expect(client.session).toBeUndefined();
-    await apiError(client.login({ email, password: "a new password" }));
+    await apiError(client.auth.login({ email, password: "a new password" }));
   });
 
   it("enrolls a second factor, and makes the second step of later sign-ins with a code or a recovery code", async () => {
     const { client, email } = await signedUp("second-factor");
     // Enrolling needs a verified address: the code mailed at registration.
-    await client.verifyEmail({ email, code: await readMailedCode(email, { kind: "verification" }) });
+    await client.auth.verifyEmail({ email, code: await readMailedCode(email, { kind: "verification" }) });
     const enrollment = await client.mfa.enroll({ password });
     expect(enrollment.otpauthUrl).toContain(`secret=${enrollment.secret}`);
     expect(await client.mfa.list()).toMatchObject({ factors: [{ id: enrollment.factorId, status: "pending" }] });
@@ -517,28 +538,28 @@ describe("createNotesClient", () => {
     // The session activation answered replaces the kept one; its recovery codes are not kept with it.
     const { recoveryCodes, ...activated } = activation;
     expect(client.session).toEqual({ ...activated, deviceToken: undefined });
-    await client.createNote({ title: "behind a second factor" });
+    await client.notes.create({ title: "behind a second factor" });
 
-    const signedIn = await client.login({ email, password });
+    const signedIn = await client.auth.login({ email, password });
     expect(signedIn.mfaRequired).toBe(true);
     expect(client.session?.mfaRequired).toBe(true);
-    expect(await apiError(client.listNotes())).toMatchObject({ status: 403, code: "mfa_required" });
+    expect(await apiError(client.notes.list())).toMatchObject({ status: 403, code: "mfa_required" });
     // A 403 is not a lost session: the client keeps it for the second step.
     expect(client.session?.accessToken).toBe(signedIn.accessToken);
-    expect((await client.getUser()).email).toBe(email);
+    expect((await client.auth.getUser()).email).toBe(email);
     // The next time step's code: the one activation used is accepted only once.
     const verified = await client.mfa.verify({ code: codeAt(enrollment.secret, now + period) });
     expect(verified.mfaRequired).toBe(false);
     expect(client.session).toEqual({ ...verified, deviceToken: undefined });
-    expect((await client.listNotes()).notes.map((note) => note.title)).toEqual(["behind a second factor"]);
+    expect((await client.notes.list()).notes.map((note) => note.title)).toEqual(["behind a second factor"]);
 
     const phone = createNotesClient({ url, anonKey });
-    expect((await phone.login({ email, password })).mfaRequired).toBe(true);
+    expect((await phone.auth.login({ email, password })).mfaRequired).toBe(true);
     const recovered = await phone.mfa.recover({ recoveryCode: recoveryCodes[0].toUpperCase() });
     expect(recovered.recoveryCodesLeft).toBe(9);
     const { recoveryCodesLeft: _left, ...recoveredSession } = recovered;
     expect(phone.session).toEqual({ ...recoveredSession, deviceToken: undefined });
-    expect((await phone.listNotes()).pagination.total).toBe(1);
+    expect((await phone.notes.list()).pagination.total).toBe(1);
     expect(await apiError(phone.mfa.recover({ recoveryCode: recoveryCodes[0] }))).toMatchObject({
       status: 400,
       code: "invalid_code",
@@ -553,8 +574,8 @@ describe("createNotesClient", () => {
     expect((await client.mfa.list()).recoveryCodesLeft).toBe(10);
     await client.mfa.unenroll({ factorId: enrollment.factorId, recoveryCode: fresh[0] });
     expect(await client.mfa.list()).toEqual({ factors: [], recoveryCodesLeft: 0 });
-    expect((await client.login({ email, password })).mfaRequired).toBe(false);
-    await client.listNotes();
+    expect((await client.auth.login({ email, password })).mfaRequired).toBe(false);
+    await client.notes.list();
   });
 
   it("keeps the device token across sign-outs and sends it with every later login", async () => {
@@ -568,10 +589,10 @@ describe("createNotesClient", () => {
         return fetch(input, init);
       },
     });
-    const first = await client.login({ email, password });
+    const first = await client.auth.login({ email, password });
     expect(first.deviceToken).toMatch(/\S+/);
-    await client.signOut();
-    await client.login({ email, password });
+    await client.auth.signOut();
+    await client.auth.login({ email, password });
     expect(bodies.map((body) => body.deviceToken)).toEqual([undefined, first.deviceToken]);
   });
 
@@ -582,7 +603,7 @@ describe("createNotesClient", () => {
     const tabs = [1, 2, 3].map(() => createNotesClient({ url, anonKey, storage, fetch: traffic.fetch }));
     const session = owner.session ?? fail("no session");
     tabs[0].setSession({ ...session, expiresAt: new Date(Date.now() - 1_000).toISOString() });
-    await Promise.all(tabs.map((tab) => tab.listNotes()));
+    await Promise.all(tabs.map((tab) => tab.notes.list()));
     expect(traffic.paths().filter((path) => path === "/auth/refresh")).toHaveLength(1);
     expect(new Set(tabs.map((tab) => tab.session?.refreshToken)).size).toBe(1);
   });
@@ -593,7 +614,7 @@ describe("createNotesClient", () => {
     const losing = losingFirstRefresh(() => Promise.reject(new TypeError("network connection lost")));
     const tabs = [1, 2].map(() => createNotesClient({ url, anonKey, storage, fetch: losing.fetch }));
     tabs[0].setSession({ ...session, accessToken: expired, expiresAt: inAnHour() });
-    await Promise.all(tabs.map((tab) => tab.listNotes()));
+    await Promise.all(tabs.map((tab) => tab.notes.list()));
     // The tab that won the refresh sent it again; the other took its result.
     expect(losing.presented).toEqual([session.refreshToken, session.refreshToken]);
     expect(new Set(tabs.map((tab) => tab.session?.refreshToken)).size).toBe(1);
@@ -602,42 +623,42 @@ describe("createNotesClient", () => {
 
   it("reads one note, and throws a 409 note_conflict with the stored note for a stale save or delete", async () => {
     const { client } = await signedUp("versions");
-    const note = await client.createNote({ title: "Two tabs" });
-    const mine = await client.saveNote({ id: note.id, content: "first tab", expectedUpdatedAt: note.updatedAt });
-    expect(await client.getNote(note.id)).toEqual(mine);
+    const note = await client.notes.create({ title: "Two tabs" });
+    const mine = await client.notes.save({ id: note.id, content: "first tab", expectedUpdatedAt: note.updatedAt });
+    expect(await client.notes.get(note.id)).toEqual(mine);
     const stale = await apiError(
-      client.saveNote({ id: note.id, content: "second tab", expectedUpdatedAt: note.updatedAt }),
+      client.notes.save({ id: note.id, content: "second tab", expectedUpdatedAt: note.updatedAt }),
     );
     expect(stale).toMatchObject({ status: 409, code: "note_conflict" });
     expect(stale.note).toEqual(mine);
-    const staleDelete = await apiError(client.deleteNote(note.id, { expectedUpdatedAt: note.updatedAt }));
+    const staleDelete = await apiError(client.notes.delete(note.id, { expectedUpdatedAt: note.updatedAt }));
     expect(staleDelete.note).toEqual(mine);
-    expect(await client.deleteNote(note.id, { expectedUpdatedAt: mine.updatedAt })).toEqual({ id: note.id });
+    expect(await client.notes.delete(note.id, { expectedUpdatedAt: mine.updatedAt })).toEqual({ id: note.id });
   });
 
   it("filters and searches, and keeps a copy in step with syncNotes, tombstones included", async () => {
     const { client } = await signedUp("sync");
-    const groceries = await client.createNote({
+    const groceries = await client.notes.create({
       title: "Groceries",
       content: "Crème fraîche",
       status: "PUBLISHED",
     });
-    const draft = await client.createNote({ title: "Draft" });
-    expect((await client.search("creme")).notes).toEqual([groceries]);
-    expect((await client.listNotes({ status: "DRAFT" })).notes).toEqual([
+    const draft = await client.notes.create({ title: "Draft" });
+    expect((await client.notes.search("creme")).notes).toEqual([groceries]);
+    expect((await client.notes.list({ status: "DRAFT" })).notes).toEqual([
       draft,
     ]);
     expect(
-      (await client.listNotes({ status: "PUBLISHED", q: "draft" })).pagination
+      (await client.notes.list({ status: "PUBLISHED", q: "draft" })).pagination
         .total,
     ).toBe(0);
-    expect(await apiError(client.listNotes({ q: "x".repeat(201) })))
+    expect(await apiError(client.notes.list({ q: "x".repeat(201) })))
       .toMatchObject({ status: 400 });
 
     const copy = new Map<string, string>();
     let cursor: string | undefined;
     const sync = async () => {
-      for await (const page of client.syncNotes(cursor, { limit: 1 })) {
+      for await (const page of client.notes.sync(cursor, { limit: 1 })) {
         for (const change of page.changes) {
           if ("deleted" in change) copy.delete(change.id);
           else copy.set(change.id, change.title);
@@ -649,14 +670,14 @@ describe("createNotesClient", () => {
     expect(copy).toEqual(
       new Map([[groceries.id, "Groceries"], [draft.id, "Draft"]]),
     );
-    await client.deleteNote(draft.id);
-    await client.saveNote({ id: groceries.id, title: "Shopping" });
-    const added = await client.createNote({ title: "Added" });
+    await client.notes.delete(draft.id);
+    await client.notes.save({ id: groceries.id, title: "Shopping" });
+    const added = await client.notes.create({ title: "Added" });
     await sync();
     expect(copy).toEqual(
       new Map([[groceries.id, "Shopping"], [added.id, "Added"]]),
     );
-    expect(await apiError(client.listChanges({ since: "not-a-cursor" })))
+    expect(await apiError(client.notes.changes({ since: "not-a-cursor" })))
       .toMatchObject({ status: 400 });
   });
 
@@ -673,7 +694,7 @@ describe("createNotesClient", () => {
     };
     const client = createNotesClient({ url, anonKey, fetch: losingFetch });
     client.setSession(signedIn.session);
-    const note = await client.createNote({ title: "Made once" });
+    const note = await client.notes.create({ title: "Made once" });
     expect(sentKeys).toHaveLength(2);
     expect(sentKeys[0]).toMatch(/^[!-~]{1,255}$/);
     expect(sentKeys[1]).toBe(sentKeys[0]);
@@ -689,7 +710,7 @@ describe("createNotesClient", () => {
     const closed = new URL(url);
     closed.port = "9";
     const client = createNotesClient({ url: closed.href, anonKey });
-    const error = await apiError(client.login({ email: uniqueEmail(), password }));
+    const error = await apiError(client.auth.login({ email: uniqueEmail(), password }));
     expect(error.status).toBe(0);
     expect(error.code).toBe("network_error");
     expect(error.message).toBe(`The notes service could not be reached at ${closed.origin}`);
@@ -699,22 +720,22 @@ describe("createNotesClient", () => {
   it("sets a new password with a reset code and keeps the new token", async () => {
     const { email } = await signedUp("reset");
     const client = createNotesClient({ url, anonKey });
-    const message = await client.requestPasswordReset({ email });
+    const message = await client.auth.requestPasswordReset({ email });
     expect(message).toBe("If an account exists for this email, a reset code has been sent to it");
-    const session = await client.createPassword({
+    const session = await client.auth.createPassword({
       email,
       password: "a brand new secret",
       code: await readResetCode(email),
     });
     expect(session.payload.isVerified).toBe(true);
     expect(client.accessToken).toBe(session.accessToken);
-    await client.createNote({ content: "after the reset" });
-    await client.login({ email, password: "a brand new secret" });
+    await client.notes.create({ content: "after the reset" });
+    await client.auth.login({ email, password: "a brand new secret" });
   });
 
   it("throws NotesApiError with the status, the API's words and the envelope", async () => {
     const client = createNotesClient({ url, anonKey });
-    const wrong = await apiError(client.login({ email: uniqueEmail("nobody"), password }));
+    const wrong = await apiError(client.auth.login({ email: uniqueEmail("nobody"), password }));
     expect(wrong.status).toBe(401);
     expect(wrong.message).toBe("Invalid email or password");
     expect(wrong.code).toBe("invalid_credentials");
@@ -726,7 +747,7 @@ describe("createNotesClient", () => {
     expect(wrong.requestId).toMatch(/\S{8,}/);
 
     const { client: owner } = await signedUp("errors");
-    const empty = await apiError(owner.createNote({}));
+    const empty = await apiError(owner.notes.create({}));
     expect(empty.status).toBe(400);
     expect(empty.envelope).toEqual({
       success: false,
@@ -734,22 +755,22 @@ describe("createNotesClient", () => {
       code: "invalid_request",
       fields: [{ message: "At least one of title or content is required" }],
     });
-    const invalid = await apiError(owner.createNote({ title: "x".repeat(1001), status: "DONE" as "DRAFT" }));
+    const invalid = await apiError(owner.notes.create({ title: "x".repeat(1001), status: "DONE" as "DRAFT" }));
     expect(invalid.fields.map((problem) => problem.field)).toEqual(["title", "status"]);
 
     const keyless = createNotesClient({ url, anonKey: "not-the-key" });
-    expect(await apiError(keyless.requestPasswordReset({ email: uniqueEmail() })))
+    expect(await apiError(keyless.auth.requestPasswordReset({ email: uniqueEmail() })))
       .toMatchObject({ status: 401, code: "invalid_api_key" });
   });
 
   it("keeps each user to their own notes", async () => {
     const first = await signedUp("first");
     const second = await signedUp("second");
-    const secret = await first.client.createNote({ title: "first's secret" });
-    expect((await second.client.listNotes()).notes).toEqual([]);
-    expect((await apiError(second.client.saveNote({ id: secret.id, title: "taken" }))).status).toBe(404);
-    expect((await apiError(second.client.deleteNote(secret.id))).status).toBe(404);
-    expect((await first.client.listNotes()).notes).toEqual([secret]);
+    const secret = await first.client.notes.create({ title: "first's secret" });
+    expect((await second.client.notes.list()).notes).toEqual([]);
+    expect((await apiError(second.client.notes.save({ id: secret.id, title: "taken" }))).status).toBe(404);
+    expect((await apiError(second.client.notes.delete(secret.id))).status).toBe(404);
+    expect((await first.client.notes.list()).notes).toEqual([secret]);
   });
 
   it("runs the README's quickstart in Deno as written", async () => {
@@ -861,7 +882,7 @@ function watching(client: NotesClient, options: Partial<WatchChangesOptions> = {
   const readies: string[] = [];
   const statuses: WatchStatus[] = [];
   const stopper = new AbortController();
-  const done = client.watchChanges({
+  const done = client.notes.watchChanges({
     onChange: (change, cursor) => void changes.push({ change, cursor }),
     onReady: (cursor) => void readies.push(cursor),
     onStatus: (status) => void statuses.push(status),
@@ -881,20 +902,20 @@ describe("watchChanges", () => {
   it("gives each change another client makes, live, in order, with a cursor that resumes after it", async () => {
     const { client, email } = await signedUp("watch-live");
     const other = createNotesClient({ url, anonKey });
-    await other.login({ email, password });
+    await other.auth.login({ email, password });
     const watch = watching(client);
     await expect.poll(() => watch.readies.length).toBe(1);
     expect(watch.statuses).toEqual(["connecting", "live"]);
 
-    const note = await other.createNote({ title: "from the phone" });
+    const note = await other.notes.create({ title: "from the phone" });
     await expect.poll(() => watch.changes.length, live).toBe(1);
-    const saved = await other.saveNote({ id: note.id, content: "edited" });
+    const saved = await other.notes.save({ id: note.id, content: "edited" });
     await expect.poll(() => watch.changes.length, live).toBe(2);
-    await other.deleteNote(note.id);
+    await other.notes.delete(note.id);
     await expect.poll(() => watch.changes.length, live).toBe(3);
     expect(watch.changes.map(({ change }) => change)).toEqual([note, saved, { id: note.id, deleted: true }]);
     // The last cursor is the feed's end: nothing follows it.
-    const after = await client.listChanges({ since: watch.changes[2].cursor });
+    const after = await client.notes.changes({ since: watch.changes[2].cursor });
     expect(after.changes).toEqual([]);
 
     watch.stop();
@@ -916,7 +937,7 @@ describe("watchChanges", () => {
     });
     await expect.poll(() => watch.readies.length).toBe(1);
     const created = [];
-    for (const title of ["one", "two", "three"]) created.push((await client.createNote({ title })).id);
+    for (const title of ["one", "two", "three"]) created.push((await client.notes.create({ title })).id);
     await expect.poll(() => applied.length, live).toBe(3);
     expect(applied).toEqual(created);
     expect(mostAtOnce).toBe(1);
@@ -948,7 +969,7 @@ describe("watchChanges", () => {
     await expect.poll(() => watch.readies.length).toBe(1);
     expect(traffic.paths()).toEqual(["/notes-stream", "/auth/refresh", "/notes-stream"]);
     expect(client.accessToken).not.toContain(expired);
-    const note = await client.createNote({ title: "after the refresh" });
+    const note = await client.notes.create({ title: "after the refresh" });
     await expect.poll(() => watch.changes.map(({ change }) => change), live).toEqual([note]);
     watch.stop();
     await watch.done;
@@ -1049,12 +1070,12 @@ describe("watchChanges across the ends of streams", () => {
     const watch = watching(client);
     await expect.poll(() => watch.readies.length).toBe(1);
     const writer = createNotesClient({ url: stack.baseUrl, anonKey });
-    await writer.login({ email, password });
+    await writer.auth.login({ email, password });
     // Writes go on across at least two ends of the stream, and while the watch waits to reconnect.
     const made: string[] = [];
     const until = Date.now() + 5_000;
     while (Date.now() < until) {
-      made.push((await writer.createNote({ title: `note ${made.length}` })).id);
+      made.push((await writer.notes.create({ title: `note ${made.length}` })).id);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     await expect.poll(() => watch.changes.length, { timeout: 10_000 }).toBeGreaterThanOrEqual(made.length);
@@ -1072,11 +1093,11 @@ describe("watchChanges across the ends of streams", () => {
 
   it("ends with onReset, and never reconnects, when its cursor is older than the deletions kept", async () => {
     const { client } = await signedUp("watch-reset", stack.baseUrl);
-    const { cursor } = await client.listChanges();
-    const doomed = await client.createNote({ title: "gone long ago" });
-    await client.deleteNote(doomed.id);
+    const { cursor } = await client.notes.changes();
+    const doomed = await client.notes.create({ title: "gone long ago" });
+    await client.notes.delete(doomed.id);
     await stack.sql`update public.note_tombstones set deleted_at = now() - interval '31 days'`;
-    await expect.poll(() => apiError(client.listChanges({ since: cursor })).then((error) => error.code), {
+    await expect.poll(() => apiError(client.notes.changes({ since: cursor })).then((error) => error.code), {
       timeout: 10_000,
     }).toBe("cursor_expired");
     let resets = 0;
@@ -1095,8 +1116,8 @@ describe("watchChanges across the ends of streams", () => {
     const watch = watching(client);
     await expect.poll(() => watch.readies.length).toBe(1);
     const elsewhere = createNotesClient({ url: stack.baseUrl, anonKey });
-    await elsewhere.login({ email, password });
-    await elsewhere.signOut({ scope: "global" });
+    await elsewhere.auth.login({ email, password });
+    await elsewhere.auth.signOut({ scope: "global" });
     const error = await apiError(watch.done);
     expect(error.status).toBe(401);
     expect(ended).toEqual([error]);
@@ -1112,7 +1133,7 @@ describe("an error code this client does not know", () => {
     });
     try {
       const client = createNotesClient({ url: server.url, anonKey });
-      const error = await apiError(client.login({ email: uniqueEmail("newer"), password }));
+      const error = await apiError(client.auth.login({ email: uniqueEmail("newer"), password }));
       expect(error).toMatchObject({ status: 400, code: "unexpected_response", message: "A rule added later" });
     } finally {
       await server.close();
@@ -1125,7 +1146,7 @@ describe("timeoutMs", () => {
     const server = await scriptedServer(silence);
     try {
       const client = createNotesClient({ url: server.url, anonKey, timeoutMs: 200 });
-      const { error, elapsedMs } = await timedFailure(client.login({ email: uniqueEmail("timed"), password }));
+      const { error, elapsedMs } = await timedFailure(client.auth.login({ email: uniqueEmail("timed"), password }));
       expect(error).toMatchObject({ status: 0, code: "timeout" });
       expect(error.message).toBe("The notes service did not answer within 200 ms");
       // Nowhere near the 15 s default.
@@ -1141,12 +1162,12 @@ describe("timeoutMs", () => {
     try {
       const client = createNotesClient({ url: server.url, anonKey });
       client.setSession(someSession);
-      const { error, elapsedMs } = await timedFailure(client.listNotes({ limit: 5, timeoutMs: 200 }));
+      const { error, elapsedMs } = await timedFailure(client.notes.list({ limit: 5, timeoutMs: 200 }));
       expect(error).toMatchObject({ status: 0, code: "timeout" });
       expect(elapsedMs).toBeLessThan(5_000);
 
       const controller = new AbortController();
-      const aborted = client.getNote(crypto.randomUUID(), { signal: controller.signal });
+      const aborted = client.notes.get(crypto.randomUUID(), { signal: controller.signal });
       setTimeout(() => controller.abort(), 100);
       expect(await apiError(aborted)).toMatchObject({ status: 0, code: "aborted" });
       await expectQuietAfterDeadline(server, 2);
@@ -1166,7 +1187,7 @@ describe("timeoutMs", () => {
     try {
       const client = createNotesClient({ url: server.url, anonKey, timeoutMs });
       client.setSession(someSession);
-      const { error, elapsedMs } = await timedFailure(client.createNote({ title: "late" }));
+      const { error, elapsedMs } = await timedFailure(client.notes.create({ title: "late" }));
       expect(error).toMatchObject({ status: 0, code: "timeout" });
       expect(server.received.map((request) => request.path)).toEqual([
         "/functions/v1/notes-create",
@@ -1186,7 +1207,7 @@ describe("timeoutMs", () => {
     try {
       const client = createNotesClient({ url: server.url, anonKey, timeoutMs });
       client.setSession(someSession);
-      const { error, elapsedMs } = await timedFailure(client.listNotes());
+      const { error, elapsedMs } = await timedFailure(client.notes.list());
       expect(error).toMatchObject({ status: 0, code: "timeout" });
       expect(elapsedMs).toBeLessThan(timeoutMs + firstAnswerMs - 500);
       // The shared refresh runs on: its answer counts as lost at half the client's timeoutMs, and it is sent
@@ -1269,10 +1290,10 @@ describe("sign-in with a provider", () => {
     const person = newPerson();
     const page = fakePage();
     const client = createNotesClient({ url: stack.baseUrl, anonKey, navigation: page.navigation });
-    expect(await client.completeProviderSignIn(), "an ordinary start").toEqual({ outcome: "none" });
+    expect(await client.identities.completeSignIn(), "an ordinary start").toEqual({ outcome: "none" });
     expect(page.url()).toBe(`${app}?tab=notes`);
 
-    await client.signInWithProvider({ provider: "local", redirectTo: `${app}?tab=notes` });
+    await client.identities.signIn({ provider: "local", redirectTo: `${app}?tab=notes` });
     expect(page.left).toHaveLength(1);
     const start = new URL(page.left[0]);
     expect(start.pathname).toBe("/functions/v1/auth/oauth/authorize");
@@ -1287,14 +1308,14 @@ describe("sign-in with a provider", () => {
 
     const sessions: unknown[] = [];
     client.onSessionChange((session) => sessions.push(session));
-    const result = await client.completeProviderSignIn();
+    const result = await client.identities.completeSignIn();
     expect(result).toMatchObject({ outcome: "signed_in", mfaRequired: false });
     expect(page.url(), "the code is gone from the URL, the app's own query kept").toBe(`${app}?tab=notes`);
     expect(page.navigation.loadVerifier(), "the verifier served its one exchange").toBeUndefined();
     expect(client.session?.payload).toMatchObject({ email: person.email, name: "Client Provider", isVerified: true });
     expect(sessions).toHaveLength(1);
-    expect((await client.getUser()).email).toBe(person.email);
-    const { identities, hasPassword } = await client.listIdentities();
+    expect((await client.auth.getUser()).email).toBe(person.email);
+    const { identities, hasPassword } = await client.identities.list();
     expect(hasPassword).toBe(false);
     expect(identities).toMatchObject([{ provider: "local", email: person.email }]);
 
@@ -1302,7 +1323,7 @@ describe("sign-in with a provider", () => {
     const kept = fakePage(`${app}?code=${encodeURIComponent(code)}`);
     kept.navigation.saveVerifier("another-tabs-verifier-of-at-least-forty-three-characters-long");
     const again = createNotesClient({ url: stack.baseUrl, anonKey, navigation: kept.navigation });
-    const spent = await apiError(again.completeProviderSignIn());
+    const spent = await apiError(again.identities.completeSignIn());
     expect(kept.url(), "removed before the exchange, so a reload does not send it again").toBe(app);
     expect(spent).toMatchObject({ status: 400, code: "invalid_code" });
     expect(again.session).toBeUndefined();
@@ -1321,7 +1342,7 @@ describe("sign-in with a provider", () => {
     const page = fakePage(await roundTrip(start, attacker.sub));
     const code = new URL(page.url()).searchParams.get("code") ?? fail("no code");
     const client = createNotesClient({ url: stack.baseUrl, anonKey, navigation: page.navigation });
-    expect(await client.completeProviderSignIn()).toMatchObject({ outcome: "error", error: "not_started_here" });
+    expect(await client.identities.completeSignIn()).toMatchObject({ outcome: "error", error: "not_started_here" });
     expect(client.session).toBeUndefined();
     expect(page.url()).toBe(app);
     // Not sent: the code was not spent by this page.
@@ -1337,9 +1358,9 @@ describe("sign-in with a provider", () => {
     const person = newPerson();
     const page = fakePage();
     const client = createNotesClient({ url: stack.baseUrl, anonKey, navigation: page.navigation });
-    await client.signInWithProvider({ provider: "local", redirectTo: app });
+    await client.identities.signIn({ provider: "local", redirectTo: app });
     page.arrive(await roundTrip(page.left[0], person.sub, { abort: true }));
-    const result = await client.completeProviderSignIn();
+    const result = await client.identities.completeSignIn();
     expect(result).toMatchObject({ outcome: "error", error: "access_denied" });
     expect(result.outcome === "error" && result.description).toBeTruthy();
     expect(page.url()).toBe(app);
@@ -1349,46 +1370,49 @@ describe("sign-in with a provider", () => {
   it("says identity_not_linked for the address of an account with a password; linked, the provider signs in to it; unlinked, no more", async () => {
     const person = newPerson();
     const owner = createNotesClient({ url: stack.baseUrl, anonKey, navigation: fakePage().navigation });
-    await owner.register({ name: "Owner", email: person.email, password });
+    await owner.auth.register({ name: "Owner", email: person.email, password });
 
     const visitor = fakePage();
     const stranger = createNotesClient({ url: stack.baseUrl, anonKey, navigation: visitor.navigation });
-    await stranger.signInWithProvider({ provider: "local", redirectTo: app });
+    await stranger.identities.signIn({ provider: "local", redirectTo: app });
     visitor.arrive(await roundTrip(visitor.left[0], person.sub));
-    expect(await stranger.completeProviderSignIn()).toMatchObject({ outcome: "error", error: "identity_not_linked" });
+    expect(await stranger.identities.completeSignIn()).toMatchObject({
+      outcome: "error",
+      error: "identity_not_linked",
+    });
 
     // Having proved it is them, the owner links without the password; the page leaves for the provider.
     const settings = fakePage(`${app}?tab=settings`);
     const linking = createNotesClient({ url: stack.baseUrl, anonKey, navigation: settings.navigation });
     linking.setSession(owner.session);
-    await linking.reauthenticate({ password });
-    const { url: linkUrl } = await linking.linkIdentity(
+    await linking.auth.reauthenticate({ password });
+    const { url: linkUrl } = await linking.identities.link(
       { provider: "local", redirectTo: `${app}?tab=settings` },
       { navigate: true },
     );
     expect(settings.left).toEqual([linkUrl]);
     settings.arrive(await roundTrip(linkUrl, person.sub));
     expect(new URL(settings.url()).searchParams.get("link_code"), "the callback hands a link code").toBeTruthy();
-    expect(await linking.completeProviderSignIn()).toMatchObject({
+    expect(await linking.identities.completeSignIn()).toMatchObject({
       outcome: "linked",
       provider: "local",
       identity: { provider: "local", email: person.email },
     });
     expect(settings.url()).toBe(`${app}?tab=settings`);
-    const { identities, hasPassword } = await linking.listIdentities();
+    const { identities, hasPassword } = await linking.identities.list();
     expect(hasPassword).toBe(true);
     expect(identities).toMatchObject([{ provider: "local", email: person.email }]);
 
     const back = fakePage();
     const provided = createNotesClient({ url: stack.baseUrl, anonKey, navigation: back.navigation });
-    await provided.signInWithProvider({ provider: "local", redirectTo: app });
+    await provided.identities.signIn({ provider: "local", redirectTo: app });
     back.arrive(await roundTrip(back.left[0], person.sub));
-    const signedIn = await provided.completeProviderSignIn();
+    const signedIn = await provided.identities.completeSignIn();
     expect(signedIn.outcome === "signed_in" && signedIn.session.payload.id).toBe(owner.session?.payload.id);
 
-    expect(await linking.unlinkIdentity(identities[0].id)).toEqual({ id: identities[0].id });
-    expect((await linking.listIdentities()).identities).toEqual([]);
-    expect(await apiError(linking.unlinkIdentity(identities[0].id))).toMatchObject({
+    expect(await linking.identities.unlink(identities[0].id)).toEqual({ id: identities[0].id });
+    expect((await linking.identities.list()).identities).toEqual([]);
+    expect(await apiError(linking.identities.unlink(identities[0].id))).toMatchObject({
       status: 404,
       code: "identity_not_found",
     });
@@ -1398,42 +1422,45 @@ describe("sign-in with a provider", () => {
     const person = newPerson();
     const page = fakePage();
     const client = createNotesClient({ url: stack.baseUrl, anonKey, navigation: page.navigation });
-    await client.signInWithProvider({ provider: "local", redirectTo: app });
+    await client.identities.signIn({ provider: "local", redirectTo: app });
     page.arrive(await roundTrip(page.left[0], person.sub));
-    await client.completeProviderSignIn();
-    const [only] = (await client.listIdentities()).identities;
-    expect(await apiError(client.unlinkIdentity(only.id))).toMatchObject({
+    await client.identities.completeSignIn();
+    const [only] = (await client.identities.list()).identities;
+    expect(await apiError(client.identities.unlink(only.id))).toMatchObject({
       status: 403,
       code: "reauthentication_required",
     });
     // The proof of an account without a password: a new sign-in at its provider, which this page leaves for.
-    const { url: proofUrl } = await client.reauthenticateWithProvider(
+    const { url: proofUrl } = await client.identities.reauthenticate(
       { provider: "local", redirectTo: app },
       { navigate: true },
     );
     expect(page.left.at(-1)).toBe(proofUrl);
     page.arrive(await roundTrip(proofUrl, person.sub));
-    expect(await client.completeProviderSignIn()).toEqual({ outcome: "reauthenticated", provider: "local" });
+    expect(await client.identities.completeSignIn()).toEqual({ outcome: "reauthenticated", provider: "local" });
     expect(new URL(page.url()).searchParams.get("reauthenticated"), "the URL is cleaned").toBeNull();
-    expect(await apiError(client.unlinkIdentity(only.id))).toMatchObject({ status: 409, code: "last_sign_in_method" });
+    expect(await apiError(client.identities.unlink(only.id))).toMatchObject({
+      status: 409,
+      code: "last_sign_in_method",
+    });
 
     const { session } = await signedUp("stale-link", stack.baseUrl).then(({ client: made }) => made);
     const stale = createNotesClient({ url: stack.baseUrl, anonKey, navigation: page.navigation });
     stale.setSession(session);
     const left = page.left.length;
-    const refused = await apiError(stale.linkIdentity({ provider: "local", redirectTo: app }, { navigate: true }));
+    const refused = await apiError(stale.identities.link({ provider: "local", redirectTo: app }, { navigate: true }));
     expect(refused).toMatchObject({ status: 400, code: "invalid_request" });
     expect(refused.fields).toEqual([{ field: "password", message: "password is required" }]);
     expect(stale.session, "a password asked for is no ended session").toBeDefined();
     expect(page.left).toHaveLength(left);
-    const started = await stale.linkIdentity({ provider: "local", redirectTo: app, password });
+    const started = await stale.identities.link({ provider: "local", redirectTo: app, password });
     expect(new URL(started.url).href.startsWith(`${stack.baseUrl}/auth/identities/link/authorize?flow=`)).toBe(true);
   });
 
   it("needs a page to navigate, where none is given and there is none", async () => {
     const client = createNotesClient({ url: stack.baseUrl, anonKey });
-    await expect(client.signInWithProvider({ provider: "local", redirectTo: app })).rejects.toThrow(/navigation/);
-    await expect(client.providerSignInUrl({ provider: "local", redirectTo: app })).rejects.toThrow(/navigation/);
-    expect(await client.completeProviderSignIn()).toEqual({ outcome: "none" });
+    await expect(client.identities.signIn({ provider: "local", redirectTo: app })).rejects.toThrow(/navigation/);
+    await expect(client.identities.signInUrl({ provider: "local", redirectTo: app })).rejects.toThrow(/navigation/);
+    expect(await client.identities.completeSignIn()).toEqual({ outcome: "none" });
   });
 });

@@ -18,25 +18,25 @@ const client = createNotesClient({
 });
 
 const email = `node-${crypto.randomUUID().slice(0, 8)}@example.com`;
-const session = await client.register({ name: "Node App", email, password: "correct horse battery" });
+const session = await client.auth.register({ name: "Node App", email, password: "correct horse battery" });
 console.log(`registered ${session.payload.email}; the token expires at ${session.expiresAt}`);
 
-await client.createNote({ title: "Written from Node" });
-const page = await client.listNotes();
+await client.notes.create({ title: "Written from Node" });
+const page = await client.notes.list();
 console.log(`listed ${page.pagination.total}: ${page.notes.map((note) => note.title).join(", ")}`);
 
 try {
-  await client.createNote({ title: "", content: "x".repeat(100_001) });
+  await client.notes.create({ title: "", content: "x".repeat(100_001) });
 } catch (error) {
   if (!(error instanceof NotesApiError)) throw error;
   for (const { field, message } of error.fields) console.log(`${error.status} ${field}: ${message}`);
 }
 
-await client.signOut(); // ends the session on the server too
+await client.auth.signOut(); // ends the session on the server too
 // With no session, a call that needs one throws NotesApiError 401 not_signed_in and sends nothing.
-await client.listNotes().catch((error) => console.log(`${error.status} ${error.code} ${error.message}`));
+await client.notes.list().catch((error) => console.log(`${error.status} ${error.code} ${error.message}`));
 
 const unreachable = createNotesClient({ url: "http://127.0.0.1:9/functions/v1", anonKey });
-await unreachable.login({ email, password: "correct horse battery" }).catch((error) => {
+await unreachable.auth.login({ email, password: "correct horse battery" }).catch((error) => {
   console.log(`${error instanceof NotesApiError ? "NotesApiError" : "other"} ${error.status} ${error.message}`);
 });

@@ -117,7 +117,7 @@ function followChanges(): void {
   }
   const stop = new AbortController();
   watch = stop;
-  client.watchChanges({
+  client.notes.watchChanges({
     onChange: applyChange,
     // Once per connection, caught up: what changed before the watch began shows too.
     onReady: readNotesAgain,
@@ -213,7 +213,7 @@ async function saveVersioned(
   let theirs: Note | undefined;
   await reportErrors(async () => {
     try {
-      await client.saveNote({ id: note.id, ...changes, expectedUpdatedAt });
+      await client.notes.save({ id: note.id, ...changes, expectedUpdatedAt });
     } catch (error) {
       if (!(error instanceof NotesApiError && error.code === noteConflictCode && error.note)) throw error;
       theirs = error.note;
@@ -235,7 +235,7 @@ function listItem(note: Note): HTMLLIElement {
       }),
     remove: () =>
       reportErrors(async () => {
-        await client.deleteNote(note.id);
+        await client.notes.delete(note.id);
         await showNotes();
         showInfo("Note deleted");
       }),
@@ -249,10 +249,10 @@ let shownRead = 0;
 /** Shows the page at `offset`, stepping back when a deletion emptied it. */
 async function showNotes(): Promise<void> {
   const read = ++reads;
-  let page = await client.listNotes({ ...filters, limit: pageSize, offset });
+  let page = await client.notes.list({ ...filters, limit: pageSize, offset });
   while (page.notes.length === 0 && offset > 0) {
     offset = Math.max(0, offset - pageSize);
-    page = await client.listNotes({ ...filters, limit: pageSize, offset });
+    page = await client.notes.list({ ...filters, limit: pageSize, offset });
   }
   if (read !== reads) return;
   shownRead = read;
@@ -273,13 +273,13 @@ function showSummary(): void {
 
 onSubmit("register-form", ({ name, email, password }, form) =>
   reportErrors(async () => {
-    const registered = await client.register({ name, email, password });
+    const registered = await client.auth.register({ name, email, password });
     await signedInWith(`Welcome, ${registered.payload.name}: your account is ready`);
   }, form));
 
 onSubmit("login-form", ({ email, password }, form) =>
   reportErrors(async () => {
-    await client.login({ email, password });
+    await client.auth.login({ email, password });
     await signedInWith("Logged in");
   }, form));
 
@@ -314,7 +314,7 @@ byId("use-app-code", HTMLButtonElement).addEventListener("click", () => {
 
 onSubmit("reset-request-form", ({ email }, form) =>
   reportErrors(async () => {
-    showInfo(await client.requestPasswordReset({ email }));
+    showInfo(await client.auth.requestPasswordReset({ email }));
     // The code arrives for this email, so the next form starts with it filled in.
     const resetEmail = byId("reset-form", HTMLFormElement).elements.namedItem("email");
     if (resetEmail instanceof HTMLInputElement) resetEmail.value = email;
@@ -322,13 +322,13 @@ onSubmit("reset-request-form", ({ email }, form) =>
 
 onSubmit("reset-form", ({ email, code, password }, form) =>
   reportErrors(async () => {
-    await client.createPassword({ email, code, password });
+    await client.auth.createPassword({ email, code, password });
     await signedInWith("Password changed: you are signed in");
   }, form));
 
 onSubmit("create-form", ({ title, content, status }, form) =>
   reportErrors(async () => {
-    await client.createNote({ title, content, status: status === "PUBLISHED" ? "PUBLISHED" : "DRAFT" });
+    await client.notes.create({ title, content, status: status === "PUBLISHED" ? "PUBLISHED" : "DRAFT" });
     form.reset();
     offset = 0;
     await showNotes();
@@ -358,13 +358,13 @@ next.addEventListener("click", () =>
   }));
 
 async function showSessions(): Promise<void> {
-  const sessions = await client.listSessions();
+  const sessions = await client.auth.listSessions();
   sessionList.replaceChildren(
     ...sessions.map((session) =>
       sessionItem(session, () =>
         reportErrors(async () => {
-          await client.revokeSession(session.id);
-          if (session.current) await client.signOut();
+          await client.auth.revokeSession(session.id);
+          if (session.current) await client.auth.signOut();
           else await showSessions();
           showInfo("Session ended");
         }))
@@ -375,27 +375,27 @@ async function showSessions(): Promise<void> {
 onSubmit("verify-form", ({ code }, form) =>
   reportErrors(async () => {
     const email = client.session?.payload.email ?? "";
-    await client.verifyEmail({ email, code });
+    await client.auth.verifyEmail({ email, code });
     form.reset();
     showInfo("Email verified");
   }, form));
 
 byId("resend-verification", HTMLButtonElement).addEventListener("click", () =>
   reportErrors(async () => {
-    showInfo(await client.resendVerification({ email: client.session?.payload.email ?? "" }));
+    showInfo(await client.auth.resendVerification({ email: client.session?.payload.email ?? "" }));
   }));
 
 onSubmit("change-password-form", ({ currentPassword, newPassword }, form) =>
   reportErrors(async () => {
     // Left empty only after a provider sign-in of the last 10 minutes; the service says so otherwise.
-    await client.changePassword({ currentPassword: currentPassword || undefined, newPassword });
+    await client.auth.changePassword({ currentPassword: currentPassword || undefined, newPassword });
     form.reset();
     showInfo("Password changed: your other devices are signed out");
   }, form));
 
 onSubmit("delete-account-form", ({ password }, form) =>
   reportErrors(async () => {
-    await client.deleteAccount({ password: password || undefined });
+    await client.auth.deleteAccount({ password: password || undefined });
     form.reset();
     showInfo("Your account and its notes are deleted");
   }, form));
@@ -440,13 +440,13 @@ account.addEventListener("toggle", () => {
 
 logout.addEventListener("click", () =>
   reportErrors(async () => {
-    await client.signOut();
+    await client.auth.signOut();
     showInfo("Logged out");
   }));
 
 logoutEverywhere.addEventListener("click", () =>
   reportErrors(async () => {
-    await client.signOut({ scope: "global" });
+    await client.auth.signOut({ scope: "global" });
     showInfo("Logged out on every device");
   }));
 

@@ -5,7 +5,7 @@
  *
  * @example
  * ```ts
- * await reportErrors(() => client.login(credentials), loginForm);
+ * await reportErrors(() => client.auth.login(credentials), loginForm);
  * ```
  */
 import { NotesApiError } from "../../../shared/index.ts";

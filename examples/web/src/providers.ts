@@ -86,7 +86,7 @@ export function providersPanel(client: NotesClient): {
     ...configuredProviders.map((provider) =>
       button(
         `Sign in with ${label(provider)}`,
-        () => void reportErrors(() => client.signInWithProvider({ provider, redirectTo: thisPage() })),
+        () => void reportErrors(() => client.identities.signIn({ provider, redirectTo: thisPage() })),
       )
     ),
   );
@@ -115,7 +115,7 @@ export function providersPanel(client: NotesClient): {
         button(`Confirm with ${label(provider)}`, () =>
           void reportErrors(async () => {
             // The page leaves for the provider, which asks to sign in again, and comes back with `reauthenticated=`.
-            await client.reauthenticateWithProvider({ provider, redirectTo: thisPage() }, { navigate: true });
+            await client.identities.reauthenticate({ provider, redirectTo: thisPage() }, { navigate: true });
           }))
       ),
     );
@@ -123,7 +123,7 @@ export function providersPanel(client: NotesClient): {
 
   async function show(): Promise<void> {
     if (configuredProviders.length === 0) return;
-    const { identities, hasPassword } = await client.listIdentities();
+    const { identities, hasPassword } = await client.identities.list();
     state.textContent = identities.length === 0
       ? "No provider is linked: you sign in with your password."
       : hasPassword
@@ -138,7 +138,7 @@ export function providersPanel(client: NotesClient): {
           text,
           button("Unlink", () =>
             void reportErrors(async () => {
-              await client.unlinkIdentity(identity.id);
+              await client.identities.unlink(identity.id);
               await show();
               showInfo(`${label(identity.provider)} unlinked`);
             })),
@@ -166,7 +166,7 @@ export function providersPanel(client: NotesClient): {
     const password = String(new FormData(linkForm).get("password") ?? "");
     // The page leaves for the provider, and comes back here with `linked=` or `error=` (see complete).
     void reportErrors(async () => {
-      await client.linkIdentity(
+      await client.identities.link(
         { provider, redirectTo: thisPage(), password: password || undefined },
         { navigate: true },
       );
@@ -177,14 +177,14 @@ export function providersPanel(client: NotesClient): {
     event.preventDefault();
     const password = String(new FormData(proofForm).get("password") ?? "");
     void reportErrors(async () => {
-      await client.reauthenticate({ password });
+      await client.auth.reauthenticate({ password });
       proofForm.reset();
       showInfo("Confirmed: for 5 minutes you can change how you sign in");
     }, proofForm);
   });
 
   async function complete(): Promise<ProviderSignInResult> {
-    const result = await client.completeProviderSignIn();
+    const result = await client.identities.completeSignIn();
     if (result.outcome === "error") {
       throw new Error(returnErrors[result.error] ?? result.description ?? `The sign-in failed (${result.error})`);
     }

@@ -4,7 +4,7 @@
  *
  * @example
  * ```ts
- * list.append(sessionItem(session, () => client.revokeSession(session.id)));
+ * list.append(sessionItem(session, () => client.auth.revokeSession(session.id)));
  * ```
  */
 import type { SessionInfo } from "../../../shared/index.ts";

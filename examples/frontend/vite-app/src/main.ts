@@ -38,9 +38,9 @@ function render(notes: readonly Note[]): void {
 
 async function start(email: string, password: string): Promise<void> {
   try {
-    const session = await client.login({ email, password });
+    const session = await client.auth.login({ email, password });
     console.info(`signed in until ${new Date(session.expiresAt).toLocaleTimeString()}`);
-    render((await client.listNotes({ limit: 20 })).notes);
+    render((await client.notes.list({ limit: 20 })).notes);
   } catch (error) {
     show(explain(error));
   }

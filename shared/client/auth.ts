@@ -1,0 +1,184 @@
+/**
+ * The account and its sessions: `client.auth`. Register, log in and out, refresh, list and end sessions, change,
+ * reset and verify, prove the owner is at the keyboard, delete the account, and read the user and its security
+ * events.
+ */
+import type {
+  EndedSession,
+  LogoutScope,
+  Reauthentication,
+  SecurityEvent,
+  Session,
+  SessionInfo,
+  User,
+} from "../../supabase/functions/_shared/contract/mod.ts";
+import type { BodyOf, RequestOptions } from "./options.ts";
+import type { Transport } from "./transport.ts";
+
+/** Paging of security events, newest first: `before` is the last `id` of the page before. */
+export interface SecurityEventsOptions {
+  /** 1 to 100; 20 by default. */
+  limit?: number;
+  before?: string;
+}
+
+/** The account's calls, through the client's transport. */
+export class AuthApi {
+  readonly #transport: Transport;
+
+  constructor(transport: Transport) {
+    this.#transport = transport;
+  }
+
+  /** Creates an account and keeps its session. */
+  async register(body: BodyOf<"register">, request: RequestOptions = {}): Promise<Session> {
+    return this.#transport.keep(
+      await this.#transport.call("register", { body, deadline: this.#transport.deadline(request) }) as Session,
+    );
+  }
+
+  /** Logs in, sending this device's token when it has one, and keeps the session. */
+  async login(body: BodyOf<"login">, request: RequestOptions = {}): Promise<Session> {
+    const deviceToken = body.deviceToken ?? this.#transport.storage.loadDeviceToken();
+    return this.#transport.keep(
+      await this.#transport.call("login", {
+        body: { ...body, deviceToken },
+        deadline: this.#transport.deadline(request),
+      }) as Session,
+    );
+  }
+
+  /**
+   * Signs out on the server: `local` (the default) ends this session,
+   * `others` every other session of the account, `global` all of them. This
+   * client forgets its session for `local` and `global` even when the server
+   * cannot be reached, so a user who signs out is signed out here.
+   */
+  async signOut(options: { scope?: LogoutScope } & RequestOptions = {}): Promise<void> {
+    const scope = options.scope ?? "local";
+    const ending = this.#transport.session;
+    try {
+      if (ending) {
+        await this.#transport.call("signOut", { body: { scope }, deadline: this.#transport.deadline(options) });
+      }
+    } finally {
+      if (ending && scope !== "others") this.#transport.forget(ending);
+    }
+  }
+
+  /**
+   * Trades the refresh token for a new session now. Concurrent callers (and
+   * tabs sharing the storage) share one refresh: a request, and one retry if
+   * its answer is lost or a 503. A 401 ends the session (`onUnauthorized` is called);
+   * any other failure keeps it and throws. A caller whose `timeoutMs` passes
+   * or whose `signal` aborts stops waiting; the shared refresh runs on for the
+   * others, within the client's `timeoutMs`.
+   */
+  refreshSession(request: RequestOptions = {}): Promise<Session> {
+    return this.#transport.deadline(request).race(this.#transport.sharedRefresh());
+  }
+
+  /** The account's live sessions, this one marked `current`. */
+  async listSessions(request: RequestOptions = {}): Promise<SessionInfo[]> {
+    return ((await this.#transport.call("listSessions", { deadline: this.#transport.deadline(request) })) as {
+      sessions: SessionInfo[];
+    }).sessions;
+  }
+
+  /** Ends one session of the account (another device, or this one). */
+  async revokeSession(id: string, request: RequestOptions = {}): Promise<EndedSession> {
+    return await this.#transport.call("revokeSession", {
+      query: { id },
+      deadline: this.#transport.deadline(request),
+    }) as EndedSession;
+  }
+
+  /** The signed-in user, as the server has it now. */
+  async getUser(request: RequestOptions = {}): Promise<User> {
+    return ((await this.#transport.call("getUser", { deadline: this.#transport.deadline(request) })) as {
+      payload: User;
+    }).payload;
+  }
+
+  /** The signed-in user's own security events (sign-ins, password changes, sessions), newest first. */
+  async securityEvents(options: SecurityEventsOptions & RequestOptions = {}): Promise<SecurityEvent[]> {
+    const { limit, before } = options;
+    const deadline = this.#transport.deadline(options);
+    return ((await this.#transport.call("listSecurityEvents", { query: { limit, before }, deadline })) as {
+      events: SecurityEvent[];
+    }).events;
+  }
+
+  /** Changes the password and keeps the fresh session it answers; every other session of the account ends. */
+  async changePassword(body: BodyOf<"changePassword">, request: RequestOptions = {}): Promise<Session> {
+    return this.#transport.keep(
+      await this.#transport.call("changePassword", { body, deadline: this.#transport.deadline(request) }) as Session,
+    );
+  }
+
+  /** Asks for a reset code to be mailed; answers the API's message, which is the same for every email. */
+  async requestPasswordReset(
+    body: BodyOf<"requestPasswordReset">,
+    request: RequestOptions = {},
+  ): Promise<string> {
+    return (await this.#transport.send(
+      "requestPasswordReset",
+      { body, deadline: this.#transport.deadline(request) },
+      undefined,
+    ))
+      .message;
+  }
+
+  /** Sets a new password with a reset code and keeps the new session (every other one has ended). */
+  async createPassword(body: BodyOf<"createPassword">, request: RequestOptions = {}): Promise<Session> {
+    return this.#transport.keep(
+      await this.#transport.call("createPassword", { body, deadline: this.#transport.deadline(request) }) as Session,
+    );
+  }
+
+  /**
+   * Verifies the address with the code mailed at sign-up, and keeps the session it answers. It sends the
+   * session's token when the client holds one (the app the account signed up in); otherwise give `password`.
+   */
+  async verifyEmail(body: BodyOf<"verifyEmail">, request: RequestOptions = {}): Promise<Session> {
+    return this.#transport.keep(
+      await this.#transport.call("verifyEmail", { body, deadline: this.#transport.deadline(request) }) as Session,
+    );
+  }
+
+  /** Asks for a new verification code; answers the API's message, which is the same for every address. */
+  async resendVerification(
+    body: BodyOf<"resendVerification">,
+    request: RequestOptions = {},
+  ): Promise<string> {
+    return (await this.#transport.send(
+      "resendVerification",
+      { body, deadline: this.#transport.deadline(request) },
+      undefined,
+    ))
+      .message;
+  }
+
+  /**
+   * Proves the signed-in owner is at the keyboard (`POST /auth/reauthenticate`) with the password, a current code
+   * of the authenticator, or a recovery code: for 5 minutes this session may then unlink an identity, link one
+   * without the password, and (an account without a password) set one or delete the account. Answers until when.
+   * Throws 401 `invalid_credentials` for a wrong password, 400 `invalid_code` for a wrong code.
+   */
+  async reauthenticate(
+    proof: { password: string } | { code: string } | { recoveryCode: string },
+    request: RequestOptions = {},
+  ): Promise<Reauthentication> {
+    return await this.#transport.call("reauthenticate", {
+      body: proof,
+      deadline: this.#transport.deadline(request),
+    }) as Reauthentication;
+  }
+
+  /** Deletes the account with everything it owns (the password re-entered), and forgets the session. */
+  async deleteAccount(body: BodyOf<"deleteAccount">, request: RequestOptions = {}): Promise<void> {
+    const ending = this.#transport.session;
+    await this.#transport.call("deleteAccount", { body, deadline: this.#transport.deadline(request) });
+    if (ending) this.#transport.forget(ending);
+  }
+}
