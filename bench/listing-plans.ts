@@ -24,7 +24,7 @@ import {
 } from "../dev/harness/stack.ts";
 import { startEmbeddedDatabase } from "../dev/harness/embedded-database.ts";
 import { markdownTable } from "./report.ts";
-import { type FirstPageCost, measureFirstPages } from "./round-trips.ts";
+import { type FirstPageCost, measureFirstPages } from "./first-pages.ts";
 import { analyzeNotes, seedNotes, type SeedPlan } from "./seed.ts";
 
 /** A heavy user of 20,000 notes among 60,000: enough that a plan reading all of them shows. */

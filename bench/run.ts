@@ -62,7 +62,8 @@ import {
 } from "./report.ts";
 import { buildScenarios, loginHashInPostgresPath, type Scenario } from "./scenarios.ts";
 import { seedNotes, seedPlan } from "./seed.ts";
-import { measureFirstPages, measureRoundTrips } from "./round-trips.ts";
+import { measureFirstPages } from "./first-pages.ts";
+import { measureRoundTrips } from "./round-trips.ts";
 import { setRole } from "../scripts/admin.ts";
 import { startTcpProxy } from "../dev/harness/tcp-proxy.ts";
 import { identityProviderForStack } from "../dev/harness/identity-provider.ts";

@@ -24,11 +24,11 @@ import { completeLogin, passwordAttempt } from "../../supabase/functions/_shared
 import { verifyPassword } from "../../supabase/functions/_shared/auth/passwords.ts";
 import { requestFingerprint } from "../../supabase/functions/_shared/notes/idempotency-key.ts";
 import { loginHashInPostgresPath } from "../scenarios.ts";
+import { listNotes } from "../../supabase/functions/_shared/queries/note-listing.ts";
 import {
   deleteNote,
   insertNote,
   insertNoteOnce,
-  listNotes,
   selectNote,
   updateNote,
 } from "../../supabase/functions/_shared/queries/notes.ts";

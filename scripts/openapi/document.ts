@@ -85,7 +85,8 @@ import {
   type RedirectSuccess,
   type StreamEvents,
 } from "../../shared/operations.ts";
-import { errorExample, requestExamples, successExamples } from "./examples.ts";
+import { errorExample } from "./error-examples.ts";
+import { requestExamples, successExamples } from "./examples.ts";
 
 type JsonObject = Record<string, unknown>;
 
