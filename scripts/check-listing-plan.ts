@@ -24,7 +24,7 @@ import {
   type Statement as PlainStatement,
 } from "../supabase/functions/_shared/db/transactions.ts";
 import { listChanges } from "../supabase/functions/_shared/queries/note-changes.ts";
-import { listNotes, type NoteListing } from "../supabase/functions/_shared/queries/notes.ts";
+import { listNotes, type NoteListing } from "../supabase/functions/_shared/queries/note-listing.ts";
 import { createScratchDatabase, testAnonKey, testSecrets } from "../dev/harness/stack.ts";
 import { migrate } from "../dev/migrate.ts";
 import { analyzeNotes, searchWord, seedNotes } from "../bench/seed.ts";

@@ -7,7 +7,7 @@ import { BadRequestError } from "../_shared/http/errors.ts";
 import { readQuery } from "../_shared/http/request.ts";
 import { bindingCookie, newBrowserBinding } from "../_shared/auth/flow-binding.ts";
 import { authorizationUrlOf, stateHashOf } from "../_shared/auth/provider-sign-in.ts";
-import { bindLinkFlow } from "../_shared/queries/identities.ts";
+import { bindLinkFlow } from "../_shared/queries/oauth-flows.ts";
 
 const unknownFlow = "This link was already opened, took longer than 10 minutes, or was never started: start it again";
 

@@ -10,7 +10,7 @@ import { checkReenteredPassword, passwordRequired } from "../_shared/auth/reente
 import { withPasswordAdmission } from "../_shared/auth/passwords.ts";
 import { allowedReturnUrl, configuredProvider, tooManyStarts } from "../_shared/auth/provider-choice.ts";
 import { beginProviderSignIn } from "../_shared/auth/provider-sign-in.ts";
-import { startOAuthFlow } from "../_shared/queries/identities.ts";
+import { startOAuthFlow } from "../_shared/queries/oauth-flows.ts";
 
 /**
  * `POST /auth/identities/link {provider, redirectTo, password?}`: starts linking a provider identity to the

@@ -8,7 +8,7 @@ import { readQuery } from "../_shared/http/request.ts";
 import { bindingCookie, newBrowserBinding } from "../_shared/auth/flow-binding.ts";
 import { allowedReturnUrl, configuredProvider, tooManyStarts } from "../_shared/auth/provider-choice.ts";
 import { beginProviderSignIn } from "../_shared/auth/provider-sign-in.ts";
-import { startOAuthFlow } from "../_shared/queries/identities.ts";
+import { startOAuthFlow } from "../_shared/queries/oauth-flows.ts";
 
 /**
  * `GET /auth/oauth/authorize?provider=&redirect_to=&code_challenge=&code_challenge_method=S256`: a browser

@@ -21,7 +21,7 @@ import {
   consumeOAuthFlow,
   type FlowOutcome,
   type ReauthenticationOutcome,
-} from "../_shared/queries/identities.ts";
+} from "../_shared/queries/oauth-flows.ts";
 
 /** How long the one-time code the app gets in its URL can be exchanged. */
 const signInCodeSeconds = 60;

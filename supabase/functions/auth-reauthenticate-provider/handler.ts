@@ -9,7 +9,7 @@ import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
 import { NotFoundError } from "../_shared/http/errors.ts";
 import { readJsonBody } from "../_shared/http/request.ts";
-import { startOAuthFlow } from "../_shared/queries/identities.ts";
+import { startOAuthFlow } from "../_shared/queries/oauth-flows.ts";
 
 /**
  * `POST /auth/reauthenticate/provider {provider, redirectTo}`: a proof for an account that signs in with a provider

@@ -3,7 +3,7 @@ import { listNotesQuery, type NoteList } from "../_shared/contract/notes.ts";
 import { withCallerTransaction } from "../_shared/db/caller-transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { notesSuccess } from "../_shared/http/envelopes.ts";
-import { listNotes } from "../_shared/queries/notes.ts";
+import { listNotes } from "../_shared/queries/note-listing.ts";
 import { readQuery } from "../_shared/http/request.ts";
 
 /**
