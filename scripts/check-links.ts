@@ -10,9 +10,10 @@
  * deno run --allow-read scripts/check-links.ts
  * ```
  */
-import { readdir, readFile, stat } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import { dirname, extname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
+import { repositoryFiles } from "./repository-files.ts";
 
 /** A link that does not resolve, where it is written and why. */
 export interface LinkProblem {
@@ -30,9 +31,6 @@ export interface MarkdownLink {
   target: string;
   line: number;
 }
-
-/** Folders never searched for Markdown files: dependencies, build output, local data, dot-folders. */
-const skippedFolders = new Set(["node_modules", "dist", "test-results"]);
 
 /**
  * The anchor GitHub gives a heading (github-slugger's rule): lower-cased, every
@@ -141,21 +139,8 @@ async function kindOf(path: string): Promise<"file" | "folder" | undefined> {
 }
 
 /** The Markdown files under `root`, relative to it, skipping dependencies, build output and dot-folders. */
-export async function markdownFiles(root: string): Promise<string[]> {
-  const found: string[] = [];
-  const walk = async (folder: string) => {
-    const entries = await readdir(join(root, folder), { withFileTypes: true });
-    for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
-      const path = folder === "" ? entry.name : `${folder}/${entry.name}`;
-      if (entry.isDirectory()) {
-        if (!entry.name.startsWith(".") && !skippedFolders.has(entry.name)) await walk(path);
-      } else if (entry.isFile() && extname(entry.name).toLowerCase() === ".md") {
-        found.push(path);
-      }
-    }
-  };
-  await walk("");
-  return found;
+export function markdownFiles(root: string): Promise<string[]> {
+  return repositoryFiles(root, (name) => extname(name).toLowerCase() === ".md");
 }
 
 /**
