@@ -220,7 +220,7 @@ async function bootEach(
   );
   for (const name of names) {
     if (!planned.some((probe) => probe.name === name)) {
-      problems.push(`${name}: scripts/check-deploy.ts has no probe for it`);
+      problems.push(`${name}: scripts/check-deploy/probes.ts has no probe for it`);
     }
   }
   for (const probe of planned.filter((probe) => names.includes(probe.name))) {

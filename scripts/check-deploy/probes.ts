@@ -293,10 +293,18 @@ export function probes(
       status: 400,
       code: "invalid_code",
     },
-    // Without a token: the function boots, reads its body and refuses before any provider would be called.
+    // Without a token: each of these two boots, reads its body and refuses before any provider would be called.
     {
       name: "auth-identities-link",
       path: "/auth-identities-link",
+      method: "POST",
+      body: { provider: "nobody", redirectTo: "https://app.example/settings" },
+      status: 401,
+      code: "token_missing",
+    },
+    {
+      name: "auth-reauthenticate-provider",
+      path: "/auth-reauthenticate-provider",
       method: "POST",
       body: { provider: "nobody", redirectTo: "https://app.example/settings" },
       status: 401,
