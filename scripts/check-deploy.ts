@@ -483,6 +483,16 @@ function probes(
       status: 401,
       code: "token_missing",
     },
+    // With the token: no provider is configured here, so the body is refused, naming the field, before any statement.
+    {
+      name: "auth-reauthenticate-provider",
+      path: "/auth-reauthenticate-provider",
+      method: "POST",
+      body: { provider: "nobody", redirectTo: "https://app.example/settings" },
+      authorized: true,
+      status: 400,
+      code: "invalid_request",
+    },
     {
       name: "auth-delete-account",
       path: "/auth-delete-account",
