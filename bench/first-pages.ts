@@ -9,7 +9,8 @@
  * ```
  */
 import { median } from "./load.ts";
-import { type Call, endpointCalls, send } from "./round-trips.ts";
+import { type Call, send } from "./requests.ts";
+import { endpointCalls } from "./round-trips.ts";
 import { searchWord } from "./seed.ts";
 
 /** One listing's first page for the heavy user and for a 10-note user, sequential medians without delay. */

@@ -63,8 +63,8 @@ import {
 import { buildScenarios, loginHashInPostgresPath, type Scenario } from "./scenarios.ts";
 import { seedNotes, seedPlan } from "./seed.ts";
 import { measureFirstPages } from "./first-pages.ts";
-import { measureRoundTrips } from "./round-trips.ts";
-import { setRole } from "../scripts/admin.ts";
+import { measureRoundTrips, roundTripTable } from "./round-trips.ts";
+import { grantAdminRole, markVerified } from "./operator.ts";
 import { startTcpProxy } from "../dev/harness/tcp-proxy.ts";
 import { identityProviderForStack } from "../dev/harness/identity-provider.ts";
 import { coldStartTable, measureColdStarts } from "./startup.ts";
@@ -333,26 +333,6 @@ async function onPostgres(databaseUrl: string) {
 }
 
 /** Round trips per endpoint and the heavy/light first page, on a stack that reaches Postgres through a proxy. */
-/** Makes `email` an admin with the operator command's own statement. */
-async function grantAdminRole(databaseUrl: string, email: string): Promise<void> {
-  const sql = postgres(databaseUrl, { max: 1, prepare: false, onnotice: () => {} });
-  try {
-    await setRole((text) => sql.unsafe(text), email, "ADMIN");
-  } finally {
-    await sql.end({ timeout: 5 });
-  }
-}
-
-/** Marks the account of `email` verified, as its owner's mailed code would: enrolling a factor needs it. */
-async function markVerified(databaseUrl: string, email: string): Promise<void> {
-  const sql = postgres(databaseUrl, { max: 1, prepare: false, onnotice: () => {} });
-  try {
-    await sql`update app.users set is_verified = true where email = ${email}`;
-  } finally {
-    await sql.end({ timeout: 5 });
-  }
-}
-
 async function measureLatencies(databaseUrl: string, env: Record<string, string>, heavyAuthorization: string) {
   const database = new URL(databaseUrl);
   const proxy = await startTcpProxy({ host: database.hostname, port: Number(database.port || 5432) });
@@ -458,23 +438,7 @@ async function main() {
       }). The flood's answers: ${JSON.stringify(flood.floodStatuses)}.`,
   );
   console.log(`\n## Round trips to Postgres per request (${settings.rttMs} ms added per round trip)\n`);
-  // Proving a password commits its attempt before the hash is checked (login, verify-email with the password), and a
-  // provider's callback spends its flow before the provider's code is exchanged, then concludes the sign-in: two
-  // transactions each. Every other request is one.
-  const twoTransactions = ["auth/login", "auth/verify-email with password", "auth/oauth/callback"];
-  const roundTripTarget = (endpoint: string) => twoTransactions.includes(endpoint) ? 2 : 1;
-  console.log(markdownTable(
-    ["Endpoint", "p50 ms, no delay", `p50 ms, +${settings.rttMs} ms RTT`, "Round trips", "Target"],
-    roundTrips.map((row) => [
-      row.endpoint,
-      row.directMs.toFixed(1),
-      row.delayedMs.toFixed(1),
-      row.roundTrips.toFixed(1),
-      `${Math.round(row.roundTrips) <= roundTripTarget(row.endpoint) ? "met" : "MISSED"} (≤ ${
-        roundTripTarget(row.endpoint)
-      })`,
-    ]),
-  ));
+  console.log(roundTripTable(roundTrips, settings.rttMs));
   console.log("\n## First page (limit 10) of the heavy user against a 10-note user\n");
   console.log(markdownTable(
     ["Listing", "Query", "heavy ms", "10 notes ms", "Ratio", "Target"],

@@ -32,7 +32,7 @@ import { loadConfig } from "../supabase/functions/_shared/config/mod.ts";
 import { type OpenStream, openStream, type StreamMessage } from "../dev/harness/event-stream.ts";
 import { quantile } from "./load.ts";
 import { markdownTable } from "./report.ts";
-import { type Call, send } from "./round-trips.ts";
+import { type Call, send } from "./requests.ts";
 
 /** How many writes and streams: the bench's and the section run alone use the same. */
 export const liveUpdateSettings = {

@@ -7,11 +7,14 @@
  * `npm start` does, its log shown in the terminal so codes can be read there).
  * What it cannot do it says in one line, without a stack trace.
  *
- * The sign-in providers the page offers are NOTES_PROVIDERS (comma-separated),
- * else OIDC_PROVIDERS, the service's own setting, which a stack started here
- * reads from the same environment with the rest of its OIDC_* settings, and
- * `local` with LOCAL_IDENTITY_PROVIDER=true (a test provider the stack starts). The
- * browser comes back from a provider to the demo's page, so the service's
+ * The sign-in providers the page offers are those of NOTES_PROVIDERS
+ * (comma-separated), else of OIDC_PROVIDERS (the service's own setting, which
+ * a stack started here reads from the same environment with the rest of its
+ * OIDC_* settings) and `local` (the test provider a stack started with
+ * LOCAL_IDENTITY_PROVIDER=true has), that the stack has: each is asked of the
+ * stack, so a button never leads to a provider it does not know. With none, the
+ * page and the terminal say how to start a stack with one. The browser comes
+ * back from a provider to the demo's page, so the service's
  * OAUTH_REDIRECT_URLS must list it (`http://127.0.0.1:5173/` for Vite's first
  * port).
  *
@@ -154,22 +157,63 @@ async function findFunctions(): Promise<{ functions: Functions; child?: ChildPro
   return running ? { functions: running } : await startStack(portText);
 }
 
-/** NOTES_PROVIDERS, else OIDC_PROVIDERS and, with LOCAL_IDENTITY_PROVIDER=true, the stack's `local`. */
-function offeredProviders(): string {
-  if (process.env.NOTES_PROVIDERS !== undefined) return process.env.NOTES_PROVIDERS;
-  const local = ["true", "1"].includes(process.env.LOCAL_IDENTITY_PROVIDER ?? "") ? ["local"] : [];
-  return [...(process.env.OIDC_PROVIDERS ?? "").split(","), ...local].map((name) => name.trim()).filter(Boolean)
-    .join(",");
+/** The providers to look for: NOTES_PROVIDERS, else OIDC_PROVIDERS and the local stack's test provider `local`. */
+function wantedProviders(): string[] {
+  const listed = process.env.NOTES_PROVIDERS ?? [process.env.OIDC_PROVIDERS ?? "", "local"].join(",");
+  return [...new Set(listed.split(",").map((name) => name.trim()).filter(Boolean))];
+}
+
+/**
+ * Whether the functions at `url` have the sign-in provider `name`. A start
+ * of a sign-in with it and a return URL no stack allows is refused before
+ * anything is stored: for the provider when the stack has none of that name,
+ * else for the return URL.
+ */
+async function hasProvider(url: string, name: string): Promise<boolean> {
+  const query = new URLSearchParams({
+    provider: name,
+    redirect_to: "http://provider-probe.invalid/",
+    code_challenge: "A".repeat(43),
+    code_challenge_method: "S256",
+  });
+  try {
+    const answer = await fetch(`${url}/auth/oauth/authorize?${query}`, {
+      redirect: "manual",
+      signal: AbortSignal.timeout(answerTimeoutMs),
+    });
+    const { fields } = await answer.json().catch(() => ({})) as { fields?: { field?: string }[] };
+    return answer.status === 400 && Array.isArray(fields) && fields.length > 0 &&
+      !fields.some(({ field }) => field === "provider");
+  } catch {
+    return false;
+  }
+}
+
+/** How to try provider sign-in with this stack, for a local one that has no provider; empty otherwise. */
+function providerHint({ url, stack }: Functions): string {
+  if (stack === "started") {
+    return "No sign-in provider is set up. To try one, stop `npm run demo` and run `LOCAL_IDENTITY_PROVIDER=true npm run demo`.";
+  }
+  if (stack === "running") {
+    return "The stack already running has no sign-in provider. To try one, stop it and run " +
+      "`LOCAL_IDENTITY_PROVIDER=true npm start`, then `npm run demo` again.";
+  }
+  const { hostname } = new URL(url);
+  return ["127.0.0.1", "localhost", "[::1]"].includes(hostname)
+    ? "This stack has no sign-in provider. To try one, start it with `LOCAL_IDENTITY_PROVIDER=true`."
+    : "";
 }
 
 /**
  * Provides `import.meta.env.VITE_NOTES_URL`, `VITE_NOTES_ANON_KEY`,
- * `VITE_NOTES_CODES_HINT` and `VITE_NOTES_PROVIDERS`, using a running stack or
- * starting one when none is named.
+ * `VITE_NOTES_CODES_HINT`, `VITE_NOTES_PROVIDERS` and `VITE_NOTES_PROVIDER_HINT`,
+ * using a running stack or starting one when none is named.
  */
 export function notesStack(): Plugin {
   let child: ChildProcess | undefined;
   let functions: Functions | undefined;
+  let providers: string[] = [];
+  let hint = "";
   return {
     name: "notes-stack",
     async config(_config, { command }) {
@@ -179,12 +223,18 @@ export function notesStack(): Plugin {
       ({ functions, child } = await findFunctions());
       // A stack started here ends with this process, however it ends (a Vite that cannot listen exits at once).
       if (child) process.once("exit", () => child?.kill("SIGTERM"));
+      const found = functions;
+      const wanted = wantedProviders();
+      const has = await Promise.all(wanted.map((name) => hasProvider(found.url, name)));
+      providers = wanted.filter((_name, index) => has[index]);
+      hint = providers.length === 0 ? providerHint(functions) : "";
       return {
         define: {
           "import.meta.env.VITE_NOTES_URL": JSON.stringify(functions.url),
           "import.meta.env.VITE_NOTES_ANON_KEY": JSON.stringify(functions.anonKey),
           "import.meta.env.VITE_NOTES_CODES_HINT": JSON.stringify(codesHint(functions)),
-          "import.meta.env.VITE_NOTES_PROVIDERS": JSON.stringify(offeredProviders()),
+          "import.meta.env.VITE_NOTES_PROVIDERS": JSON.stringify(providers.join(",")),
+          "import.meta.env.VITE_NOTES_PROVIDER_HINT": JSON.stringify(hint),
         },
       };
     },
@@ -195,6 +245,7 @@ export function notesStack(): Plugin {
         const how = { started: "started here", running: "already running", given: "NOTES_URL" }[functions.stack];
         info(`  Notes stack:   ${functions.url} (${how})`);
         info(`  API reference: ${new URL(functions.url).origin}/docs`);
+        info(`  Sign-in with:  ${providers.length > 0 ? providers.join(", ") : `no provider. ${hint}`.trim()}`);
       });
       server.httpServer?.once("close", () => child?.kill("SIGTERM"));
     },

@@ -293,7 +293,7 @@ export function probes(
       status: 400,
       code: "invalid_code",
     },
-    // Without a token: each of these two boots, reads its body and refuses before any provider would be called.
+    // Without a token: the function boots, reads its body and refuses before any provider would be called.
     {
       name: "auth-identities-link",
       path: "/auth-identities-link",
@@ -302,13 +302,15 @@ export function probes(
       status: 401,
       code: "token_missing",
     },
+    // With the token: no provider is configured here, so the body is refused, naming the field, before any statement.
     {
       name: "auth-reauthenticate-provider",
       path: "/auth-reauthenticate-provider",
       method: "POST",
       body: { provider: "nobody", redirectTo: "https://app.example/settings" },
-      status: 401,
-      code: "token_missing",
+      authorized: true,
+      status: 400,
+      code: "invalid_request",
     },
     {
       name: "auth-delete-account",

@@ -28,7 +28,7 @@ interface DemoRun {
 
 /** `npm run demo` serving on `appPort`, with `env` over this process's environment minus NOTES_URL. */
 function runDemo(appPort: number, env: Record<string, string>): DemoRun {
-  const { NOTES_URL: _url, NOTES_ANON_KEY: _key, ...inherited } = process.env;
+  const { NOTES_URL: _url, NOTES_ANON_KEY: _key, NOTES_PROVIDERS: _providers, ...inherited } = process.env;
   // Its own process group, so stopping it reaches npm, Vite and a stack Vite started.
   const child: ChildProcess = spawn("npm", ["run", "demo", "--", "--port", String(appPort), "--strictPort"], {
     cwd: repoRoot,
@@ -115,6 +115,28 @@ describe("npm run demo beside a stack that runs", () => {
     }
     // The stack it used runs on.
     expect((await fetch(`${new URL(stack.baseUrl).origin}/openapi.json`)).status).toBe(200);
+  });
+
+  it("with LOCAL_IDENTITY_PROVIDER=true, offers no provider the running stack lacks, and says how to start one", async () => {
+    const appPort = await freePort();
+    const demo = runDemo(appPort, {
+      PORT: new URL(stack.baseUrl).port,
+      SUPABASE_ANON_KEY: testAnonKey,
+      LOCAL_IDENTITY_PROVIDER: "true",
+    });
+    try {
+      await printed(demo, /Local:\s+http:\/\/127\.0\.0\.1:\d+\//);
+      // The page's code offers no provider: its button would lead to the stack's refusal.
+      const providers = await fetch(`http://127.0.0.1:${appPort}/src/providers.ts`);
+      expect(await providers.text()).not.toContain('"local"');
+      await printed(demo, /Sign-in with: .*$/m);
+      expect(demo.output()).toContain(
+        "Sign-in with:  no provider. The stack already running has no sign-in provider. To try one, stop it and run " +
+          "`LOCAL_IDENTITY_PROVIDER=true npm start`, then `npm run demo` again.",
+      );
+    } finally {
+      await demo.stop();
+    }
   });
 
   it("says in one line to set NOTES_ANON_KEY when the stack refuses the apikey", async () => {

@@ -10,7 +10,8 @@
 import { mkdirSync } from "node:fs";
 import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { anonKey, readMailedCode, readResetCode, uniqueEmail } from "../support/api.ts";
+import { anonKey, call, readMailedCode, readResetCode, registerUser, uniqueEmail } from "../support/api.ts";
+import { createNote } from "../support/notes.ts";
 import { openApiDocument } from "../support/openapi.ts";
 import { launchChromium } from "./chromium.ts";
 import { serveDemoApp } from "./demo-app.ts";
@@ -59,11 +60,13 @@ async function submit(page: Page, formId: string, fields: Record<string, string>
   await form.getByRole("button", { name: button }).click();
 }
 
-/** Waits for the error line and answers its text. */
-async function errorShown(page: Page): Promise<string | null> {
-  const line = page.locator("#error");
-  await line.waitFor({ state: "visible" });
-  return line.textContent();
+/** Waits for the refusal of the form `formId` as a whole, shown above its buttons, and answers its text. */
+async function formProblem(page: Page, formId: string): Promise<string | null> {
+  const problem = page.locator(`#${formId} .form-problem`);
+  await problem.waitFor({ state: "visible" });
+  // In the form, not on the page's error line at the top.
+  expect(await page.locator("#error").isVisible()).toBe(false);
+  return problem.textContent();
 }
 
 /**
@@ -141,7 +144,7 @@ describe("the demo app in Chromium", () => {
     await page.getByText("Account: password, sessions, second factor, deletion").waitFor();
 
     await submit(page, "create-form", { Title: "", Content: "" }, "Create note");
-    expect(await errorShown(page)).toBe("At least one of title or content is required");
+    expect(await formProblem(page, "create-form")).toBe("At least one of title or content is required");
 
     for (let n = 1; n <= 6; n++) {
       await submit(page, "create-form", { Title: `Note ${n}`, Content: `Content of note ${n}` }, "Create note");
@@ -208,9 +211,9 @@ describe("the demo app in Chromium", () => {
     await filter("", "All notes");
     await summary(page, "Notes 1–5 of 5");
 
-    await page.getByRole("button", { name: "Log out", exact: true }).click();
+    await page.getByRole("button", { name: "Sign out", exact: true }).click();
     await submit(page, "login-form", { Email: ada.email, Password: "not my password" }, "Log in");
-    expect(await errorShown(page)).toBe("Invalid email or password");
+    expect(await problemBeside(page.locator("#login-form"), "Password")).toBe("Invalid email or password");
 
     // A local user learns where the code will be: the page's stack is on this machine.
     await page.locator("#reset-request-form .codes-hint", {
@@ -227,7 +230,7 @@ describe("the demo app in Chromium", () => {
     await infoShown(page, "Password changed: you are signed in");
     await summary(page, "Notes 1–5 of 5");
 
-    await page.getByRole("button", { name: "Log out", exact: true }).click();
+    await page.getByRole("button", { name: "Sign out", exact: true }).click();
     await submit(page, "login-form", { Email: ada.email, Password: newPassword }, "Log in");
     await page.getByText(`Signed in as ${ada.name}`).waitFor();
     await summary(page, "Notes 1–5 of 5");
@@ -258,6 +261,113 @@ describe("the demo app in Chromium", () => {
       "password must be at least 8 characters",
     ]);
   });
+
+  it("takes a field's problem away as soon as the field changes, before the form is sent again", async () => {
+    const { page } = await newUserPage();
+    const form = page.locator("#register-form");
+    await submit(page, "register-form", { Name: "Gil Mend", Email: "gil@example", Password: "short" }, "Register");
+    expect(await problemBeside(form, "Password")).toBe("password must be at least 8 characters");
+    expect(await problemBeside(form, "Email")).toBe("email must be a valid email address");
+    await form.getByLabel("Password", { exact: true }).pressSequentially(" and longer");
+    await expect.poll(() => markedInvalid(form, "Password")).toBe(false);
+    expect(await form.locator(".field-problem").allTextContents()).toEqual(["email must be a valid email address"]);
+    await form.getByLabel("Email", { exact: true }).fill(uniqueEmail("gil"));
+    await expect.poll(() => form.locator(".field-problem").count()).toBe(0);
+
+    // A refusal of the whole form goes as soon as any of its inputs changes.
+    await submit(page, "login-form", { Email: uniqueEmail("nobody"), Password: "not anyone's password" }, "Log in");
+    const login = page.locator("#login-form");
+    expect(await problemBeside(login, "Password")).toBe("Invalid email or password");
+    await login.getByLabel("Email", { exact: true }).fill(uniqueEmail("somebody"));
+    await login.getByLabel("Password", { exact: true }).pressSequentially("!");
+    await expect.poll(() => login.locator(".field-problem").count()).toBe(0);
+  });
+
+  it("wraps a 300-character title and one long word within the window", async () => {
+    const { page } = await newUserPage();
+    await submit(
+      page,
+      "register-form",
+      { Name: "Hal Long", Email: uniqueEmail("hal"), Password: "long titles wrap" },
+      "Register",
+    );
+    const title = "Supercalifragilistic".repeat(15);
+    await submit(page, "create-form", { Title: title, Content: "x".repeat(400) }, "Create note");
+    await summary(page, "Notes 1–1 of 1");
+    // How far the page reaches past the window's width (a string: the tests are type-checked without the DOM's types).
+    const overflow = () => page.evaluate<number>("document.documentElement.scrollWidth - window.innerWidth");
+    expect(await overflow()).toBeLessThanOrEqual(0);
+    await page.getByRole("button", { name: `Edit ${title}` }).click();
+    await page.locator("#notes form.edit-form").waitFor();
+    expect(await overflow()).toBeLessThanOrEqual(0);
+    await shoot(page, "03c-long-title-wraps");
+  });
+
+  it("says sign out one way: in the header and in the sessions list", async () => {
+    const { page } = await newUserPage();
+    await submit(
+      page,
+      "register-form",
+      { Name: "Ivy Words", Email: uniqueEmail("ivy"), Password: "one word for it" },
+      "Register",
+    );
+    await page.getByText("Signed in as Ivy Words").waitFor();
+    await openAccount(page);
+    await page.getByRole("button", { name: "Show sessions" }).click();
+    await page.locator("#sessions li", { hasText: "This device" }).waitFor();
+    const words = await page.locator("button:visible").allTextContents();
+    const signingOut = words.filter((text) => /log ?out|sign ?out|log ?off/i.test(text));
+    expect(signingOut.sort()).toEqual(["Sign out", "Sign out", "Sign out everywhere"]);
+    expect(await page.getByText(/log ?out/i).count()).toBe(0);
+  });
+
+  /**
+   * The page of a user signed in on this browser, reloaded as it is opened
+   * again later (the session from storage), with `count` notes made on
+   * another device, and the editor of the top note open with words typed in.
+   */
+  async function editingAfterReload(count: number) {
+    const user = await registerUser("editor");
+    const notes = [];
+    for (let n = 1; n <= count; n++) notes.push(await createNote(user, { title: `Kept ${n}`, content: `words ${n}` }));
+    const { context, page } = await newUserPage();
+    await submit(page, "login-form", { Email: user.email, Password: user.password }, "Log in");
+    await summary(page, `of ${count}`);
+    await page.reload();
+    await page.getByRole("button", { name: `Edit Kept ${count}` }).click();
+    const content = page.locator("#notes form.edit-form").getByLabel("Content");
+    await content.click();
+    await page.keyboard.press("End");
+    await page.keyboard.type(", typed here");
+    return { user, notes, context, page, content };
+  }
+
+  it.each([
+    { count: 3, afterMs: 0 },
+    { count: 3, afterMs: 2_000 },
+    { count: 7, afterMs: 0 },
+    { count: 7, afterMs: 500 },
+    { count: 7, afterMs: 2_000 },
+  ])(
+    "keeps the open editor and its words when another device deletes another note ($count notes, $afterMs ms later)",
+    async ({ count, afterMs }) => {
+      const { user, notes, context, page, content } = await editingAfterReload(count);
+      await page.waitForTimeout(afterMs);
+      // Another device deletes the second note of the page, which the page shows.
+      const other = notes[count - 2];
+      const deleted = await call(`/notes-delete?id=${other.id}`, { method: "DELETE", token: user.accessToken });
+      expect(deleted.status).toBe(200);
+      await expect.poll(() => titlesShown(page), { timeout: 15_000 }).not.toContain(other.title);
+      await summary(page, `of ${count - 1}`);
+      // The editor is still open, with what was typed, and still has the keyboard.
+      await page.keyboard.type(" and after");
+      expect(await content.inputValue()).toBe(`words ${count}, typed here and after`);
+      await page.locator("#notes form.edit-form").getByRole("button", { name: "Save" }).click();
+      await infoShown(page, "Note saved");
+      await note(page, `Kept ${count}`).getByText(`words ${count}, typed here and after`).waitFor();
+      await context.close();
+    },
+  );
 
   it("shows a second user none of the first user's notes", async () => {
     const { page } = await newUserPage();
@@ -315,8 +425,8 @@ describe("the demo app in Chromium", () => {
     await summary(second, "Notes 1–1 of 1");
     await shoot(second, "07-two-tabs-one-session");
 
-    await first.getByRole("button", { name: "Log out", exact: true }).click();
-    await infoShown(first, "Logged out");
+    await first.getByRole("button", { name: "Sign out", exact: true }).click();
+    await infoShown(first, "Signed out");
     for (const page of [first, second]) await page.getByRole("heading", { name: "Log in" }).waitFor();
     await second.reload();
     await second.getByRole("heading", { name: "Log in" }).waitFor();
@@ -337,7 +447,9 @@ describe("the demo app in Chromium", () => {
     await openAccount(page);
     const change = { "Current password": "not my password", "New password": "my second password" };
     await submit(page, "change-password-form", change, "Change password");
-    expect(await errorShown(page)).toBe("Password is incorrect");
+    expect(await problemBeside(page.locator("#change-password-form"), "Current password")).toBe(
+      "Password is incorrect",
+    );
     await submit(page, "change-password-form", { ...change, "Current password": dan.Password }, "Change password");
     await infoShown(page, "Password changed: your other devices are signed out");
     await submit(page, "create-form", { Title: "Dan's note", Content: "" }, "Create note");
@@ -348,7 +460,7 @@ describe("the demo app in Chromium", () => {
     await infoShown(page, "Your account and its notes are deleted");
     await page.getByRole("heading", { name: "Log in" }).waitFor();
     await submit(page, "login-form", { Email: dan.Email, Password: "my second password" }, "Log in");
-    expect(await errorShown(page)).toBe("Invalid email or password");
+    expect(await problemBeside(page.locator("#login-form"), "Password")).toBe("Invalid email or password");
   });
 
   it("follows another tab's notes live, without a reload, and stops watching on sign-out", async () => {
@@ -384,7 +496,7 @@ describe("the demo app in Chromium", () => {
     await summary(second, "No notes yet");
     expect(await second.evaluate(() => "notReloaded" in window)).toBe(true);
 
-    await first.getByRole("button", { name: "Log out", exact: true }).click();
+    await first.getByRole("button", { name: "Sign out", exact: true }).click();
     for (const page of [first, second]) await page.getByRole("heading", { name: "Log in" }).waitFor();
     expect(await second.locator("#live-status").isVisible()).toBe(false);
     // Each tab opened its stream once; signed out, neither opens another.
@@ -478,6 +590,24 @@ describe("the demo app in Chromium", () => {
     expect(answer.status).toBe(200);
     expect(answer.headers.get("content-type")).toMatch(/^image\//);
     expect(notFound).toEqual([]);
+  });
+
+  it("offers no provider the stack does not have, and says how to start one", async () => {
+    // As `LOCAL_IDENTITY_PROVIDER=true npm run demo` beside a stack started without it.
+    const asked = await serveDemoApp(functionsUrl, anonKey, { providers: "local" });
+    try {
+      const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+      const page = await context.newPage();
+      await page.goto(asked.url);
+      await page.getByRole("heading", { name: "Log in" }).waitFor();
+      const hint = page.locator("#provider-hint");
+      await hint.waitFor();
+      expect(await hint.textContent()).toContain("LOCAL_IDENTITY_PROVIDER=true");
+      expect(await page.getByRole("button", { name: /^Sign in with/ }).count()).toBe(0);
+      await context.close();
+    } finally {
+      await asked.close();
+    }
   });
 
   it("called the functions across origins and fetched nothing from elsewhere", () => {

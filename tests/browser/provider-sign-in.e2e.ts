@@ -68,6 +68,14 @@ describe("the demo app's sign-in with a provider in Chromium", () => {
     await page.getByText("Account: password, sessions, second factor, deletion").click();
     const identities = page.locator("#identities");
     await identities.getByText(`Local (${email})`).waitFor();
+    // The account has no password: nothing asks for one, or points at a reset form this page does not show.
+    await page.getByRole("heading", { name: "Set a password" }).waitFor();
+    for (const form of ["#change-password-form", "#delete-account-form", "#mfa-enroll-form"]) {
+      const asked = page.locator(form).getByLabel(/^(Current )?[Pp]assword$/);
+      expect(await asked.isVisible(), form).toBe(false);
+    }
+    expect(await page.getByText(/reset code above/).count()).toBe(0);
+    expect(await identities.getByText("You have no password, and sign in with:").isVisible()).toBe(true);
     // Unlinking needs a proof given for it first: for an account without a password, a new sign-in at its provider,
     // which asks for the login again though the browser is signed in there.
     await identities.getByRole("button", { name: "Unlink" }).click();

@@ -59,8 +59,10 @@ async function infoShown(page: Page, text: string): Promise<void> {
 async function logIn(page: Page, email: string, password: string): Promise<void> {
   await submit(page, "login-form", { Email: email, Password: password }, "Log in");
   await page.getByRole("heading", { name: "Second step", exact: true }).waitFor();
-  // Nothing of the account shows before the second step.
+  // Nothing of the account shows before the second step: not its notes, not whose it is.
   expect(await page.locator("#signed-in").isVisible()).toBe(false);
+  expect(await page.getByText("Signed in as").count()).toBe(0);
+  expect(await page.getByText(email).count()).toBe(0);
   expect(await page.locator("#notes li").count()).toBe(0);
 }
 
@@ -83,7 +85,19 @@ describe("the demo app's second factor in Chromium", () => {
     await page.getByText("Account: password, sessions, second factor, deletion").click();
     await page.getByText("No second factor: signing in needs only your password.").waitFor();
     await submit(page, "mfa-enroll-form", { Password: "not the password" }, "Set up an authenticator app");
-    await page.locator("#error", { hasText: "incorrect" }).waitFor();
+    // The refusal shows beside the password it concerns, in sight, not at the top of the long page; typing takes it away.
+    const enrollForm = page.locator("#mfa-enroll-form");
+    const password = enrollForm.getByLabel("Password", { exact: true });
+    await expect.poll(() => password.getAttribute("aria-invalid"), { timeout: 10_000 }).toBe("true");
+    const problem = page.locator(`#${await password.getAttribute("aria-describedby")}`);
+    expect(await problem.textContent()).toBe("Password is incorrect");
+    const [input, shown] = [await password.boundingBox(), await problem.boundingBox()];
+    expect(shown?.y ?? 0).toBeGreaterThanOrEqual((input?.y ?? 0) + (input?.height ?? 0) - 1);
+    expect(shown?.y ?? 0).toBeLessThan((input?.y ?? 0) + (input?.height ?? 0) + 24);
+    expect(await page.locator("#error").isVisible()).toBe(false);
+    await password.pressSequentially("x");
+    await expect.poll(() => problem.count()).toBe(0);
+    expect(await password.getAttribute("aria-invalid")).toBeNull();
     await submit(page, "mfa-enroll-form", { Password: user.password }, "Set up an authenticator app");
     const qr = page.getByRole("img", { name: "QR code of the authenticator secret" });
     await qr.waitFor();
@@ -100,12 +114,15 @@ describe("the demo app's second factor in Chromium", () => {
     await expect.poll(() => codes.count()).toBe(10);
     const recoveryCodes = await codes.allTextContents();
     await page.getByText("An authenticator app is your second factor").waitFor();
+    // Removing the factor is not offered right under the codes just shown, only once they are kept.
+    expect(await page.getByRole("button", { name: "Remove the second factor" }).isVisible()).toBe(false);
     await shoot(page, "mfa-02-recovery-codes");
     await page.getByRole("button", { name: "I have kept them" }).click();
     await expect.poll(() => codes.count()).toBe(0);
     expect(await page.locator("#mfa-recovery").isVisible()).toBe(false);
+    await page.getByRole("button", { name: "Remove the second factor" }).waitFor();
 
-    await page.getByRole("button", { name: "Log out", exact: true }).click();
+    await page.getByRole("button", { name: "Sign out", exact: true }).click();
     await page.getByRole("heading", { name: "Log in" }).waitFor();
     await logIn(page, user.email, user.password);
     await shoot(page, "mfa-03-second-step");
@@ -125,7 +142,7 @@ describe("the demo app's second factor in Chromium", () => {
     await shoot(page, "mfa-04-signed-in");
 
     // Without the app: a recovery code, once.
-    await page.getByRole("button", { name: "Log out", exact: true }).click();
+    await page.getByRole("button", { name: "Sign out", exact: true }).click();
     await logIn(page, user.email, user.password);
     await page.getByRole("button", { name: "Use a recovery code" }).click();
     await submit(page, "mfa-recover-form", { "Recovery code": recoveryCodes[0] }, "Use this recovery code");
@@ -143,7 +160,7 @@ describe("the demo app's second factor in Chromium", () => {
     );
     await infoShown(page, "Second factor removed");
     await page.getByText("No second factor: signing in needs only your password.").waitFor();
-    await page.getByRole("button", { name: "Log out", exact: true }).click();
+    await page.getByRole("button", { name: "Sign out", exact: true }).click();
     await submit(page, "login-form", { Email: user.email, Password: user.password }, "Log in");
     await infoShown(page, "Logged in");
     await page.locator("#notes li", { hasText: "Compiler notes" }).waitFor();

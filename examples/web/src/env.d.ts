@@ -9,4 +9,6 @@ interface ImportMetaEnv {
   readonly VITE_NOTES_CODES_HINT: string;
   /** The sign-in providers to offer, comma-separated (`google,microsoft`); empty for none. Set by vite.config.ts. */
   readonly VITE_NOTES_PROVIDERS: string;
+  /** With no provider to offer on a local stack, how to start one; else empty. Set by vite.config.ts. */
+  readonly VITE_NOTES_PROVIDER_HINT: string;
 }

@@ -22,6 +22,7 @@ import { accountItem, eventItem } from "./admin-item.ts";
 import { byId, onSubmit } from "./dom.ts";
 import { reportErrors, showError, showInfo } from "./messages.ts";
 import { holdsUnsavedWork, noteItem } from "./note-item.ts";
+import { showPasswordForms } from "./password-forms.ts";
 import { providersPanel } from "./providers.ts";
 import { secondFactorPanel } from "./second-factor.ts";
 import { sessionItem } from "./session-item.ts";
@@ -73,8 +74,11 @@ function showSignedIn(): void {
   secondStep.hidden = !needsSecondStep;
   logout.hidden = !session;
   logoutEverywhere.hidden = !session || needsSecondStep;
-  who.hidden = !session;
-  who.textContent = session ? `Signed in as ${session.payload.name} (${session.payload.email})` : "";
+  // Nothing of the account shows before the second step: whoever has only the password learns no more.
+  who.hidden = !session || needsSecondStep;
+  who.textContent = session && !needsSecondStep
+    ? `Signed in as ${session.payload.name} (${session.payload.email})`
+    : "";
   verifyForm.hidden = !session || session.payload.isVerified;
   // Only a hint: the server checks the role on every admin call.
   adminSection.hidden = session?.payload.role !== "ADMIN" || needsSecondStep;
@@ -145,6 +149,11 @@ function readNotesAgain(): void {
   showNotes().catch(showError);
 }
 
+/** The list's item of the note `id`, if the page shows it. */
+function itemOf(id: string): Element | null {
+  return list.querySelector(`li[data-note-id="${CSS.escape(id)}"]`);
+}
+
 /**
  * Applies a change from the watch to the page: a note shown is updated in
  * place (unless it holds the user's unsaved version, whose save will meet the
@@ -154,20 +163,24 @@ function readNotesAgain(): void {
  * of the page is under way, the page is read again.
  */
 function applyChange(change: NoteChange): void {
-  const item = list.querySelector(`li[data-note-id="${CSS.escape(change.id)}"]`);
+  const item = itemOf(change.id);
   // A read under way may have been answered before this change: it is read again.
   if (filtered() || shownRead !== reads) return readNotesAgain();
   if ("deleted" in change) {
-    if (!item || offset + list.children.length < total) return readNotesAgain();
+    if (!item || holdsUnsavedWork(item) || offset + shown < total) return readNotesAgain();
     item.remove();
+    shown--;
     total--;
   } else if (item) {
     if (!holdsUnsavedWork(item)) item.replaceWith(listItem(change));
     return;
   } else if (offset === 0 && change.createdAt === change.updatedAt) {
-    // Never edited, so just created: the newest note, on top; the page keeps its size.
+    // Never edited, so just created: the newest note, on top; the page keeps its size, and an open editor.
+    const last = list.lastElementChild;
+    if (shown === pageSize && last && holdsUnsavedWork(last)) return readNotesAgain();
     list.prepend(listItem(change));
-    if (list.children.length > pageSize) list.lastElementChild?.remove();
+    if (shown === pageSize) last?.remove();
+    else shown++;
     total++;
   } else {
     return readNotesAgain();
@@ -212,13 +225,16 @@ async function saveVersioned(
 ): Promise<Note | undefined> {
   let theirs: Note | undefined;
   await reportErrors(async () => {
+    let saved: Note;
     try {
-      await client.notes.save({ id: note.id, ...changes, expectedUpdatedAt });
+      saved = await client.notes.save({ id: note.id, ...changes, expectedUpdatedAt });
     } catch (error) {
       if (!(error instanceof NotesApiError && error.code === noteConflictCode && error.note)) throw error;
       theirs = error.note;
       return;
     }
+    // Its work is saved: the item goes back to showing the note, so the read below may replace it.
+    itemOf(note.id)?.replaceWith(listItem(saved));
     await showNotes();
     showInfo("Note saved");
   }, form);
@@ -230,6 +246,8 @@ function listItem(note: Note): HTMLLIElement {
     save: (changes, expectedUpdatedAt, form) => saveVersioned(note, changes, expectedUpdatedAt, form),
     takeTheirs: () =>
       reportErrors(async () => {
+        // The user's version is dropped: the read below shows the stored one in its place.
+        itemOf(note.id)?.replaceWith(listItem(note));
         await showNotes();
         showInfo("Kept the version saved elsewhere");
       }),
@@ -245,9 +263,18 @@ function listItem(note: Note): HTMLLIElement {
 /** Reads of the page started, and the one the page shows: an answer a later read overtook is dropped. */
 let reads = 0;
 let shownRead = 0;
+/** How many notes of the page the list shows (an editor kept open beside them not counted). */
+let shown = 0;
 
-/** Shows the page at `offset`, stepping back when a deletion emptied it. */
-async function showNotes(): Promise<void> {
+/**
+ * Shows the page at `offset`, stepping back when a deletion emptied it. An
+ * item holding the user's unsaved work stays as it is, in the document (with
+ * its focus and what is being typed), where its note is now or, when the note
+ * has left the page, where it was: no read, and so no change made elsewhere,
+ * discards typed text. Only `leaving` the page (to another page or other
+ * filters) drops an editor of a note the new page does not show.
+ */
+async function showNotes({ leaving = false } = {}): Promise<void> {
   const read = ++reads;
   let page = await client.notes.list({ ...filters, limit: pageSize, offset });
   while (page.notes.length === 0 && offset > 0) {
@@ -257,13 +284,39 @@ async function showNotes(): Promise<void> {
   if (read !== reads) return;
   shownRead = read;
   total = page.pagination.total;
-  list.replaceChildren(...page.notes.map(listItem));
+  shown = page.notes.length;
+  showItems(keepingUnsavedWork(page.notes, !leaving));
   showSummary();
+}
+
+/** Items for `notes`, with the items holding unsaved work in place of theirs (and, `others`, those of other notes). */
+function keepingUnsavedWork(notes: Note[], others: boolean): Element[] {
+  const open = new Map<string, { item: Element; index: number }>();
+  [...list.children].forEach((item, index) => {
+    if (item instanceof HTMLElement && item.dataset.noteId && holdsUnsavedWork(item)) {
+      open.set(item.dataset.noteId, { item, index });
+    }
+  });
+  const items: Element[] = notes.map((note) => {
+    const kept = open.get(note.id);
+    open.delete(note.id);
+    return kept?.item ?? listItem(note);
+  });
+  if (others) { for (const { item, index } of open.values()) items.splice(Math.min(index, items.length), 0, item); }
+  return items;
+}
+
+/** Makes the list hold `items`, in order, without taking out any it holds already: a moved input loses its focus. */
+function showItems(items: Element[]): void {
+  const wanted = new Set(items);
+  for (const child of [...list.children]) if (!wanted.has(child)) child.remove();
+  items.forEach((item, index) => {
+    if (list.children[index] !== item) list.insertBefore(item, list.children[index] ?? null);
+  });
 }
 
 /** Says which notes the list shows, of how many, and which pages there are. */
 function showSummary(): void {
-  const shown = list.children.length;
   summary.textContent = total === 0
     ? (filtered() ? "No notes match" : "No notes yet")
     : `Notes ${offset + 1}–${offset + shown} of ${total}${filtered() ? " matching" : ""}`;
@@ -342,19 +395,19 @@ onSubmit("filter-form", ({ q, status }, form) =>
       status: status === "DRAFT" || status === "PUBLISHED" ? status : undefined,
     };
     offset = 0;
-    await showNotes();
+    await showNotes({ leaving: true });
   }, form));
 
 previous.addEventListener("click", () =>
   reportErrors(async () => {
     offset = Math.max(0, offset - pageSize);
-    await showNotes();
+    await showNotes({ leaving: true });
   }));
 
 next.addEventListener("click", () =>
   reportErrors(async () => {
     offset += pageSize;
-    await showNotes();
+    await showNotes({ leaving: true });
   }));
 
 async function showSessions(): Promise<void> {
@@ -387,9 +440,10 @@ byId("resend-verification", HTMLButtonElement).addEventListener("click", () =>
 
 onSubmit("change-password-form", ({ currentPassword, newPassword }, form) =>
   reportErrors(async () => {
-    // Left empty only after a provider sign-in of the last 10 minutes; the service says so otherwise.
+    // Left empty only by an account without a password, after "Confirm it's you"; the service says so otherwise.
     await client.auth.changePassword({ currentPassword: currentPassword || undefined, newPassword });
     form.reset();
+    showPasswordForms(true);
     showInfo("Password changed: your other devices are signed out");
   }, form));
 
@@ -441,13 +495,13 @@ account.addEventListener("toggle", () => {
 logout.addEventListener("click", () =>
   reportErrors(async () => {
     await client.auth.signOut();
-    showInfo("Logged out");
+    showInfo("Signed out");
   }));
 
 logoutEverywhere.addEventListener("click", () =>
   reportErrors(async () => {
     await client.auth.signOut({ scope: "global" });
-    showInfo("Logged out on every device");
+    showInfo("Signed out on every device");
   }));
 
 showSignedIn();

@@ -10,8 +10,10 @@
  * Which providers to offer: `VITE_NOTES_PROVIDERS`, a comma-separated list
  * that stack-plugin.ts takes from NOTES_PROVIDERS, else from OIDC_PROVIDERS
  * (the service's own setting, which a stack the demo starts reads from the
- * same environment). The browser comes back to this page (its origin and
- * path), which the service must list in OAUTH_REDIRECT_URLS.
+ * same environment), keeping only those the stack has. With none, the
+ * sign-in page says how to start a stack with one (`VITE_NOTES_PROVIDER_HINT`).
+ * The browser comes back to this page (its origin and path), which the
+ * service must list in OAUTH_REDIRECT_URLS.
  *
  * @example
  * ```ts
@@ -22,6 +24,7 @@
 import type { NotesClient, ProviderSignInResult } from "../../../shared/index.ts";
 import { byId } from "./dom.ts";
 import { reportErrors, showInfo } from "./messages.ts";
+import { showPasswordForms } from "./password-forms.ts";
 
 /** The providers this demo offers, as configured (`VITE_NOTES_PROVIDERS`). */
 export const configuredProviders: readonly string[] = (import.meta.env.VITE_NOTES_PROVIDERS ?? "")
@@ -80,6 +83,9 @@ export function providersPanel(client: NotesClient): {
   const proofPassword = byId("reauthenticate-password", HTMLLabelElement);
   const proofButtons = byId("reauthenticate-buttons", HTMLElement);
 
+  const hint = byId("provider-hint", HTMLParagraphElement);
+  hint.textContent = import.meta.env.VITE_NOTES_PROVIDER_HINT;
+  hint.hidden = configuredProviders.length > 0 || !hint.textContent;
   signInSection.hidden = configuredProviders.length === 0;
   settings.hidden = configuredProviders.length === 0;
   signInButtons.replaceChildren(
@@ -122,13 +128,14 @@ export function providersPanel(client: NotesClient): {
   }
 
   async function show(): Promise<void> {
-    if (configuredProviders.length === 0) return;
     const { identities, hasPassword } = await client.identities.list();
+    showPasswordForms(hasPassword);
+    if (configuredProviders.length === 0) return;
     state.textContent = identities.length === 0
       ? "No provider is linked: you sign in with your password."
       : hasPassword
       ? "You can sign in with your password or with:"
-      : "You sign in with (no password set; request a reset code above to set one):";
+      : "You have no password, and sign in with:";
     linked.replaceChildren(
       ...identities.map((identity) => {
         const item = document.createElement("li");

@@ -53,7 +53,8 @@ export function secondFactorPanel(client: NotesClient): { show(): Promise<void>;
       ? "An authenticator app is your second factor: every sign-in asks for its code."
       : "No second factor: signing in needs only your password.";
     enrollForm.hidden = Boolean(active);
-    unenrollForm.hidden = !active;
+    // Not right under recovery codes just shown: removing the factor waits until the user has kept them.
+    unenrollForm.hidden = !active || !recovery.hidden;
   }
 
   onSubmit("mfa-enroll-form", ({ password }, form) =>
@@ -87,6 +88,7 @@ export function secondFactorPanel(client: NotesClient): { show(): Promise<void>;
   byId("mfa-recovery-done", HTMLButtonElement).addEventListener("click", () => {
     recovery.hidden = true;
     recoveryCodes.replaceChildren();
+    unenrollForm.hidden = factorId === undefined;
   });
 
   onSubmit("mfa-unenroll-form", ({ code }, form) =>

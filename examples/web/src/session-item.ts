@@ -18,7 +18,9 @@ export function sessionItem(session: SessionInfo, end: () => Promise<void>): HTM
   }`;
   const button = document.createElement("button");
   button.type = "button";
-  button.textContent = session.current ? "Sign out this device" : "Sign out";
+  // One word for signing out, here as in the header; the row says which device.
+  button.textContent = "Sign out";
+  button.setAttribute("aria-label", `Sign out ${session.current ? "this device" : device}`);
   button.addEventListener("click", () => void end());
   item.append(label, button);
   return item;
