@@ -411,8 +411,8 @@ async function providerCalls(baseUrl: string, apiKey: string, provider: BenchPro
     await proveAtProvider();
     provedAt = Date.now();
   };
-  /** A new person's link code, from a link this session started, through the provider and the callback. */
-  const linkCode = async () => {
+  /** The URL of a link this session starts (its browser step, at this service), the session's proof renewed first. */
+  const linkStartUrl = async () => {
     await proved();
     const { body } = await send(baseUrl, {
       path: "/auth/identities/link",
@@ -421,10 +421,15 @@ async function providerCalls(baseUrl: string, apiKey: string, provider: BenchPro
       body: { provider: "local", redirectTo: provider.appUrl },
       status: 200,
     });
+    return String(body.data?.url);
+  };
+  /** A new person's link code, from a link this session started, through the provider and the callback. */
+  const linkCode = async () => {
+    const url = await linkStartUrl();
     const sub = `rt-linked-${crypto.randomUUID()}`;
     provider.identityProvider.setAccount({ sub, email: `${sub}@example.com`, email_verified: true });
     const linking = new ProviderBrowser();
-    const back = await linking.visit(await linking.signIn(String(body.data?.url), sub));
+    const back = await linking.visit(await linking.signIn(url, sub));
     return new URL(back.headers.get("location") ?? "").searchParams.get("link_code");
   };
   const calls: Record<string, () => Promise<Call> | Call> = {
@@ -469,15 +474,7 @@ async function providerCalls(baseUrl: string, apiKey: string, provider: BenchPro
     }),
     // A link's browser step: one statement binds the flow to the browser.
     "auth/identities/link/authorize": async () => {
-      await proved();
-      const { body } = await send(baseUrl, {
-        path: "/auth/identities/link",
-        method: "POST",
-        headers: signedIn,
-        body: { provider: "local", redirectTo: provider.appUrl },
-        status: 200,
-      });
-      return { path: String(body.data?.url).slice(baseUrl.length), method: "GET", headers: {}, status: 302 };
+      return { path: (await linkStartUrl()).slice(baseUrl.length), method: "GET", headers: {}, status: 302 };
     },
     // Each a new person's identity, linked by the session that asked: the code spent and the identity linked.
     "auth/identities/link/complete": async () => ({
