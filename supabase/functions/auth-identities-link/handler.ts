@@ -1,4 +1,5 @@
 import { requireCaller } from "../_shared/auth/caller.ts";
+import { browserStepUrl } from "../_shared/auth/flow-binding.ts";
 import { getConfig } from "../_shared/config/mod.ts";
 import { type IdentityLinkStart, linkIdentityBody } from "../_shared/contract/identities.ts";
 import { withFullCaller } from "../_shared/db/caller-transactions.ts";
@@ -51,10 +52,7 @@ export const handler = defineEndpoint({
     if (!started.linkAllowed) {
       throw passwordRequired("password");
     }
-    // The browser goes through this service first, which binds the flow to it (auth-identities-link-authorize).
-    const url = new URL(`${providerSignIn.functionsUrl}/auth/identities/link/authorize`);
-    url.searchParams.set("flow", flow.state);
-    const data: IdentityLinkStart = { url: url.href };
+    const data: IdentityLinkStart = { url: browserStepUrl(providerSignIn.functionsUrl, flow.state) };
     return authSuccess(200, "Continue at the provider", data);
   },
 });

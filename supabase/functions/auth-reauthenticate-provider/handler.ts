@@ -1,4 +1,5 @@
 import { requireCaller } from "../_shared/auth/caller.ts";
+import { browserStepUrl } from "../_shared/auth/flow-binding.ts";
 import { allowedReturnUrl, configuredProvider, tooManyStarts } from "../_shared/auth/provider-choice.ts";
 import { beginProviderSignIn } from "../_shared/auth/provider-sign-in.ts";
 import { getConfig } from "../_shared/config/mod.ts";
@@ -15,8 +16,8 @@ import { startOAuthFlow } from "../_shared/queries/oauth-flows.ts";
  * `POST /auth/reauthenticate/provider {provider, redirectTo}`: a proof for an account that signs in with a provider
  * (one without a password, above all): answers the URL to navigate the browser to (`GET
  * /auth/identities/link/authorize`, which binds the flow to the browser, as a link's), and on to the provider, which
- * asks the person to sign in again whatever session it holds (`prompt=login`, `max_age=0`). When an identity of this account signs in there, the
- * callback records the proof on this session (5 minutes, as `POST /auth/reauthenticate`) and returns the browser to
+ * asks the person to sign in again whatever session it holds (`prompt=login`, `max_age=0`). When an identity of this
+ * account signs in there, the callback records the proof on this session (5 minutes, as `POST /auth/reauthenticate`) and returns the browser to
  * `redirectTo` with `reauthenticated=<provider>`. An account with no identity of that provider is a 404.
  */
 export const handler = defineEndpoint({
@@ -26,51 +27,23 @@ export const handler = defineEndpoint({
   handle: async (req, info) => {
     const caller = await requireCaller(req);
     const { jwtSecret, limits, providerSignIn } = getConfig();
-    const body = await readJsonBody(
-      req,
-      reauthenticateWithProviderBody,
-      limits.bodyTimeoutMs,
-    );
-    const provider = configuredProvider(
-      providerSignIn,
-      body.provider,
-      "provider",
-    );
-    const redirectTo = allowedReturnUrl(
-      providerSignIn,
-      body.redirectTo,
-      "redirectTo",
-    );
-    const flow = await beginProviderSignIn(
-      provider,
-      providerSignIn,
-      jwtSecret,
-      { reauthenticate: true },
-    );
+    const body = await readJsonBody(req, reauthenticateWithProviderBody, limits.bodyTimeoutMs);
+    const provider = configuredProvider(providerSignIn, body.provider, "provider");
+    const redirectTo = allowedReturnUrl(providerSignIn, body.redirectTo, "redirectTo");
+    const flow = await beginProviderSignIn(provider, providerSignIn, jwtSecret, { reauthenticate: true });
     const started = await withFullCaller(
       caller,
       startOAuthFlow(
         { ...flow, provider: provider.name, redirectTo },
         { address: clientAddress(req, info, limits), limits },
-        {
-          userId: caller.sub,
-          sessionId: caller.session_id,
-          passwordHash: undefined,
-          reauthenticate: true,
-        },
+        { userId: caller.sub, sessionId: caller.session_id, passwordHash: undefined, reauthenticate: true },
       ),
     );
     if (started.retryAfter > 0) throw tooManyStarts(started.retryAfter);
     if (!started.linkAllowed) {
-      throw new NotFoundError(
-        "identity_not_found",
-        `No identity of ${provider.name} is linked to this account`,
-      );
+      throw new NotFoundError("identity_not_found", `No identity of ${provider.name} is linked to this account`);
     }
-    // The browser goes through this service first, which binds the flow to it (auth-identities-link-authorize).
-    const url = new URL(`${providerSignIn.functionsUrl}/auth/identities/link/authorize`);
-    url.searchParams.set("flow", flow.state);
-    const data: IdentityLinkStart = { url: url.href };
+    const data: IdentityLinkStart = { url: browserStepUrl(providerSignIn.functionsUrl, flow.state) };
     return authSuccess(200, "Continue at the provider", data);
   },
 });

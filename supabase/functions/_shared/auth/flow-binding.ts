@@ -67,3 +67,14 @@ export async function presentedBinding(
 export function spentBinding(stateHash: string, callbackUrl: string): string {
   return cookieOf(stateHash, "", callbackUrl, 0);
 }
+
+/**
+ * Where a flow started by an API call (a link, a proof at a provider) sends the browser first: this service's
+ * browser step (`GET /auth/identities/link/authorize`), which binds the flow to the browser that opens it and goes on
+ * to the provider. An API call can set no cookie on the functions' origin; a navigation can.
+ */
+export function browserStepUrl(functionsUrl: string | undefined, state: string): string {
+  const url = new URL(`${functionsUrl}/auth/identities/link/authorize`);
+  url.searchParams.set("flow", state);
+  return url.href;
+}
