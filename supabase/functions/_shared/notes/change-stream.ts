@@ -31,7 +31,7 @@ import { encodeChangesCursor } from "./changes-cursor.ts";
 import { claimStreamSlot } from "./open-streams.ts";
 import { type ChangesPageRead, readChangesEnd, readChangesPage } from "./changes-page.ts";
 import { budgetedPieces, busyRetryMs, reserveBatch } from "./stream-budget.ts";
-import { endAfterFailedRead, plannedEndRetryMs, resetEvent } from "./stream-endings.ts";
+import { lastWordAfterFailedRead, plannedEndRetryMs, resetEvent } from "./stream-endings.ts";
 import { Waker } from "./stream-waker.ts";
 
 /** How long a stream whose time is up may take to send what it has left before it is closed anyway. */
@@ -55,7 +55,8 @@ export async function openChangeStream(
 ): Promise<ReadableStream<Uint8Array>> {
   const stream = new LiveStream(caller, endsAt);
   try {
-    return stream.body(await stream.firstBatch(after));
+    await stream.readFirstBatch(after);
+    return stream.body();
   } catch (error) {
     stream.close();
     throw error;
@@ -78,6 +79,14 @@ class LiveStream {
   #position = -1;
   /** Whether the stream has sent `ready`: it has caught up once. */
   #ready = false;
+  /** Whether the last read left changes to read at once. */
+  #catchingUp = false;
+  /** Whether the next text is a read's, without waiting: a keep-alive went out, and a read follows it. */
+  #readDue = false;
+  /** When the client last took something: each text is asked for once the one before it has been taken. */
+  #lastSent = performance.now();
+  /** The first batch's text, read before the answer, until the body sends it. */
+  #firstText: string | undefined;
   /** Whether the stream has nothing more to send: its last word went out (`reset`, a retry hint), or it closed. */
   #over = false;
   /** Closes the body at once, whatever it waits for; set once the body exists. */
@@ -127,37 +136,38 @@ class LiveStream {
     this.#release();
   }
 
-  /** The text of the first batch: the changes after `after` (or none, from the end), `ready` once caught up. */
-  async firstBatch(after: number | undefined): Promise<string> {
+  /** Reads the first batch: the changes after `after` (or none, from the end), `ready` once caught up. */
+  async readFirstBatch(after: number | undefined): Promise<void> {
     if (after === undefined) {
       this.#position = await readChangesEnd(this.#caller);
-      return this.#batchText(undefined);
+      this.#firstText = this.#batchText(undefined);
+      return;
     }
     const batch = reserveBatch(this.#caller.sub);
     // The account's unread batches fill its share: read nothing, and let the client come back once they are let go.
     if (batch.limit === 0) {
-      this.#over = true;
-      return reconnectAfter(busyRetryMs);
+      this.#firstText = this.#lastWord(reconnectAfter(busyRetryMs));
+      return;
     }
     try {
-      return this.#batchText(await readChangesPage(this.#caller, after, batch.limit));
+      this.#firstText = this.#batchText(await readChangesPage(this.#caller, after, batch.limit));
     } catch (error) {
       if (!(error instanceof CursorExpiredError)) throw error;
-      this.#over = true;
-      return resetEvent();
+      this.#firstText = this.#lastWord(resetEvent());
     } finally {
       batch.release();
     }
   }
 
   /**
-   * The stream's body, starting with `first`. Its pieces are pulled one at a
-   * time, so a client that does not read holds one batch at most, and each
-   * batch is held against the isolate's answer budget until the client has
-   * taken it.
+   * The stream's body, starting with the first batch. Its pieces are pulled
+   * one at a time, so a client that does not read holds one batch at most,
+   * and each batch is held against the isolate's answer budget until the
+   * client has taken it.
    */
-  body(first: string): ReadableStream<Uint8Array> {
-    const pieces = budgetedPieces(this.#caller.sub, first, this.#following());
+  body(): ReadableStream<Uint8Array> {
+    this.#lastSent = performance.now();
+    const pieces = budgetedPieces(this.#caller.sub, () => this.#nextText());
     // Started now, not at the first pull, so the first batch is held against the budget from the moment it is read.
     let firstPiece: Promise<IteratorResult<Uint8Array>> | undefined = pieces.next();
     const finished = Promise.withResolvers<void>();
@@ -212,7 +222,8 @@ class LiveStream {
       text += serverEvent({ event: "change", id: encodeChangesCursor(owner, change), data: entry });
     }
     this.#position = page?.reached ?? this.#position;
-    if (!this.#ready && !page?.hasMore) {
+    this.#catchingUp = page?.hasMore ?? false;
+    if (!this.#ready && !this.#catchingUp) {
       this.#ready = true;
       const cursor = encodeChangesCursor(owner, this.#position);
       text += serverEvent({ event: "ready", id: cursor, data: { cursor } satisfies StreamReady });
@@ -220,46 +231,66 @@ class LiveStream {
     return text;
   }
 
-  /** What follows the first batch: further batches as the owner's sequence moves, comments, the last word. */
-  async *#following(): AsyncGenerator<string> {
+  /** `text` as the stream's last word: nothing follows it. */
+  #lastWord<Text extends string | undefined>(text: Text): Text {
+    this.#over = true;
+    return text;
+  }
+
+  /**
+   * What the stream sends next, once there is something, asked for when the
+   * client has taken what came before: the first batch, further batches as
+   * the owner's sequence moves, keep-alive comments, the last word; undefined
+   * once it has nothing more to send. A method, not a generator, so nothing
+   * it read stays referenced while its client takes the text.
+   */
+  async #nextText(): Promise<string | undefined> {
+    const first = this.#firstText;
+    if (first !== undefined) {
+      this.#firstText = undefined;
+      return first;
+    }
     const keepAliveMs = getConfig().streams.keepAliveSeconds * 1_000;
     const ended = this.#ended.signal;
-    let catchingUp = !this.#ready;
-    // When the client last took something: each yield resumes once the piece before it has been taken.
-    let lastSent = performance.now();
-    try {
-      while (!this.#over) {
-        if (ended.aborted) return yield reconnectAfter(plannedEndRetryMs);
-        if (!catchingUp) {
-          // Counted from the last thing sent, not from the last wake-up: a wake-up that finds nothing new (every
-          // stream's, once the notice connection is back) must not put off the keep-alive, or the stack's send-stall
-          // timeout and idle proxies close the stream with no reconnect hint.
-          const woken = await this.#waker.wait(Math.max(0, lastSent + keepAliveMs - performance.now()), ended);
-          if (ended.aborted) continue;
-          if (!woken) {
-            yield serverComment("keep-alive");
-            lastSent = performance.now();
-          }
+    while (!this.#over) {
+      if (ended.aborted) return this.#sent(this.#lastWord(reconnectAfter(plannedEndRetryMs)));
+      if (!this.#catchingUp && !this.#readDue) {
+        // Counted from the last thing sent, not from the last wake-up: a wake-up that finds nothing new (every
+        // stream's, once the notice connection is back) must not put off the keep-alive, or the stack's send-stall
+        // timeout and idle proxies close the stream with no reconnect hint.
+        const woken = await this.#waker.wait(Math.max(0, this.#lastSent + keepAliveMs - performance.now()), ended);
+        if (ended.aborted) continue;
+        if (!woken) {
+          // The read follows once the comment is taken: it ends the stream of a session that has ended.
+          this.#readDue = true;
+          return this.#sent(serverComment("keep-alive"));
         }
-        const batch = reserveBatch(this.#caller.sub);
-        if (batch.limit === 0) return yield reconnectAfter(busyRetryMs);
-        let page: ChangesPageRead;
-        try {
-          // A deadline of its own: this read is no part of the request that opened the stream.
-          page = await withDatabaseDeadline(() => readChangesPage(this.#caller, this.#position, batch.limit));
-        } catch (error) {
-          return yield* endAfterFailedRead(error);
-        } finally {
-          batch.release();
-        }
-        catchingUp = page.hasMore;
-        const text = this.#batchText(page);
-        if (!text) continue;
-        yield text;
-        lastSent = performance.now();
       }
-    } finally {
-      this.close();
+      this.#readDue = false;
+      const text = await this.#readNextBatch();
+      if (text) return this.#sent(text);
     }
+    return undefined;
+  }
+
+  /** The text of the changes after the stream's position ("" when there are none), or its last word. */
+  async #readNextBatch(): Promise<string | undefined> {
+    const batch = reserveBatch(this.#caller.sub);
+    if (batch.limit === 0) return this.#lastWord(reconnectAfter(busyRetryMs));
+    try {
+      // A deadline of its own: this read is no part of the request that opened the stream.
+      const page = await withDatabaseDeadline(() => readChangesPage(this.#caller, this.#position, batch.limit));
+      return this.#batchText(page);
+    } catch (error) {
+      return this.#lastWord(lastWordAfterFailedRead(error));
+    } finally {
+      batch.release();
+    }
+  }
+
+  /** Notes that `text` goes out now, for the keep-alive's count. */
+  #sent(text: string): string {
+    this.#lastSent = performance.now();
+    return text;
   }
 }

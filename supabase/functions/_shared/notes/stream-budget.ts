@@ -106,36 +106,41 @@ function addTo(counts: Map<string, number>, owner: string, bytes: number): void 
 }
 
 /**
- * The stream's texts as pieces of its body, each held against the isolate's
- * answer budget and its owner's share of it until the client has taken it,
- * as the notes' other large answers are: a batch of catch-up can be 3 MB,
- * which clients that open streams and never read would otherwise each hold.
- * Small texts (under 64 KB) never wait on the budget. When it has no room,
- * the stream ends with a reconnect hint, and the client resumes from the last
- * event it took.
+ * The stream's texts, as `nextText` gives them until it gives undefined, as
+ * pieces of its body, each held against the isolate's answer budget and its
+ * owner's share of it until the client has taken it, as the notes' other
+ * large answers are: a batch of catch-up can be 3 MB, which clients that open
+ * streams and never read would otherwise each hold. Only the budgeted copy of
+ * a text is kept while its client takes it. Small texts (under 64 KB) never
+ * wait on the budget. When it has no room, the stream ends with a reconnect
+ * hint, and the client resumes from the last event it took.
  */
 export async function* budgetedPieces(
   owner: string,
-  first: string,
-  following: AsyncGenerator<string>,
+  nextText: () => Promise<string | undefined>,
 ): AsyncGenerator<Uint8Array> {
-  try {
-    for (let text: string | undefined = first; text !== undefined;) {
-      const answer = budgetedBody(text);
-      if (!answer) return yield encoder.encode(reconnectAfter(busyRetryMs));
-      const held = Number(answer.contentLength ?? 0);
-      addTo(heldByOwner, owner, held);
-      try {
-        yield* piecesOf(answer.body);
-      } finally {
-        addTo(heldByOwner, owner, -held);
-      }
-      const next = await following.next();
-      text = next.done ? undefined : next.value;
+  for (;;) {
+    const answer = budgetOf(await nextText());
+    if (answer === "ended") return;
+    if (answer === "no room") return yield encoder.encode(reconnectAfter(busyRetryMs));
+    const held = Number(answer.contentLength ?? 0);
+    addTo(heldByOwner, owner, held);
+    try {
+      yield* piecesOf(answer.body);
+    } finally {
+      addTo(heldByOwner, owner, -held);
     }
-  } finally {
-    await following.return(undefined);
   }
+}
+
+/**
+ * A text's budgeted body. A function of its own so that no frame that waits
+ * on the client keeps the text as well: a stream that never reads would hold
+ * it beside its budgeted copy, unbudgeted.
+ */
+function budgetOf(text: string | undefined): AnswerBody | "no room" | "ended" {
+  if (text === undefined) return "ended";
+  return budgetedBody(text) ?? "no room";
 }
 
 /** The pieces of a budgeted body; one left unread gives back its share of the budget. */

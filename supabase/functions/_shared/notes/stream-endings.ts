@@ -32,18 +32,19 @@ export function plannedStreamEnd(maxSeconds: number, expiresAt: number): number 
 }
 
 /**
- * A read that failed ends the stream. A caller that may no longer read (a
- * session ended, an account suspended) finds out on reconnecting, from its
- * 401 or 403; anything else (the database unreachable) is worth a retry later.
+ * The last word of a stream whose read failed: none for a caller that may no
+ * longer read (a session ended, an account suspended), who finds out on
+ * reconnecting, from its 401 or 403; a reconnect hint for anything else (the
+ * database unreachable), which is worth a retry later.
  */
-export function* endAfterFailedRead(error: unknown): Generator<string> {
+export function lastWordAfterFailedRead(error: unknown): string | undefined {
   // The sequence no longer reaches back to the stream's position: the database was restored from a backup.
-  if (error instanceof CursorExpiredError) return yield resetEvent();
-  if (error instanceof HttpError && error.code !== "service_unavailable") return;
+  if (error instanceof CursorExpiredError) return resetEvent();
+  if (error instanceof HttpError && error.code !== "service_unavailable") return undefined;
   if (!(error instanceof HttpError)) {
     console.error(JSON.stringify({ level: "error", event: "change stream read failed", error: String(error) }));
   }
-  yield reconnectAfter(failedReadRetryMs);
+  return reconnectAfter(failedReadRetryMs);
 }
 
 /** The event that tells the client its cursor is no longer covered; the stream ends after it. */
