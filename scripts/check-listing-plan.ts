@@ -158,7 +158,7 @@ async function runChecks(caller: CallerClaims, statistics: string): Promise<bool
     wordsLookupCheck(searchWord),
     [
       "changes after the middle of the sequence, 100 at a time",
-      listChanges(owner, { after: heavyUserNotes / 2, limit: 101 }),
+      listChanges(owner, { after: heavyUserNotes / 2, limit: 100 }),
       { indexes: ["notes_owner_changes_idx", "note_tombstones_owner_changes_idx"], sorts: true },
     ],
   ];

@@ -34,11 +34,9 @@ export async function readChangesPage(
   after: number | undefined,
   limit: number,
 ): Promise<ChangesPageRead> {
-  // One row more than the page tells whether more follow.
-  const feed = await withCallerTransaction(caller, listChanges(caller.sub, { after, limit: limit + 1 }));
+  const feed = await withCallerTransaction(caller, listChanges(caller.sub, { after, limit }));
   if (after !== undefined && (after < feed.prunedThrough || after > feed.lastChange)) throw new CursorExpiredError();
-  const changes = feed.changes.slice(0, limit);
-  const hasMore = feed.changes.length > limit;
+  const { changes, hasMore } = feed;
   // The last page reaches the sequence's end as of its snapshot, so its cursor is that end.
   const reached = hasMore ? changes[changes.length - 1].change : feed.lastChange;
   return { changes, reached, hasMore };

@@ -28,6 +28,8 @@ type ChangeRow = { [Column in keyof NoteRow]: NoteRow[Column] | null } & {
 /** One page of the feed, each change with its number, and where the caller's sequence stands. */
 export interface ChangesPage {
   changes: { change: number; entry: NoteChange }[];
+  /** Whether more changes follow the page's last. */
+  hasMore: boolean;
   /** The number of the caller's latest change, as of the page's snapshot. */
   lastChange: number;
   /** The highest number among the caller's pruned tombstones: a cursor before it has lost deletions. */
@@ -44,40 +46,45 @@ function toChange(row: ChangeRow): NoteChange {
  * note whose latest change follows it, as it is now, and each note deleted
  * since, as a tombstone. Without `after`, every current note and no
  * tombstones (a client with nothing has nothing to delete). Each side is read
- * from its `(created_by, change_seq)` index up to `limit` rows.
+ * from its `(created_by, change_seq)` index up to `limit` rows, and one more,
+ * which tells whether more follow: its title and content are not sent, since
+ * a stream catching up a change at a time would read every large note twice.
  */
 export function listChanges(
   owner: string,
   page: { after: number | undefined; limit: number },
 ): Query<ChangeRow, ChangesPage> {
   return {
-    text: `select sequence.last_change, sequence.pruned_through, entry.*
+    text: `select sequence.last_change, sequence.pruned_through, entry.change_seq, entry.id, entry.created_by,
+                  case when row_number() over page_order <= $3 then entry.title end as title,
+                  case when row_number() over page_order <= $3 then entry.content end as content,
+                  entry.status, entry.created_at, entry.updated_at, entry.deleted
            from app.caller_change_position() as sequence
            left join lateral (
              (select change_seq, ${noteColumns}, false as deleted
               from public.notes
               where created_by = $1 and change_seq > $2
               order by change_seq
-              limit $3)
+              limit $3 + 1)
              union all
              (select change_seq, note_id, null::uuid, null::text, null::text, null::text, null::timestamptz,
                      null::timestamptz, true
               from public.note_tombstones
               where $4 and created_by = $1 and change_seq > $2
               order by change_seq
-              limit $3)
+              limit $3 + 1)
            ) as entry on true
+           window page_order as (order by entry.change_seq)
            order by entry.change_seq
-           limit $3`,
+           limit $3 + 1`,
     values: [owner, page.after ?? 0, page.limit, page.after !== undefined],
     types: timestamptzAsText,
     read: (rows) => {
       const [first] = rows;
+      const changed = rows.filter((row) => row.change_seq !== null);
       return {
-        changes: rows.filter((row) => row.change_seq !== null).map((row) => ({
-          change: Number(row.change_seq),
-          entry: toChange(row),
-        })),
+        changes: changed.slice(0, page.limit).map((row) => ({ change: Number(row.change_seq), entry: toChange(row) })),
+        hasMore: changed.length > page.limit,
         lastChange: Number(first?.last_change ?? 0),
         prunedThrough: Number(first?.pruned_through ?? 0),
       };
