@@ -21,6 +21,7 @@
  * Usage: `npm run check:frontend`; exits 1 on the first failure.
  */
 import { type DenoChild, runCommand, startDeno } from "../dev/processes.ts";
+import { stackDenoFlags } from "../dev/stack-command.ts";
 import { checkLinks, markdownFiles } from "./check-links.ts";
 
 const repoRoot = new URL("../", import.meta.url).pathname;
@@ -146,7 +147,7 @@ try {
     `${repoRoot}dev/stack.ts`,
     { PORT: "0", PGLITE_DATA_DIR: `${workspace}/pglite` },
     /Ready on (\S+)/,
-    { cwd: repoRoot },
+    { cwd: repoRoot, flags: stackDenoFlags },
   );
   const packed = await run("npm", [
     "pack",

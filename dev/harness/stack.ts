@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
 import { startEmbeddedDatabase, type SuiteDatabase } from "./embedded-database.ts";
+import { stackDenoArgs } from "../stack-command.ts";
 
 export const testAnonKey = "test-anon-key";
 export const testJwtSecret = "test-jwt-secret-of-at-least-thirty-two-bytes!";
@@ -107,7 +108,7 @@ export async function startStack(
   // The stack writes its log straight to the file, so a test or benchmark process never spends
   // its own time relaying the stack's output.
   const logFd = openSync(logFile, "a");
-  const command = ["deno", "run", "--allow-all", "dev/stack.ts"];
+  const command = ["deno", ...stackDenoArgs];
   // A descriptor limit of its own, as `ulimit -n` in the shell that starts it; `exec` keeps the pid Deno's.
   const child: ChildProcess = spawn(
     options.openFilesLimit ? "sh" : command[0],

@@ -27,6 +27,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { Plugin } from "vite";
+import { stackDenoArgs } from "../../dev/stack-command.ts";
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -110,7 +111,7 @@ async function runningStack(port: number, anonKey: string): Promise<Functions | 
 
 /** Starts `dev/stack.ts` and resolves with its base URL and apikey once it is ready. */
 function startStack(port: string): Promise<{ functions: Functions; child: ChildProcess }> {
-  const child = spawn("deno", ["run", "--allow-all", "dev/stack.ts"], {
+  const child = spawn("deno", stackDenoArgs, {
     cwd: repoRoot,
     stdio: ["ignore", "pipe", "pipe"],
   });
