@@ -59,6 +59,18 @@ function login(stack: ScratchStack, email: string, secret: string, address: stri
   return stack.call("/auth/login", { body: { email, password: secret }, headers: { "x-forwarded-for": address } });
 }
 
+/**
+ * A wrong password the service took. A 503 (a database deadline or the password steps' admission, on a busy machine)
+ * is an attempt it turned away before counting it, so a guess answered 503 left the account's count one short and the
+ * right password got in where 429 was expected. It is sent again, as a guesser would.
+ */
+async function guessWrong(stack: ScratchStack, email: string, guess: string, address: string) {
+  for (let attempt = 1;; attempt++) {
+    const answer = await login(stack, email, guess, address);
+    if (answer.status !== 503 || attempt === 5) return answer;
+  }
+}
+
 /** Seconds of `Retry-After`, after checking it is a whole number of seconds. */
 function retryAfterOf(response: { headers: Headers }): number {
   const value = response.headers.get("retry-after") ?? "";
@@ -198,7 +210,7 @@ describe("guessing at one account from many addresses", () => {
     for (let address = 0; address < 40; address++) {
       const from = freshAddress();
       for (let guess = 0; guess < 5; guess++) {
-        statuses.push((await login(defaults, email, `guess ${guess}`, from)).status);
+        statuses.push((await guessWrong(defaults, email, `guess ${guess}`, from)).status);
       }
     }
     // Each address stayed within its own 5 failures; the account's count stopped the guessing at 20.
@@ -236,7 +248,9 @@ describe("guessing at one account from many addresses", () => {
     const email = await register(defaults, "lifted");
     for (let address = 0; address < 4; address++) {
       const from = freshAddress();
-      for (let guess = 0; guess < 5; guess++) await login(defaults, email, `guess ${guess}`, from);
+      for (let guess = 0; guess < 5; guess++) {
+        expectAuthError(await guessWrong(defaults, email, `guess ${guess}`, from), 401);
+      }
     }
     expectAuthError(await login(defaults, email, password, freshAddress()), 429);
     await defaults.call("/auth/request-password-reset", {
