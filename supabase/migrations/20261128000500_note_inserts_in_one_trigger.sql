@@ -9,8 +9,9 @@
 -- - one update of the owner's counter row counts the note and numbers its change (as before: a single HOT version
 --   of the row), the owner's first note creating the row;
 -- - the note's words go into app.note_words;
--- - the owner's notice is sent, once per owner and transaction: "<owner> <number>" with the number of the
---   transaction's first change of the owner's notes. A notice only wakes a stream, which then reads every change
+-- - the owner's notice is sent, once per owner and transaction: "<owner> <number>" with this note's number when
+--   it is the transaction's first change of the owner's notes (an update or deletion that came first has sent the
+--   notice with its statement's latest number). A notice only wakes a stream, which then reads every change
 --   after its position, all of the transaction's (numbers are taken under the owner's counter lock until commit,
 --   so no other transaction's change lies between). The owners announced so far stay in the transaction-local
 --   setting app.announced_note_owners, which the update and delete statement triggers read and extend too.
