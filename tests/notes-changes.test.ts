@@ -282,13 +282,15 @@ describe("notices of changes (channel note_changes)", () => {
         owner,
         `notices-${owner}@example.com`,
       ]);
+      // A notice names a number its transaction took: an insert its first note's (its row trigger sends the notice),
+      // an update or a deletion the statement's latest.
       await query(
         "insert into public.notes (created_by, title) select $1, 'note ' || n from generate_series(1, 3) as n",
         [owner],
       );
       await query("update public.notes set status = 'PUBLISHED' where created_by = $1", [owner]);
       await query("delete from public.notes where created_by = $1 and title <> 'note 1'", [owner]);
-      // Two statements in one transaction: one notice, naming the first's number (a stream reads all that follows).
+      // Two statements in one transaction: one notice, naming a number of the first (a stream reads all that follows).
       await query(`do $$ begin
         insert into public.notes (created_by, title) values ('${owner}', 'note 4');
         update public.notes set title = 'note 4, edited' where created_by = '${owner}' and title = 'note 4';
@@ -296,7 +298,7 @@ describe("notices of changes (channel note_changes)", () => {
       // Notices arrive in the order their transactions commit: this one comes after every notice above.
       await query("select pg_notify('note_changes', $1)", [`${owner} done`]);
       await finished;
-      expect(received).toEqual(["3", "6", "8", "9"]);
+      expect(received).toEqual(["1", "6", "8", "9"]);
       const [counts] = await query(
         "select notes, published, last_change::int from app.note_counts where user_id = $1",
         [
