@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { passkeyAnswer, passkeyList, passkeyOptions } from "../supabase/functions/_shared/contract/mod.ts";
 import { freshAddress, readResetCode, stackLog, uniqueEmail, waitForLog } from "./support/api.ts";
 import { decodeAccessToken, expectSession } from "./support/auth.ts";
+import { grantAdmin } from "./support/admin.ts";
 import { expectErrorCode } from "./support/error-codes.ts";
 import { SoftAuthenticator } from "./support/passkey-authenticator.ts";
 import { awayFromStepEdge, codeOf, enrolledAccount, verifyAddress } from "./support/second-factor.ts";
@@ -331,6 +332,27 @@ describe("managing passkeys", () => {
     expect(proof.status, proof.text).toBe(200);
     const refused = await send("DELETE", `/auth/passkeys?id=${passkey.id}`, session.accessToken);
     expectErrorCode(refused, "last_sign_in_method");
+  });
+});
+
+describe("an admin", () => {
+  it("removes another account's lost passkey and ends its sessions, never its own account's", async () => {
+    const admin = await enrolledAccount(stack, "passkey-admin", password);
+    await grantAdmin(stack, admin.email);
+    const user = await newAccount("lost-passkey", { verified: true });
+    const passkey = await registerPasskey(user.accessToken, new SoftAuthenticator());
+    const removal = await post("/admin-users", { id: user.userId, removePasskey: passkey.id }, admin.accessToken);
+    expect(removal.status, removal.text).toBe(200);
+    expect(await stack.sql`select from app.passkeys where user_id = ${user.userId}`).toHaveLength(0);
+    expectErrorCode(await send("GET", "/auth/passkeys", user.accessToken), "token_revoked");
+    await expectMail(user.email, "A passkey was removed from your account");
+    const [event] = await stack.sql`select actor_id, details from app.security_events
+                                    where user_id = ${user.userId} and type = 'passkey_removed'`;
+    expect(event).toMatchObject({ actor_id: admin.userId, details: { passkeyId: passkey.id, byAdmin: true } });
+
+    const own = await registerPasskey(admin.accessToken, new SoftAuthenticator());
+    const refused = await post("/admin-users", { id: admin.userId, removePasskey: own.id }, admin.accessToken);
+    expectErrorCode(refused, "cannot_remove_own_factor");
   });
 });
 

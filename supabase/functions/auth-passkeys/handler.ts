@@ -14,7 +14,7 @@ import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
 import { ConflictError, NotFoundError } from "../_shared/http/errors.ts";
 import { readJsonBody, readQuery } from "../_shared/http/request.ts";
-import { listPasskeys, removePasskey, renamePasskey, toPasskeyInfo } from "../_shared/queries/passkeys.ts";
+import { listPasskeys, removePasskey, renamePasskey, toPasskeyInfo } from "../_shared/queries/passkey-management.ts";
 
 function passkeyNotFound(): NotFoundError {
   return new NotFoundError("passkey_not_found", "Passkey not found");

@@ -2,20 +2,18 @@
  * SQL of passkeys (`app.passkeys`, `app.passkey_challenges`): starting a
  * ceremony, storing a verified credential, the two statements of an assertion
  * (the read that spends the challenge and finds the credential, then the
- * write that moves its counter and starts the session or records the proof),
- * listing, renaming and removing. The rules (single-use challenges, the proof
+ * write that moves its counter and starts the session or records the proof).
+ * Listing, renaming and removing are in `passkey-management.ts`. The rules (single-use challenges, the proof
  * for registering, the cap, the counter, the last way in) are the migration's
  * functions', so Postgres holds them whatever calls it.
  *
  * @example
  * ```ts
- * const passkeys = await withFullCaller(caller, listPasskeys(caller.sub));
+ * const start = await withServiceTransaction(beginAssertion({ challenge, purpose: "sign_in", credentialId }));
  * ```
  */
-import type { PasskeyInfo } from "../contract/passkeys.ts";
 import type { Query } from "../db/transactions.ts";
-import { type Account, type AccountRow, toAccount } from "./account-rows.ts";
-import { accountColumns } from "./account-rows.ts";
+import { type Account, accountColumns, type AccountRow, toAccount } from "./account-rows.ts";
 import { grantOf, type NewSession, type SessionColumns, type SessionGrant, sessionValues } from "./sessions.ts";
 
 /** Where a request came from, for the security log. */
@@ -261,80 +259,5 @@ export function recordPasskeyFailure(
     text: "select app.record_passkey_failure($1, $2, $3, $4, $5)",
     values: [input.userId, input.reason, input.accountWindowSeconds, input.address ?? null, input.userAgent ?? null],
     read: () => undefined,
-  };
-}
-
-interface PasskeyRow {
-  id: string;
-  name: string;
-  created_at: Date;
-  last_used_at: Date | null;
-  device_type: string;
-  backed_up: boolean;
-  aaguid: string;
-}
-
-const passkeyColumns = "id, name, created_at, last_used_at, device_type, backed_up, aaguid";
-
-/** A passkey as the API shows it; `authenticatorOf` names its AAGUID where known. */
-export function toPasskeyInfo(row: PasskeyRow, authenticatorOf: (aaguid: string) => string | null): PasskeyInfo {
-  return {
-    id: row.id,
-    name: row.name,
-    createdAt: row.created_at.toISOString(),
-    lastUsedAt: row.last_used_at?.toISOString() ?? null,
-    synced: row.device_type === "multiDevice" && row.backed_up,
-    authenticator: authenticatorOf(row.aaguid),
-  };
-}
-
-/** The caller's passkeys, oldest first. */
-export function listPasskeys(userId: string): Query<PasskeyRow, PasskeyRow[]> {
-  return {
-    text: `select ${passkeyColumns} from app.passkeys where user_id = $1 order by created_at, id`,
-    values: [userId],
-    read: (rows) => rows,
-  };
-}
-
-/** One of the caller's passkeys, by id; undefined when the account has none of that id. */
-export function readPasskey(userId: string, passkeyId: string): Query<PasskeyRow, PasskeyRow | undefined> {
-  return {
-    text: `select ${passkeyColumns} from app.passkeys where user_id = $1 and id::text = lower($2)`,
-    values: [userId, passkeyId],
-    read: ([row]) => row,
-  };
-}
-
-/** Renames one of the caller's passkeys, logged; undefined when the account has none of that id. */
-export function renamePasskey(
-  input: { userId: string; passkeyId: string; name: string } & Client,
-): Query<PasskeyRow, PasskeyRow | undefined> {
-  return {
-    text: `with renamed as (
-             update app.passkeys set name = $3 where user_id = $1 and id::text = lower($2)
-             returning ${passkeyColumns}
-           ), recorded as (
-             select app.record_security_event('passkey_renamed', $1, $1, $4, $5,
-                                              jsonb_build_object('passkeyId', renamed.id, 'name', renamed.name))
-             from renamed
-           )
-           select renamed.* from renamed left join recorded on true`,
-    values: [input.userId, input.passkeyId, input.name, input.address ?? null, input.userAgent ?? null],
-    read: ([row]) => row,
-  };
-}
-
-/** What a removal found (`app.remove_passkey`). */
-export type PasskeyRemoval = "removed" | "not_found" | "last_sign_in_method";
-
-/** Removes one of the caller's passkeys unless it is the account's last way in; logged and mailed. */
-export function removePasskey(
-  input: { userId: string; passkeyId: string } & Client,
-): Query<{ outcome: PasskeyRemoval }, PasskeyRemoval> {
-  return {
-    text: "select app.remove_passkey($1, $2::uuid, $3, $4) as outcome",
-    values: [input.userId, input.passkeyId, input.address ?? null, input.userAgent ?? null],
-    read: ([row]) => row.outcome,
   };
 }
