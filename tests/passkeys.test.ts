@@ -7,7 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { passkeyAnswer, passkeyList, passkeyOptions } from "../supabase/functions/_shared/contract/mod.ts";
-import { freshAddress, readResetCode, stackLog, uniqueEmail, waitForLog } from "./support/api.ts";
+import { createNotesClient } from "../shared/index.ts";
+import { anonKey, freshAddress, readResetCode, stackLog, uniqueEmail, waitForLog } from "./support/api.ts";
 import { decodeAccessToken, expectSession } from "./support/auth.ts";
 import { grantAdmin } from "./support/admin.ts";
 import { expectErrorCode } from "./support/error-codes.ts";
@@ -332,6 +333,38 @@ describe("managing passkeys", () => {
     expect(proof.status, proof.text).toBe(200);
     const refused = await send("DELETE", `/auth/passkeys?id=${passkey.id}`, session.accessToken);
     expectErrorCode(refused, "last_sign_in_method");
+  });
+});
+
+describe("the typed client", () => {
+  it("registers, signs in, proves the owner, lists, renames and removes with client.passkeys", async () => {
+    const authenticator = new SoftAuthenticator();
+    const ceremonies = {
+      // deno-lint-ignore no-explicit-any
+      create: (options: any) => Promise.resolve(authenticator.create(options)),
+      // deno-lint-ignore no-explicit-any
+      get: (options: any) => Promise.resolve(authenticator.get(options)),
+    };
+    const headers = { "x-forwarded-for": freshAddress() };
+    const fetchFrom = (input: RequestInfo | URL, init?: RequestInit) =>
+      fetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers)), ...headers } });
+    const client = createNotesClient({ url: stack.baseUrl, anonKey, fetch: fetchFrom, passkeyCeremonies: ceremonies });
+    const email = uniqueEmail("client");
+    await client.auth.register({ name: "Client", email, password });
+    await client.auth.reauthenticate({ password });
+    const added = await client.passkeys.register({ name: "This laptop" });
+    expect(added.name).toBe("This laptop");
+    await client.auth.signOut();
+
+    const other = createNotesClient({ url: stack.baseUrl, anonKey, fetch: fetchFrom, passkeyCeremonies: ceremonies });
+    const session = await other.passkeys.signIn({ autofill: true });
+    expect(session.payload.email).toBe(email);
+    expect(other.session?.accessToken).toBe(session.accessToken);
+    await other.passkeys.reauthenticate();
+    expect((await other.passkeys.rename(added.id, "Old laptop")).name).toBe("Old laptop");
+    expect((await other.passkeys.list()).map((passkey) => passkey.name)).toEqual(["Old laptop"]);
+    await other.passkeys.remove(added.id);
+    expect(await other.passkeys.list()).toEqual([]);
   });
 });
 

@@ -6,6 +6,7 @@ import type { NotesApiError } from "../errors.ts";
 import type { OperationName, operations } from "../operations.ts";
 import type { SessionStorage } from "../session-storage.ts";
 import type { BrowserNavigation } from "./navigation.ts";
+import type { PasskeyCeremonies } from "./passkeys.ts";
 
 export interface NotesClientOptions {
   /** The functions' base URL: `https://<project-ref>.supabase.co/functions/v1`, or the one `npm start` prints. */
@@ -34,6 +35,11 @@ export interface NotesClientOptions {
    * `history` by default, where there is a page. Give one in tests, in a webview, or wherever no page is.
    */
   navigation?: BrowserNavigation;
+  /**
+   * The browser's half of the passkey ceremonies (`navigator.credentials`): `@simplewebauthn/browser` by default.
+   * Give one in tests, or in a webview with a bridge of its own.
+   */
+  passkeyCeremonies?: PasskeyCeremonies;
   /**
    * How long a call may wait for its answer, in milliseconds; 15 000 by
    * default. One deadline per call: a refresh of the session or a retry
