@@ -1,10 +1,6 @@
 import { requireCaller } from "../_shared/auth/caller.ts";
-import {
-  authenticatorName,
-  CeremonyRefused,
-  claimedCeremony,
-  verifiedRegistration,
-} from "../_shared/auth/passkey-ceremonies.ts";
+import { authenticatorName } from "../_shared/auth/authenticator-names.ts";
+import { CeremonyRefused, claimedCeremony, verifiedRegistration } from "../_shared/auth/passkey-ceremonies.ts";
 import { getConfig } from "../_shared/config/mod.ts";
 import { type PasskeyAnswer, registerPasskeyBody } from "../_shared/contract/passkeys.ts";
 import { withReauthenticatedCaller } from "../_shared/db/caller-transactions.ts";

@@ -1,5 +1,5 @@
 import { requireCaller } from "../_shared/auth/caller.ts";
-import { authenticatorName } from "../_shared/auth/passkey-ceremonies.ts";
+import { authenticatorName } from "../_shared/auth/authenticator-names.ts";
 import { getConfig } from "../_shared/config/mod.ts";
 import {
   type PasskeyAnswer,

