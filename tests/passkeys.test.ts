@@ -12,7 +12,7 @@ import { anonKey, freshAddress, readResetCode, stackLog, uniqueEmail, waitForLog
 import { decodeAccessToken, expectSession } from "./support/auth.ts";
 import { grantAdmin } from "./support/admin.ts";
 import { expectErrorCode } from "./support/error-codes.ts";
-import { SoftAuthenticator } from "./support/passkey-authenticator.ts";
+import { SoftAuthenticator } from "../dev/harness/passkey-authenticator.ts";
 import { awayFromStepEdge, codeOf, enrolledAccount, verifyAddress } from "./support/second-factor.ts";
 import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";
 

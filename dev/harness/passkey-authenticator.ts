@@ -1,5 +1,5 @@
 /**
- * A software authenticator for the HTTP tests: it answers a ceremony's options as a browser's
+ * A software authenticator for the HTTP tests and the bench: it answers a ceremony's options as a browser's
  * `credential.toJSON()` would, with an ES256 key of Node's crypto, `attestationObject` in CBOR (cbor-x) and
  * attestation `none`. It can leave user verification out, keep a device-bound counter (and be told to send an old
  * one, as a cloned key would), or behave as a synced passkey (counter 0, backup flags set).
