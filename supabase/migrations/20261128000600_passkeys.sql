@@ -23,8 +23,8 @@ create table app.passkeys (
   -- The credential id as the browser gives it (base64url), unique across accounts.
   credential_id text not null unique
     check (credential_id ~ '^[A-Za-z0-9_-]+$' and char_length(credential_id) between 16 and 1400),
-  -- The COSE public key, as the authenticator registered it.
-  public_key bytea not null check (octet_length(public_key) between 16 and 2048),
+  -- The COSE public key, as the authenticator registered it (an ML-DSA key is over a kilobyte).
+  public_key bytea not null check (octet_length(public_key) between 16 and 4096),
   sign_count bigint not null default 0 check (sign_count >= 0),
   transports text[] not null default '{}' check (cardinality(transports) <= 8),
   -- singleDevice (device-bound) or multiDevice (synced); backed_up: synced now.

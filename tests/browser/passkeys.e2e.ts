@@ -119,7 +119,8 @@ describe("passkeys in Chromium with a virtual authenticator", () => {
     expect(again.status, JSON.stringify(again.body)).toBe(200);
     const { credentials } = await cdp.send("WebAuthn.getCredentials", { authenticatorId });
     expect(credentials).toHaveLength(1);
-    expect(credentials[0]).toMatchObject({ isResidentCredential: true, signCount: 2 });
+    expect(credentials[0].isResidentCredential).toBe(true);
+    expect(credentials[0].signCount, "the authenticator's counter after two sign-ins").toBeGreaterThanOrEqual(2);
     await page.context().close();
   });
 

@@ -31,10 +31,10 @@ export const registrationResponse = z.object({
   response: z.object({
     clientDataJSON: base64url("response.response.clientDataJSON", 4000),
     attestationObject: base64url("response.response.attestationObject", 20000),
-    authenticatorData: base64url("response.response.authenticatorData", 4000).optional(),
+    authenticatorData: base64url("response.response.authenticatorData", 8000).optional(),
     transports: z.array(z.string().max(32)).max(8).optional(),
     publicKeyAlgorithm: z.number().int().optional(),
-    publicKey: base64url("response.response.publicKey", 4000).optional(),
+    publicKey: base64url("response.response.publicKey", 8000).optional(),
   }),
 });
 export type RegistrationResponse = z.infer<typeof registrationResponse>;
@@ -45,7 +45,8 @@ export const authenticationResponse = z.object({
   response: z.object({
     clientDataJSON: base64url("response.response.clientDataJSON", 4000),
     authenticatorData: base64url("response.response.authenticatorData", 4000),
-    signature: base64url("response.response.signature", 2000),
+    // Room for a post-quantum signature: ML-DSA-44 (COSE -48), which browsers offer, signs with 2,420 bytes.
+    signature: base64url("response.response.signature", 8000),
     userHandle: base64url("response.response.userHandle", 100).optional(),
   }),
 });
