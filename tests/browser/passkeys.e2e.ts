@@ -152,4 +152,37 @@ describe("passkeys in Chromium with a virtual authenticator", () => {
     expect(refused.body.code).toBe("passkey_rejected");
     await page.context().close();
   });
+
+  it("in the demo app: adds a passkey after confirming it's you, then signs in with it, no email typed", async () => {
+    const { page } = await pageWithAuthenticator({ userVerified: true });
+    const email = uniqueEmail("demo-passkey");
+    const register = page.locator("#register-form");
+    await register.getByLabel("Name", { exact: true }).fill("Ada Lovelace");
+    await register.getByLabel("Email", { exact: true }).fill(email);
+    await register.getByLabel("Password", { exact: true }).fill(password);
+    await register.getByRole("button", { name: "Register" }).click();
+    await page.getByText(`Signed in as Ada Lovelace (${email})`).waitFor();
+    await page.getByText("Account: password, sessions, second factor, deletion").click();
+    await page.getByText("No passkey yet").waitFor();
+    // Without a proof the service refuses, and the page says what to do.
+    await page.locator("#passkey-add-form").getByRole("button", { name: "Add a passkey" }).click();
+    await page.locator("#passkey-add-form", { hasText: "Confirm it is you first" }).waitFor();
+    const confirm = page.locator("#passkey-confirm-form");
+    await confirm.getByLabel("Password", { exact: true }).fill(password);
+    await confirm.getByRole("button", { name: "Confirm with the password" }).click();
+    await page.locator("#info", { hasText: "Confirmed" }).waitFor();
+    await page.locator("#passkey-add-form").getByLabel("Name (optional)").fill("Demo laptop");
+    await page.locator("#passkey-add-form").getByRole("button", { name: "Add a passkey" }).click();
+    await page.locator("#passkey-list", { hasText: "Demo laptop" }).waitFor();
+
+    await page.getByRole("button", { name: "Sign out", exact: true }).click();
+    await page.locator("#signed-out").waitFor();
+    // The email field offers passkeys in its autofill; the button asks with a dialog. Either signs in.
+    expect(await page.locator("#login-form input[name=email]").getAttribute("autocomplete")).toBe("username webauthn");
+    if (await page.locator("#signed-out").isVisible()) {
+      await page.getByRole("button", { name: "Sign in with a passkey" }).click();
+    }
+    await page.getByText(`Signed in as Ada Lovelace (${email})`).waitFor();
+    await page.context().close();
+  });
 });
