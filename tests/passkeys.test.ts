@@ -211,6 +211,19 @@ describe("signing in with a passkey", () => {
     expect(notes.status, notes.text).toBe(200);
   });
 
+  it("takes no other account's passkey for the second step", async () => {
+    const enrolled = await enrolledAccount(stack, "second-step-owner", password);
+    await registerPasskey(enrolled.accessToken, new SoftAuthenticator());
+    const stranger = await newAccount("second-step-stranger", { verified: true });
+    const strangersKey = new SoftAuthenticator();
+    await registerPasskey(stranger.accessToken, strangersKey);
+    const first = expectSession(await post("/auth/login", { email: enrolled.email, password }), 200);
+    const options = await signInOptions(first.accessToken);
+    const foreign = strangersKey.get(options, { credential: strangersKey.credentials[0] });
+    expectErrorCode(await post("/auth/passkeys/login", { response: foreign }, first.accessToken), "passkey_rejected");
+    expect((await send("GET", "/auth/user", first.accessToken)).status).toBe(200);
+  });
+
   it("refuses an assertion without user verification", async () => {
     const account = await newAccount("assert-no-uv", { verified: true });
     const authenticator = new SoftAuthenticator();
