@@ -72,13 +72,24 @@ select is((select count(*)::int from app.security_events
            where user_id = '0a550000-0000-4000-8000-0000000000a1' and type = 'passkey_counter_regressed'), 1,
   'is recorded as a cloned key');
 
--- The last way in stays: without a password, the one passkey cannot go.
-update app.users set password_hash = null where id = '0a550000-0000-4000-8000-0000000000a1';
-select is(app.remove_passkey('0a550000-0000-4000-8000-0000000000a1', '0a550000-0000-4000-8000-0000000000c1', null,
+-- The last way in stays: an account without a password keeps its one passkey, and gives it up for another.
+insert into app.users (id, name, email, password_hash, is_verified) values
+  ('0a550000-0000-4000-8000-0000000000a2', 'Nopa', 'nopa-passkey@example.test', null, true);
+insert into app.sessions (id, user_id, expires_at, reauthenticated_at, reauthenticated_with) values
+  ('0a550000-0000-4000-8000-0000000000b2', '0a550000-0000-4000-8000-0000000000a2', now() + interval '1 hour', now(),
+   'passkey');
+insert into app.passkeys (id, user_id, credential_id, public_key, device_type, backed_up, aaguid, name, trusted)
+values ('0a550000-0000-4000-8000-0000000000c2', '0a550000-0000-4000-8000-0000000000a2', 'only-way-in-credential-1',
+        '\x0102030405060708090a0b0c0d0e0f10', 'multiDevice', true, '00000000-0000-0000-0000-000000000000', 'Only', true);
+select set_config('request.jwt.claims', '{"sub": "0a550000-0000-4000-8000-0000000000a2", "role": "authenticated", ' ||
+  '"session_id": "0a550000-0000-4000-8000-0000000000b2"}', true);
+select is(app.remove_passkey('0a550000-0000-4000-8000-0000000000a2', '0a550000-0000-4000-8000-0000000000c2', null,
   null), 'last_sign_in_method', 'the account''s last way in is kept');
-update app.users set password_hash = 'not-a-real-hash' where id = '0a550000-0000-4000-8000-0000000000a1';
-select is(app.remove_passkey('0a550000-0000-4000-8000-0000000000a1', '0a550000-0000-4000-8000-0000000000c1', null,
-  null), 'removed', 'with a password there, it goes');
+insert into app.passkeys (user_id, credential_id, public_key, device_type, backed_up, aaguid, name, trusted)
+values ('0a550000-0000-4000-8000-0000000000a2', 'only-way-in-credential-2', '\x0102030405060708090a0b0c0d0e0f10',
+        'multiDevice', true, '00000000-0000-0000-0000-000000000000', 'Second', true);
+select is(app.remove_passkey('0a550000-0000-4000-8000-0000000000a2', '0a550000-0000-4000-8000-0000000000c2', null,
+  null), 'removed', 'with another passkey there, it goes');
 
 select * from finish();
 rollback;
