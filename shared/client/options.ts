@@ -1,12 +1,11 @@
 /** What a client and each of its calls are configured with, and the shapes every concern's module shares. */
 import type { z } from "zod";
-import type { Session } from "../../supabase/functions/_shared/contract/mod.ts";
+import type { PasskeyOptions, Session } from "../../supabase/functions/_shared/contract/mod.ts";
 import type { CallDeadline } from "../deadline.ts";
 import type { NotesApiError } from "../errors.ts";
 import type { OperationName, operations } from "../operations.ts";
 import type { SessionStorage } from "../session-storage.ts";
 import type { BrowserNavigation } from "./navigation.ts";
-import type { PasskeyCeremonies } from "./passkeys.ts";
 
 export interface NotesClientOptions {
   /** The functions' base URL: `https://<project-ref>.supabase.co/functions/v1`, or the one `npm start` prints. */
@@ -47,6 +46,16 @@ export interface NotesClientOptions {
    * status 0, code `timeout`. Each call may set its own (`RequestOptions`).
    */
   timeoutMs?: number;
+}
+
+/**
+ * The browser's half of the ceremonies: `navigator.credentials.create()` and `.get()` with options in their JSON
+ * form, answering `credential.toJSON()`. `@simplewebauthn/browser` by default; give another in tests or in a
+ * webview with its own bridge.
+ */
+export interface PasskeyCeremonies {
+  create(options: PasskeyOptions["options"]): Promise<unknown>;
+  get(options: PasskeyOptions["options"], autofill: boolean): Promise<unknown>;
 }
 
 /** What every method takes, in its last argument, to bound or cancel that one call. */

@@ -12,24 +12,20 @@ import type {
   Reauthentication,
   Session,
 } from "../../supabase/functions/_shared/contract/mod.ts";
-import type { RequestOptions } from "./options.ts";
-import type { Transport } from "./transport.ts";
 
-/**
- * The browser's half of the ceremonies: `navigator.credentials.create()` and `.get()` with options in their JSON
- * form, answering `credential.toJSON()`. `@simplewebauthn/browser` by default; give another in tests or in a
- * webview with its own bridge.
- */
-export interface PasskeyCeremonies {
-  create(options: PasskeyOptions["options"]): Promise<unknown>;
-  get(options: PasskeyOptions["options"], autofill: boolean): Promise<unknown>;
-}
+export type { PasskeyCeremonies } from "./options.ts";
+import type { PasskeyCeremonies, RequestOptions } from "./options.ts";
+import type { Transport } from "./transport.ts";
 
 /** The browser's own ceremonies, through `@simplewebauthn/browser`. */
 export const browserCeremonies: PasskeyCeremonies = {
   // The options are the service's, already in the JSON form these take.
   create: (options) => startRegistration({ optionsJSON: options as never }),
-  get: (options, autofill) => startAuthentication({ optionsJSON: options as never, useBrowserAutofill: autofill }),
+  get: (options, autofill) =>
+    startAuthentication({
+      optionsJSON: options as never,
+      useBrowserAutofill: autofill,
+    }),
 };
 
 /** How a sign-in with a passkey is asked for. */
@@ -48,30 +44,51 @@ export interface PasskeysApi {
    * PIN) and answers it. Needs a proof of the owner within the last 5 minutes (`client.auth.reauthenticate` with
    * the password, a code, or {@link PasskeysApi.reauthenticate}), else it throws 403 `reauthentication_required`.
    */
-  register(options?: { name?: string }, request?: RequestOptions): Promise<PasskeyInfo>;
+  register(
+    options?: { name?: string },
+    request?: RequestOptions,
+  ): Promise<PasskeyInfo>;
   /**
    * Signs in with a passkey, no email typed, and keeps the session (at `aal2`: no second step). When the client
    * holds a session whose `mfaRequired` is true, this makes that second step instead, with one of its account's
    * passkeys. Throws 401 `passkey_rejected` when the service refuses the answer.
    */
-  signIn(options?: PasskeySignInOptions, request?: RequestOptions): Promise<Session>;
+  signIn(
+    options?: PasskeySignInOptions,
+    request?: RequestOptions,
+  ): Promise<Session>;
   /** Proves the owner with one of the account's passkeys, as `POST /auth/reauthenticate` with a password does. */
   reauthenticate(request?: RequestOptions): Promise<Reauthentication>;
   /** The account's passkeys, oldest first. */
   list(request?: RequestOptions): Promise<PasskeyInfo[]>;
   /** Renames one of them. */
-  rename(id: string, name: string, request?: RequestOptions): Promise<PasskeyInfo>;
+  rename(
+    id: string,
+    name: string,
+    request?: RequestOptions,
+  ): Promise<PasskeyInfo>;
   /** Removes one (needs a proof, as registering); throws 409 `last_sign_in_method` for the last way in. */
   remove(id: string, request?: RequestOptions): Promise<void>;
 }
 
 /** The passkey calls, through the client's transport, with `ceremonies` as the browser's half. */
-export function passkeysApi(transport: Transport, ceremonies: PasskeyCeremonies = browserCeremonies): PasskeysApi {
-  const options = async (name: "passkeysRegisterOptions" | "passkeysLoginOptions", request: RequestOptions) =>
-    (await transport.call(name, { body: {}, deadline: transport.deadline(request) }) as PasskeyOptions).options;
+export function passkeysApi(
+  transport: Transport,
+  ceremonies: PasskeyCeremonies = browserCeremonies,
+): PasskeysApi {
+  const options = async (
+    name: "passkeysRegisterOptions" | "passkeysLoginOptions",
+    request: RequestOptions,
+  ) =>
+    (await transport.call(name, {
+      body: {},
+      deadline: transport.deadline(request),
+    }) as PasskeyOptions).options;
   return {
     register: async ({ name } = {}, request = {}) => {
-      const response = await ceremonies.create(await options("passkeysRegisterOptions", request));
+      const response = await ceremonies.create(
+        await options("passkeysRegisterOptions", request),
+      );
       const body = name === undefined ? { response } : { response, name };
       return (await transport.call("passkeysRegister", {
         body,
@@ -80,20 +97,31 @@ export function passkeysApi(transport: Transport, ceremonies: PasskeyCeremonies 
         .passkey;
     },
     signIn: async ({ autofill = false } = {}, request = {}) => {
-      const response = await ceremonies.get(await options("passkeysLoginOptions", request), autofill);
+      const response = await ceremonies.get(
+        await options("passkeysLoginOptions", request),
+        autofill,
+      );
       return transport.keep(
-        await transport.call("passkeysLogin", { body: { response }, deadline: transport.deadline(request) }) as Session,
+        await transport.call("passkeysLogin", {
+          body: { response },
+          deadline: transport.deadline(request),
+        }) as Session,
       );
     },
     reauthenticate: async (request = {}) => {
-      const passkey = await ceremonies.get(await options("passkeysLoginOptions", request), false);
+      const passkey = await ceremonies.get(
+        await options("passkeysLoginOptions", request),
+        false,
+      );
       return await transport.call("reauthenticate", {
         body: { passkey },
         deadline: transport.deadline(request),
       }) as Reauthentication;
     },
     list: async (request = {}) =>
-      (await transport.call("passkeysList", { deadline: transport.deadline(request) }) as PasskeyList).passkeys,
+      (await transport.call("passkeysList", {
+        deadline: transport.deadline(request),
+      }) as PasskeyList).passkeys,
     rename: async (id, name, request = {}) =>
       (await transport.call("passkeysRename", {
         query: { id },
@@ -101,7 +129,10 @@ export function passkeysApi(transport: Transport, ceremonies: PasskeyCeremonies 
         deadline: transport.deadline(request),
       }) as PasskeyAnswer).passkey,
     remove: async (id, request = {}) => {
-      await transport.call("passkeysRemove", { query: { id }, deadline: transport.deadline(request) });
+      await transport.call("passkeysRemove", {
+        query: { id },
+        deadline: transport.deadline(request),
+      });
     },
   };
 }
