@@ -258,6 +258,17 @@ describe("signing in with a passkey", () => {
     }
   });
 
+  it("limits the options asked from one address, as logins are", async () => {
+    const headers = { "x-forwarded-for": freshAddress() };
+    const ask = () => stack.call("/auth/passkeys/login/options", { body: {}, headers });
+    // LOGIN_MAX_ATTEMPTS_PER_ADDRESS (30) in its window; another address is not held up.
+    for (let index = 0; index < 30; index += 1) expect((await ask()).status).toBe(200);
+    const refused = await ask();
+    expectErrorCode(refused, "rate_limited");
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect((await post("/auth/passkeys/login/options", {})).status).toBe(200);
+  });
+
   it("refuses an expired challenge", async () => {
     const account = await newAccount("expired", { verified: true });
     const authenticator = new SoftAuthenticator();

@@ -41,15 +41,16 @@ export const handler = defineEndpoint({
       const data: PasskeyList = { passkeys: rows.map((row) => toPasskeyInfo(row, authenticatorName)) };
       return authSuccess(200, "Passkeys fetched", data);
     }
-    const { id } = readQuery(req, passkeyQuery);
-    const passkeyId = id.toLowerCase();
     if (req.method === "PATCH") {
+      // The body first, as every endpoint that takes one reads it: a slow or oversized one is refused as such.
       const { name } = await readJsonBody(req, renamePasskeyBody, limits.bodyTimeoutMs);
+      const passkeyId = readQuery(req, passkeyQuery).id.toLowerCase();
       const row = await withFullCaller(caller, renamePasskey({ userId: caller.sub, passkeyId, name, ...client }));
       if (!row) throw passkeyNotFound();
       const data: PasskeyAnswer = { passkey: toPasskeyInfo(row, authenticatorName) };
       return authSuccess(200, "Passkey renamed", data);
     }
+    const passkeyId = readQuery(req, passkeyQuery).id.toLowerCase();
     const outcome = await withReauthenticatedCaller(
       caller,
       removePasskey({ userId: caller.sub, passkeyId, ...client }),
