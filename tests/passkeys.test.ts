@@ -322,6 +322,31 @@ describe("signing in with a passkey", () => {
   });
 });
 
+describe("the account's cap of failed sign-ins", () => {
+  it("counts wrong signatures as wrong passwords: new devices' passwords wait, the owner's passkey and devices do not", async () => {
+    const account = await newAccount("passkey-cap", { verified: true });
+    const owners = new SoftAuthenticator();
+    await registerPasskey(account.accessToken, owners);
+    const known = expectSession(await post("/auth/login", { email: account.email, password }), 200);
+    const forger = new SoftAuthenticator();
+    forger.create({ challenge: "x", rp: { id: "localhost" }, user: { id: owners.credentials[0].userHandle } });
+    // LOGIN_MAX_FAILURES_PER_ACCOUNT (20): each a forged signature under the owner's credential id.
+    for (let attempt = 0; attempt < 20; attempt += 1) {
+      const forged = { ...forger.get(await signInOptions()), id: owners.credentials[0].id };
+      expectErrorCode(await post("/auth/passkeys/login", { response: forged }), "passkey_rejected");
+    }
+    // Counted after each answer, as a wrong password is.
+    await eventually(async () => {
+      const [row] = await stack.sql`select hits from app.rate_limits
+                                    where bucket = 'login-account' and key = ${account.email}`;
+      return row?.hits >= 20 ? true : undefined;
+    });
+    expectErrorCode(await post("/auth/login", { email: account.email, password }), "rate_limited");
+    expectSession(await post("/auth/login", { email: account.email, password, deviceToken: known.deviceToken }), 200);
+    expectSession(await post("/auth/passkeys/login", { response: owners.get(await signInOptions()) }), 200);
+  });
+});
+
 describe("managing passkeys", () => {
   it("lists, renames and removes, with a proof; the owner is mailed", async () => {
     const account = await newAccount("manage", { verified: true });
