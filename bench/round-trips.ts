@@ -18,6 +18,7 @@ import { median } from "./load.ts";
 import { searchWord } from "./seed.ts";
 import { type IdentityProvider, ProviderBrowser } from "../dev/harness/identity-provider.ts";
 import { createHash, randomBytes } from "node:crypto";
+import { passkeyCalls, passkeyTwoTransactions } from "./round-trips-passkeys.ts";
 
 /** One endpoint's latencies and the round trips they imply. */
 export interface RoundTripRow {
@@ -519,6 +520,7 @@ export async function measureRoundTrips(
     ...await adminCalls(baseUrl, options.apiKey, authorization),
     ...await secondFactorCalls(baseUrl, options.apiKey, options.verifyAddress),
     ...await providerCalls(baseUrl, options.apiKey, options.provider),
+    ...await passkeyCalls(baseUrl, options.apiKey),
   };
   const rows: RoundTripRow[] = [];
   for (const [endpoint, build] of Object.entries(calls)) {
@@ -544,8 +546,9 @@ export async function measureRoundTrips(
 /**
  * The round trips per endpoint as a table, each against its target: proving a password commits its attempt before
  * the hash is checked (login, verify-email with the password, a proof with the password), and a provider's callback
- * spends its flow before the provider's code is exchanged, then concludes the sign-in: two transactions each. Every
- * other request is one.
+ * spends its flow before the provider's code is exchanged, then concludes the sign-in, and a passkey's assertion
+ * spends its challenge and reads the credential's public key before the signature can be checked, then records the
+ * counter and the session or proof: two transactions each. Every other request is one.
  */
 export function roundTripTable(rows: RoundTripRow[], rttMs: number): string {
   const twoTransactions = [
@@ -553,6 +556,7 @@ export function roundTripTable(rows: RoundTripRow[], rttMs: number): string {
     "auth/verify-email with password",
     "auth/reauthenticate with the password",
     "auth/oauth/callback",
+    ...passkeyTwoTransactions,
   ];
   const target = (endpoint: string) => twoTransactions.includes(endpoint) ? 2 : 1;
   return markdownTable(

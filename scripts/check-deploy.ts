@@ -208,6 +208,10 @@ async function bootEach(
     MAIL_FROM: "Notes <no-reply@example.com>",
     RESEND_API_URL: "http://127.0.0.1:9",
     MAIL_DISPATCH_SECRET: dispatchSecret,
+    // As a hosted project sets them: a relying party that is not localhost needs its app's origins.
+    PASSKEY_RP_ID: "app.example",
+    PASSKEY_RP_NAME: "Notes",
+    PASSKEY_ORIGINS: "https://app.example",
   };
   let token = "";
   let noteId = "";

@@ -53,6 +53,7 @@ import { type AdminApi, adminApi } from "./client/admin.ts";
 import { AuthApi, type SecurityEventsOptions } from "./client/auth.ts";
 import { IdentitiesApi, type ProviderRedirect, type ProviderSignInResult } from "./client/identities.ts";
 import { type MfaApi, mfaApi } from "./client/mfa.ts";
+import { type PasskeysApi, passkeysApi } from "./client/passkeys.ts";
 import {
   type CreateNoteOptions,
   type DeleteNoteOptions,
@@ -76,6 +77,8 @@ export class NotesClient {
   readonly mfa: MfaApi;
   /** Sign-in with a provider, and the providers linked to the account. */
   readonly identities: IdentitiesApi;
+  /** Passkeys: registering, signing in (also in autofill), the second step, and the account's list. */
+  readonly passkeys: PasskeysApi;
   /** The admin API, for a signed-in ADMIN account. */
   readonly admin: AdminApi;
 
@@ -85,6 +88,7 @@ export class NotesClient {
     this.notes = new NotesApi(this.#transport);
     this.mfa = mfaApi(this.#transport);
     this.identities = new IdentitiesApi(this.#transport);
+    this.passkeys = passkeysApi(this.#transport, options.passkeyCeremonies);
     this.admin = adminApi(this.#transport);
   }
 

@@ -20,6 +20,12 @@ export {
 } from "./client/identities.ts";
 export type { MfaApi } from "./client/mfa.ts";
 export { type BrowserNavigation, pageNavigation } from "./client/navigation.ts";
+export {
+  browserCeremonies,
+  type PasskeyCeremonies,
+  type PasskeysApi,
+  type PasskeySignInOptions,
+} from "./client/passkeys.ts";
 export type {
   CreateNoteOptions,
   DeleteNoteOptions,

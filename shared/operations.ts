@@ -13,6 +13,7 @@ import type { z } from "zod";
 import { accountOperations } from "./operations/accounts.ts";
 import { adminOperations } from "./operations/admin.ts";
 import { notesOperations } from "./operations/notes.ts";
+import { passkeyOperations } from "./operations/passkeys.ts";
 import { providerOperations } from "./operations/providers.ts";
 import { secondFactorOperations } from "./operations/second-factor.ts";
 import type { OperationSpec } from "./operations/spec.ts";
@@ -27,6 +28,7 @@ export const operations = {
   ...accountOperations,
   ...secondFactorOperations,
   ...providerOperations,
+  ...passkeyOperations,
   ...adminOperations,
   ...notesOperations,
 } as const satisfies Record<string, OperationSpec>;

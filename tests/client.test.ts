@@ -156,6 +156,12 @@ function callsNeedingASession(client: NotesClient): Record<string, () => Promise
     linkIdentity: () => client.identities.link({ provider: "google", redirectTo: "http://127.0.0.1:5173/" }),
     unlinkIdentity: () => client.identities.unlink(id),
     completeLink: () => client.identities.completeSignIn({ url: "http://127.0.0.1:5173/?link_code=never-sent" }),
+    // Its options are asked first, so no ceremony starts without a session.
+    passkeysRegisterOptions: () => client.passkeys.register(),
+    passkeysRegister: () => client.passkeys.register({ name: "never sent" }),
+    passkeysList: () => client.passkeys.list(),
+    passkeysRename: () => client.passkeys.rename(id, "never sent"),
+    passkeysRemove: () => client.passkeys.remove(id),
   };
   return {
     ...byOperation,

@@ -41,6 +41,7 @@ import { newPkce } from "./support/provider-journeys.ts";
 import { expectErrorCode } from "./support/error-codes.ts";
 import type { ErrorCode } from "../supabase/functions/_shared/contract/error-codes.ts";
 import { testAnonKey } from "../dev/harness/stack.ts";
+import { SoftAuthenticator } from "../dev/harness/passkey-authenticator.ts";
 
 const password = "correct horse battery";
 let stack: ScratchStack;
@@ -182,6 +183,42 @@ async function signedUpCaller(): Promise<Caller> {
   const { accessToken: token, refreshToken } = sessionEnvelope.parse(registered.body).data;
   const created = await documented(operations.createNote, 201, { token, body: { title: "kept" } });
   return { email, token, refreshToken, noteId: noteEnvelope.parse(created.body).data.id };
+}
+
+/** Options a registration could have been given, with a challenge no statement stored. */
+const madeUpCreationOptions = { challenge: "a-challenge-never-given", rp: { id: "localhost" }, user: { id: "AAAA" } };
+
+/** `data.options` of a passkey ceremony's options, asked with `token` when given. */
+// deno-lint-ignore no-explicit-any
+async function passkeyOptionsOf(spec: OperationSpec, token?: string): Promise<any> {
+  const answered = await documented(spec, 200, { token, body: {} });
+  return (answered.body as { data: { options: unknown } }).data.options;
+}
+
+/** Plants `count` passkeys of the account in SQL, as that many registrations would. */
+async function plantPasskeys(userId: string, count: number): Promise<void> {
+  for (let index = 0; index < count; index += 1) {
+    await stack.sql`insert into app.passkeys (user_id, credential_id, public_key, device_type, backed_up, aaguid, name,
+                                              trusted)
+                    values (${userId}, ${`planted-credential-${crypto.randomUUID()}`}, ${Buffer.alloc(32)},
+                            'multiDevice', true, '00000000-0000-0000-0000-000000000000', 'Planted', true)`;
+  }
+}
+
+/** A signed-up caller with a passkey (a software authenticator's), registered after a proof. */
+async function passkeyCaller() {
+  const caller = await signedUpCaller();
+  await documented(operations.reauthenticate, 200, { token: caller.token, body: { password } });
+  const authenticator = new SoftAuthenticator();
+  const registered = await documented(operations.passkeysRegister, 201, {
+    token: caller.token,
+    body: { response: authenticator.create(await passkeyOptionsOf(operations.passkeysRegisterOptions, caller.token)) },
+  });
+  const { passkey } = (registered.body as { data: { passkey: { id: string } } }).data;
+  const userId = sessionEnvelope.parse(
+    (await documented(operations.login, 200, { body: { email: caller.email, password } })).body,
+  ).data.payload.id;
+  return { ...caller, userId, authenticator, passkeyId: passkey.id };
 }
 
 /** A signed-up caller whose address is verified with the mailed code: enrolling a factor needs it. */
@@ -555,6 +592,7 @@ describe("every documented status of every operation", () => {
       if (!spec.interfacePath || !spec.body) continue;
       const response = await stack.call(`/${spec.functionName}`, {
         ...credentials(spec, caller),
+        method: spec.method,
         body: "[]",
         headers: { "x-forwarded-for": freshAddress() },
       });
@@ -1108,6 +1146,7 @@ describe("every documented status of every operation", () => {
     const caller = await signedUpCaller();
     // The second step and the factor's own operations read the factor from the token: an enrolled account's.
     const owner = await enrolledCaller();
+    const passkeyOwner = await passkeyCaller();
     const tokens: Record<string, string> = {
       mfaVerify: owner.firstStep,
       mfaRecover: owner.firstStep,
@@ -1143,6 +1182,12 @@ describe("every documented status of every operation", () => {
         linkIdentity: { provider: "local", redirectTo: app },
         reauthenticateWithProvider: { provider: "local", redirectTo: app },
         completeLink: { code: "a-code-never-given" },
+        passkeysRegisterOptions: {},
+        // Verified without the database (its challenge is checked by the statement that stores it): 503 there.
+        passkeysRegister: { response: new SoftAuthenticator().create(madeUpCreationOptions) },
+        passkeysLoginOptions: {},
+        passkeysLogin: { response: passkeyOwner.authenticator.get({ challenge: "a-challenge-never-given" }) },
+        passkeysRename: { name: "down" },
       };
       const queries: Record<string, string> = {
         oauthAuthorize: authorizeQuery,
@@ -1153,6 +1198,8 @@ describe("every documented status of every operation", () => {
         getNote: `?id=${caller.noteId}`,
         revokeSession: `?id=${caller.refreshToken.split(".")[0]}`,
         listAccountEvents: `?id=${crypto.randomUUID()}`,
+        passkeysRename: `?id=${crypto.randomUUID()}`,
+        passkeysRemove: `?id=${crypto.randomUUID()}`,
       };
       await Promise.all(
         Object.entries(operations).map(([name, spec]) =>
@@ -1168,6 +1215,113 @@ describe("every documented status of every operation", () => {
     } finally {
       proxy.restore();
     }
+  });
+
+  it("answers the passkey operations' own outcomes", async () => {
+    const owner = await passkeyCaller();
+    const { token, authenticator } = owner;
+    // Registering: without a proof, with one, past the cap (10, the last planted in SQL after the options).
+    const bare = await signedUpCaller();
+    await documented(operations.passkeysRegisterOptions, 403, {
+      token: bare.token,
+      body: {},
+      code: "reauthentication_required",
+    });
+    await documented(operations.passkeysRegister, 403, {
+      token: bare.token,
+      body: { response: new SoftAuthenticator().create(madeUpCreationOptions) },
+      code: "reauthentication_required",
+    });
+    await documented(operations.reauthenticate, 200, { token, body: { password } });
+    const registering = freshAddress();
+    await documented(operations.passkeysRegisterOptions, 200, { token, body: {}, address: registering });
+    await documented(operations.passkeysRegisterOptions, 429, {
+      token,
+      body: {},
+      address: registering,
+      code: "rate_limited",
+    });
+    const options = await passkeyOptionsOf(operations.passkeysRegisterOptions, token);
+    await plantPasskeys(owner.userId, 9);
+    await documented(operations.passkeysRegister, 409, {
+      token,
+      body: { response: authenticator.create(options) },
+      code: "passkey_limit_reached",
+    });
+    await documented(operations.passkeysRegisterOptions, 409, { token, body: {}, code: "passkey_limit_reached" });
+    const ceremonies = freshAddress();
+    await documented(operations.passkeysLoginOptions, 200, { body: {}, address: ceremonies });
+    await documented(operations.passkeysLoginOptions, 429, { body: {}, address: ceremonies, code: "rate_limited" });
+    // Signing in: a refused assertion, and a suspended account's.
+    await documented(operations.passkeysLogin, 401, {
+      body: { response: authenticator.get({ challenge: "a-challenge-never-given" }) },
+      code: "passkey_rejected",
+    });
+    await stack.sql`update app.users set status = 'SUSPENDED' where id = ${owner.userId}`;
+    await documented(operations.passkeysLogin, 403, {
+      body: { response: authenticator.get(await passkeyOptionsOf(operations.passkeysLoginOptions)) },
+      code: "account_suspended",
+    });
+    await stack.sql`update app.users set status = 'ACTIVE' where id = ${owner.userId}`;
+    // Before the second step, the account's passkeys are out of reach.
+    const enrolled = await enrolledCaller();
+    const id = crypto.randomUUID();
+    await documented(operations.passkeysList, 403, { token: enrolled.firstStep, code: "mfa_required" });
+    await documented(operations.passkeysRename, 403, {
+      token: enrolled.firstStep,
+      query: `?id=${id}`,
+      body: { name: "x" },
+      code: "mfa_required",
+    });
+    // Managing: another account's id, a removal without a proof, the last way in of an account without a password.
+    const signedIn = sessionEnvelope.parse(
+      (await documented(operations.passkeysLogin, 200, {
+        body: { response: authenticator.get(await passkeyOptionsOf(operations.passkeysLoginOptions)) },
+      })).body,
+    ).data.accessToken;
+    await documented(operations.passkeysList, 200, { token: signedIn });
+    await documented(operations.passkeysRename, 404, {
+      token: signedIn,
+      query: `?id=${id}`,
+      body: { name: "x" },
+      code: "passkey_not_found",
+    });
+    await documented(operations.passkeysRename, 200, {
+      token: signedIn,
+      query: `?id=${owner.passkeyId}`,
+      body: { name: "Renamed" },
+    });
+    await documented(operations.passkeysRemove, 403, {
+      token: signedIn,
+      query: `?id=${owner.passkeyId}`,
+      code: "reauthentication_required",
+    });
+    await documented(operations.reauthenticate, 200, {
+      token: signedIn,
+      body: { passkey: authenticator.get(await passkeyOptionsOf(operations.passkeysLoginOptions, signedIn)) },
+    });
+    await documented(operations.passkeysRemove, 404, {
+      token: signedIn,
+      query: `?id=${id}`,
+      code: "passkey_not_found",
+    });
+    await documented(operations.passkeysRemove, 200, { token: signedIn, query: `?id=${owner.passkeyId}` });
+    const lone = await passkeyCaller();
+    await stack.sql`update app.users set password_hash = null where id = ${lone.userId}`;
+    const loneSession = sessionEnvelope.parse(
+      (await documented(operations.passkeysLogin, 200, {
+        body: { response: lone.authenticator.get(await passkeyOptionsOf(operations.passkeysLoginOptions)) },
+      })).body,
+    ).data.accessToken;
+    await documented(operations.reauthenticate, 200, {
+      token: loneSession,
+      body: { passkey: lone.authenticator.get(await passkeyOptionsOf(operations.passkeysLoginOptions, loneSession)) },
+    });
+    await documented(operations.passkeysRemove, 409, {
+      token: loneSession,
+      query: `?id=${lone.passkeyId}`,
+      code: "last_sign_in_method",
+    });
   });
 
   it("answers a path of no operation with a code too: an unknown auth path, the mail drain without its secret", async () => {

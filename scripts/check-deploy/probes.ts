@@ -48,6 +48,19 @@ export async function readUntilEvent(response: Response, event: string): Promise
   }
 }
 
+/** A browser's answer to a ceremony nobody started, well-formed: what a function must parse before refusing it. */
+function madeUpCredential(type: "webauthn.create" | "webauthn.get"): Record<string, unknown> {
+  const base64url = (text: string) => btoa(text).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+  const clientDataJSON = base64url(
+    JSON.stringify({ type, challenge: "bm90LWlzc3VlZC1oZXJl", origin: "https://app.example" }),
+  );
+  const id = "bm90LWEtcmVhbC1jcmVkZW50aWFs";
+  const response = type === "webauthn.create"
+    ? { clientDataJSON, attestationObject: "oA" }
+    : { clientDataJSON, authenticatorData: "AAAA", signature: "AAAA" };
+  return { id, rawId: id, type: "public-key", clientExtensionResults: {}, response };
+}
+
 /**
  * A request per function, in an order where each can rely on the ones before:
  * sign up, sign in, reset, then the notes round trip on one note. Each one
@@ -129,6 +142,42 @@ export function probes(
       authorized: true,
       status: 200,
     },
+    // Just after the proof above: the statement that stores the challenge checks it.
+    {
+      name: "auth-passkeys-register-options",
+      path: "/auth-passkeys-register-options",
+      method: "POST",
+      body: {},
+      authorized: true,
+      status: 200,
+    },
+    // No authenticator here: a made-up credential boots the verification and is refused before any statement.
+    {
+      name: "auth-passkeys-register",
+      path: "/auth-passkeys-register",
+      method: "POST",
+      body: { response: madeUpCredential("webauthn.create") },
+      authorized: true,
+      status: 400,
+      code: "passkey_invalid",
+    },
+    {
+      name: "auth-passkeys-login-options",
+      path: "/auth-passkeys-login-options",
+      method: "POST",
+      body: {},
+      status: 200,
+    },
+    // A challenge never issued: the statement that spends it finds none.
+    {
+      name: "auth-passkeys-login",
+      path: "/auth-passkeys-login",
+      method: "POST",
+      body: { response: madeUpCredential("webauthn.get") },
+      status: 401,
+      code: "passkey_rejected",
+    },
+    { name: "auth-passkeys", path: "/auth-passkeys", method: "GET", authorized: true, status: 200 },
     // Not the pending factor's id: the statement that reads it finds none.
     {
       name: "auth-mfa-activate",

@@ -49,6 +49,11 @@ import {
   notesSuccessEnvelope,
   oauthTokenBody,
   pagination,
+  passkeyAnswer,
+  passkeyList,
+  passkeyLoginBody,
+  passkeyOptions,
+  passkeyOptionsBody,
   passwordResetRequested,
   reauthenticateBody,
   reauthenticateWithProviderBody,
@@ -59,6 +64,9 @@ import {
   recoveryCodesBody,
   refreshBody,
   registerBody,
+  registerPasskeyBody,
+  removedPasskey,
+  renamePasskeyBody,
   requestPasswordResetBody,
   resendVerificationBody,
   saveNoteBody,
@@ -121,6 +129,10 @@ const bodyNames = new Map<z.ZodType, string>([
   [oauthTokenBody, "OAuthTokenBody"],
   [linkIdentityBody, "LinkIdentityBody"],
   [completeLinkBody, "CompleteLinkBody"],
+  [passkeyOptionsBody, "PasskeyOptionsBody"],
+  [registerPasskeyBody, "RegisterPasskeyBody"],
+  [passkeyLoginBody, "PasskeyLoginBody"],
+  [renamePasskeyBody, "RenamePasskeyBody"],
 ]);
 const dataNames = new Map<z.ZodType, string>([
   [session, "Session"],
@@ -148,6 +160,10 @@ const dataNames = new Map<z.ZodType, string>([
   [identityLinkStart, "IdentityLinkStart"],
   [unlinkedIdentity, "UnlinkedIdentity"],
   [identity, "Identity"],
+  [passkeyOptions, "PasskeyOptions"],
+  [passkeyAnswer, "PasskeyAnswer"],
+  [passkeyList, "PasskeyList"],
+  [removedPasskey, "RemovedPasskey"],
 ]);
 // Component names of the data of server-sent events.
 const eventDataNames = new Map<z.ZodType, string>([
@@ -292,12 +308,13 @@ const reasons: Record<number, string> = {
   403: "Forbidden: the account is suspended, its address is not verified, (admin operations) it is not an ADMIN, " +
     "or (mfa_required) the session has not made the second step of the account's second factor: send a code to " +
     "`/auth/mfa/verify` or a recovery code to `/auth/mfa/recover` first",
-  404: "Not Found: no such note, session, user, second factor or linked identity",
+  404: "Not Found: no such note, session, user, second factor, linked identity or passkey",
   405: "Method Not Allowed; `Allow` lists the methods served",
   409: "Conflict: the email is already registered (register), the account has a second factor already " +
     "(enrolment), the note has changed since `expectedUpdatedAt` (with the stored note as `note`; nothing was " +
-    "changed), (last_sign_in_method) the identity is the account's only way to sign in, or " +
-    "(identity_already_linked) another account linked that provider identity first",
+    "changed), (last_sign_in_method) the identity or passkey is the account's only way to sign in, " +
+    "(identity_already_linked) another account linked that provider identity first, or (passkey_exists, " +
+    "passkey_limit_reached) the passkey is registered already, or the account has 10",
   410: "Gone: the cursor needs deletions that are no longer kept; sync again without `since`",
   422: "Unprocessable Content: the `Idempotency-Key` was already used for a create with a different body",
   413: `Payload Too Large: the body is over ${limits.bodyMaxBytes} bytes`,

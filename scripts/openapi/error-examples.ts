@@ -82,6 +82,17 @@ const unknownParameter: ErrorExample = {
   code: "invalid_request",
 };
 
+const reauthenticationRequired: ErrorExample = {
+  message:
+    "Confirm it is you first: POST /auth/reauthenticate with the password or a code, then retry within 5 minutes",
+  code: "reauthentication_required",
+};
+const passkeyCeremoniesThrottled: ErrorExample = {
+  message: "Too many passkey ceremonies from this address; try again later",
+  code: "rate_limited",
+};
+const passkeyNotFound: ErrorExample = { message: "Passkey not found", code: "passkey_not_found" };
+
 // Where an operation words a status its own way.
 const specificErrors: Partial<
   Record<OperationName, Record<number, ErrorExample>>
@@ -258,6 +269,43 @@ const specificErrors: Partial<
     404: { message: "Identity not found", code: "identity_not_found" },
     409: {
       message: "This is the account's only way to sign in: set a password or link another provider first",
+      code: "last_sign_in_method",
+    },
+  },
+  passkeysRegisterOptions: {
+    403: reauthenticationRequired,
+    409: {
+      message: "The account has 10 passkeys, the most it may have: remove one first",
+      code: "passkey_limit_reached",
+    },
+    429: passkeyCeremoniesThrottled,
+  },
+  passkeysRegister: {
+    400: {
+      field: "response",
+      message: "The passkey could not be registered: ask for new options and try again",
+      code: "passkey_invalid",
+    },
+    403: reauthenticationRequired,
+    409: { message: "This passkey is registered already", code: "passkey_exists" },
+  },
+  passkeysLoginOptions: { 429: passkeyCeremoniesThrottled },
+  passkeysLogin: {
+    401: { message: "The passkey was not accepted: start again", code: "passkey_rejected" },
+    403: { message: "Account is suspended", code: "account_suspended" },
+  },
+  passkeysList: { 400: unknownParameter, 401: { message: "Access token expired", code: "token_expired" } },
+  passkeysRename: {
+    400: { field: "name", message: "name must be at most 100 characters", code: "invalid_request" },
+    404: passkeyNotFound,
+  },
+  passkeysRemove: {
+    400: { field: "id", message: "id must be a passkey's id", code: "invalid_request" },
+    403: reauthenticationRequired,
+    404: passkeyNotFound,
+    409: {
+      message:
+        "This passkey is the account's only way to sign in: set a password, link a provider or add a passkey first",
       code: "last_sign_in_method",
     },
   },

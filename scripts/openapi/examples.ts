@@ -48,6 +48,33 @@ const recoveryCodeList = [
   "66tfj-gvq6k-bnxjb-tfqxk",
   "wovom-pzom7-wbbr6-qmw4w",
 ];
+const passkeyId = "5e2b7c90-1d4a-4f3e-8b6c-9a0d2e4f6b81";
+const credentialId = "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_AbCdE";
+const challenge = "q3Vb9yZxT1mN4pR7sW2uE5hJ8gL0dC6fA3iO9nY1QkM";
+const passkey = {
+  id: passkeyId,
+  name: "iCloud Keychain",
+  createdAt: at,
+  lastUsedAt: null,
+  synced: true,
+  authenticator: "iCloud Keychain",
+};
+const passkeyExpiry = "2026-01-15T09:35:00.000Z";
+/** A browser's `credential.toJSON()` after `navigator.credentials.get()` (shortened). */
+const assertion = {
+  id: credentialId,
+  rawId: credentialId,
+  type: "public-key",
+  authenticatorAttachment: "platform",
+  clientExtensionResults: {},
+  response: {
+    clientDataJSON: "eyJ0eXBlIjoid2ViYXV0aG4uZ2V0IiwiY2hhbGxlbmdlIjoi",
+    authenticatorData: "SZYN5YgOjGh0NBcPZHZgW4_krrmihjLHmVzzuoMdl2MdAAAAAA",
+    signature: "MEUCIQDbGNy3L8hGq1tK0JrbPxS5f6dQ",
+    userHandle: "ew48Ul2PSlOaPg88KpMeRA",
+  },
+};
+
 /** The note the examples show, as stored. */
 export const note = {
   id: noteId,
@@ -92,6 +119,25 @@ export const requestExamples: Partial<Record<OperationName, unknown>> = {
   mfaUnenroll: { factorId, code: "215884" },
   mfaRecoveryCodes: { code: "608317" },
   reauthenticate: { password: "correct horse battery" },
+  passkeysRegisterOptions: {},
+  passkeysRegister: {
+    name: "Laptop",
+    response: {
+      id: credentialId,
+      rawId: credentialId,
+      type: "public-key",
+      authenticatorAttachment: "platform",
+      clientExtensionResults: { credProps: { rk: true } },
+      response: {
+        clientDataJSON: "eyJ0eXBlIjoid2ViYXV0aG4uY3JlYXRlIiwiY2hhbGxlbmdlIjoi",
+        attestationObject: "o2NmbXRkbm9uZWdhdHRTdG10oGhhdXRoRGF0YVjF",
+        transports: ["internal", "hybrid"],
+      },
+    },
+  },
+  passkeysLoginOptions: {},
+  passkeysLogin: { response: assertion },
+  passkeysRename: { name: "Work laptop" },
   reauthenticateWithProvider: { provider: "google", redirectTo: "https://app.example.com/settings" },
   oauthToken: {
     code: "Jm4qX7c2VbR9tLw1ZsP0eYh3kN6dGf8aUo5iQyTx",
@@ -404,6 +450,52 @@ export const successExamples: Record<OperationName, unknown> = {
     data: { id: identityId, provider: "google", email: "ada@example.com", createdAt: at, lastSignInAt: null },
   },
   unlinkIdentity: { success: true, statusCode: 200, message: "Identity unlinked", data: { id: identityId } },
+  passkeysRegisterOptions: {
+    success: true,
+    statusCode: 200,
+    message: "Passkey registration options",
+    data: {
+      options: {
+        challenge,
+        rp: { name: "Notes", id: "notes.example.com" },
+        user: { id: "ew48Ul2PSlOaPg88KpMeRA", name: "ada@example.com", displayName: "ada@example.com" },
+        pubKeyCredParams: [{ alg: -8, type: "public-key" }, { alg: -7, type: "public-key" }, {
+          alg: -257,
+          type: "public-key",
+        }],
+        timeout: 300000,
+        attestation: "none",
+        excludeCredentials: [{ id: credentialId, type: "public-key" }],
+        authenticatorSelection: { residentKey: "required", userVerification: "required", requireResidentKey: true },
+        extensions: { credProps: true },
+      },
+      expiresAt: passkeyExpiry,
+    },
+  },
+  passkeysRegister: { success: true, statusCode: 201, message: "Passkey registered", data: { passkey } },
+  passkeysLoginOptions: {
+    success: true,
+    statusCode: 200,
+    message: "Passkey sign-in options",
+    data: {
+      options: { rpId: "notes.example.com", challenge, timeout: 300000, userVerification: "required" },
+      expiresAt: passkeyExpiry,
+    },
+  },
+  passkeysLogin: {
+    success: true,
+    statusCode: 200,
+    message: "Login successful",
+    data: { ...session, deviceToken: "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiI3YjBl...sig" },
+  },
+  passkeysList: { success: true, statusCode: 200, message: "Passkeys fetched", data: { passkeys: [passkey] } },
+  passkeysRename: {
+    success: true,
+    statusCode: 200,
+    message: "Passkey renamed",
+    data: { passkey: { ...passkey, name: "Work laptop" } },
+  },
+  passkeysRemove: { success: true, statusCode: 200, message: "Passkey removed", data: { id: passkeyId } },
   // A stream resumed after a cursor: two missed changes, caught up, a keep-alive, then the retry before its end.
   streamChanges: [
     "event: change",

@@ -1,6 +1,6 @@
 /** What a client and each of its calls are configured with, and the shapes every concern's module shares. */
 import type { z } from "zod";
-import type { Session } from "../../supabase/functions/_shared/contract/mod.ts";
+import type { PasskeyOptions, Session } from "../../supabase/functions/_shared/contract/mod.ts";
 import type { CallDeadline } from "../deadline.ts";
 import type { NotesApiError } from "../errors.ts";
 import type { OperationName, operations } from "../operations.ts";
@@ -35,12 +35,27 @@ export interface NotesClientOptions {
    */
   navigation?: BrowserNavigation;
   /**
+   * The browser's half of the passkey ceremonies (`navigator.credentials`): `@simplewebauthn/browser` by default.
+   * Give one in tests, or in a webview with a bridge of its own.
+   */
+  passkeyCeremonies?: PasskeyCeremonies;
+  /**
    * How long a call may wait for its answer, in milliseconds; 15 000 by
    * default. One deadline per call: a refresh of the session or a retry
    * within the call spends the same time, never more. Past it the call throws
    * status 0, code `timeout`. Each call may set its own (`RequestOptions`).
    */
   timeoutMs?: number;
+}
+
+/**
+ * The browser's half of the ceremonies: `navigator.credentials.create()` and `.get()` with options in their JSON
+ * form, answering `credential.toJSON()`. `@simplewebauthn/browser` by default; give another in tests or in a
+ * webview with its own bridge.
+ */
+export interface PasskeyCeremonies {
+  create(options: PasskeyOptions["options"]): Promise<unknown>;
+  get(options: PasskeyOptions["options"], autofill: boolean): Promise<unknown>;
 }
 
 /** What every method takes, in its last argument, to bound or cancel that one call. */

@@ -19,7 +19,7 @@ export interface RedirectSuccess {
 
 /** One operation of the API: where it lives, what it takes and what it answers. */
 export interface OperationSpec {
-  method: "GET" | "POST" | "DELETE";
+  method: "GET" | "POST" | "PATCH" | "DELETE";
   /** The Supabase function serving it, below `/functions/v1`. */
   functionName: string;
   /** The interface's own path for auth operations (`/auth/login`), served by the `auth` function. */

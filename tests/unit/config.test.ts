@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import {
+  allowsPasskeyOrigin,
   ConfigError,
   integerSettings,
   isAllowedRedirect,
@@ -221,6 +222,37 @@ describe("provider sign-in settings", () => {
     ) {
       expect(isAllowedRedirect(refused, allowed), refused).toBe(false);
     }
+  });
+});
+
+describe("passkey settings", () => {
+  it("default to localhost on any port over http, as browsers allow, and never an IP address", () => {
+    const { passkeys } = loadConfig(env());
+    expect(passkeys).toEqual({ rpId: "localhost", rpName: "Notes", origins: [] });
+    expect(allowsPasskeyOrigin(passkeys, "http://localhost:5173")).toBe(true);
+    expect(allowsPasskeyOrigin(passkeys, "http://localhost:4000")).toBe(true);
+    expect(allowsPasskeyOrigin(passkeys, "http://127.0.0.1:5173")).toBe(false);
+    expect(allowsPasskeyOrigin(passkeys, "https://evil.example")).toBe(false);
+    expect(configError({ PASSKEY_RP_ID: "127.0.0.1" })).toMatch(/PASSKEY_RP_ID must be a host name/);
+  });
+
+  it("need the app's origins on a hosted relying party, each on it or a subdomain, over https", () => {
+    expect(configError({ PASSKEY_RP_ID: "notes.example" })).toMatch(/PASSKEY_ORIGINS is not set/);
+    expect(configError({ PASSKEY_RP_ID: "notes.example", PASSKEY_ORIGINS: "https://other.example" })).toMatch(
+      /not on PASSKEY_RP_ID/,
+    );
+    expect(configError({ PASSKEY_RP_ID: "notes.example", PASSKEY_ORIGINS: "http://app.notes.example" })).toMatch(
+      /must be https/,
+    );
+    expect(configError({ PASSKEY_RP_ID: "notes.example", PASSKEY_ORIGINS: "https://notes.example/app" })).toMatch(
+      /origin alone/,
+    );
+    const { passkeys } = loadConfig(
+      env({ PASSKEY_RP_ID: "notes.example", PASSKEY_ORIGINS: "https://notes.example, https://app.notes.example/" }),
+    );
+    expect(passkeys.origins).toEqual(["https://notes.example", "https://app.notes.example"]);
+    expect(allowsPasskeyOrigin(passkeys, "https://app.notes.example")).toBe(true);
+    expect(allowsPasskeyOrigin(passkeys, "https://evil.notes.example")).toBe(false);
   });
 });
 

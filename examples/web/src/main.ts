@@ -25,6 +25,7 @@ import { holdsUnsavedWork, noteItem } from "./note-item.ts";
 import { showPasswordForms } from "./password-forms.ts";
 import { providersPanel } from "./providers.ts";
 import { secondFactorPanel } from "./second-factor.ts";
+import { passkeysPanel } from "./passkeys.ts";
 import { sessionItem } from "./session-item.ts";
 
 const pageSize = 5;
@@ -64,6 +65,7 @@ const adminEventsHeading = byId("admin-events-heading", HTMLHeadingElement);
 let adminQuery = "";
 const secondFactor = secondFactorPanel(client);
 const providers = providersPanel(client);
+const passkeys = passkeysPanel(client, signedInWith);
 
 function showSignedIn(): void {
   const session = client.session;
@@ -88,7 +90,10 @@ function showSignedIn(): void {
     account.open = false;
     secondFactor.clear();
     providers.clear();
+    passkeys.clear();
   }
+  // Signed out: the email field offers the passkeys (autofill) until one is picked or the user logs in otherwise.
+  if (!session) passkeys.offerAutofill();
   if (!needsSecondStep) {
     verifyCodeForm.hidden = false;
     recoverForm.hidden = true;
@@ -489,6 +494,7 @@ account.addEventListener("toggle", () => {
   if (account.open && client.session && !client.session.mfaRequired) {
     void reportErrors(secondFactor.show);
     void reportErrors(providers.show);
+    void reportErrors(passkeys.show);
   }
 });
 

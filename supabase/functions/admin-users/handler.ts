@@ -14,6 +14,7 @@ import { authSuccess } from "../_shared/http/envelopes.ts";
 import { BadRequestError, NotFoundError } from "../_shared/http/errors.ts";
 import { listUsers, setUserStatus } from "../_shared/queries/admin-users.ts";
 import { removeSecondFactor } from "../_shared/queries/second-factors.ts";
+import { adminRemovePasskey } from "../_shared/queries/passkey-management.ts";
 import { listSecurityEvents } from "../_shared/queries/security-events.ts";
 import { readJsonBody, readQuery } from "../_shared/http/request.ts";
 import { routeBySubpath } from "../_shared/http/router.ts";
@@ -28,7 +29,8 @@ function adminContextOf(req: Request, info: ConnectionInfo | undefined): AdminCo
  * `POST /admin-users` `{id, status}`: suspends or reactivates one, never an
  * admin's own and never suspends an admin (400); `{id, removeMfa: true}`
  * removes its lost second factor and ends its sessions, never an admin's own
- * or another admin's (400). Both answer 403
+ * or another admin's (400); `{id, removePasskey}` removes one lost passkey of the account, on the same terms. All
+ * answer 403
  * `admin_required` unless the caller's account is an ADMIN now.
  */
 const users = defineEndpoint({
@@ -52,7 +54,26 @@ const users = defineEndpoint({
       };
       return authSuccess(200, "Users fetched successfully", data);
     }
-    const { id, status, removeMfa } = await readJsonBody(req, setUserStatusBody, getConfig().limits.bodyTimeoutMs);
+    const { id, status, removeMfa, removePasskey } = await readJsonBody(
+      req,
+      setUserStatusBody,
+      getConfig().limits.bodyTimeoutMs,
+    );
+    if (removePasskey) {
+      const removal = await withAdminCaller(caller, adminContextOf(req, info), adminRemovePasskey(id, removePasskey));
+      if (removal.kind === "removed") {
+        const data: CurrentUser = { payload: removal.user };
+        return authSuccess(200, "Passkey removed", data);
+      }
+      if (removal.kind === "unknown_user") throw new NotFoundError("user_not_found", "User not found");
+      if (removal.kind === "not_found") throw new NotFoundError("passkey_not_found", "The user has no such passkey");
+      const message = removal.kind === "own_account"
+        ? "An admin cannot remove its own passkeys here: remove them from its own session"
+        : "An admin's passkey cannot be removed by another admin; an operator must do it";
+      throw new BadRequestError(message, [{ field: "id", message }], {
+        code: removal.kind === "own_account" ? "cannot_remove_own_factor" : "cannot_remove_admin_factor",
+      });
+    }
     if (removeMfa) {
       const removal = await withAdminCaller(
         caller,
@@ -83,7 +104,7 @@ const users = defineEndpoint({
       const data: CurrentUser = { payload: removal.user };
       return authSuccess(200, "Second factor removed", data);
     }
-    if (!status) throw new BadRequestError("send either status or removeMfa");
+    if (!status) throw new BadRequestError("send one of status, removeMfa or removePasskey");
     const change = await withAdminCaller(caller, adminContextOf(req, info), setUserStatus({ id, status }));
     if (change.kind === "own-account") {
       const message = "An admin cannot change its own status";

@@ -10,10 +10,13 @@ import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
 import { readJsonBody } from "../_shared/http/request.ts";
 import { reauthenticateWithFactor, reauthenticateWithPassword } from "../_shared/queries/reauthentication.ts";
+import { reauthenticateWithPasskey } from "../_shared/queries/passkeys.ts";
+import { checkAssertion, passkeyRejected } from "../_shared/auth/passkey-assertions.ts";
 
 /**
- * `POST /auth/reauthenticate {password} | {code} | {recoveryCode}`: the signed-in owner proves it is them (the
- * password, a current code of the factor, or one recovery code), and the session may then change how the account
+ * `POST /auth/reauthenticate {password} | {code} | {recoveryCode} | {passkey}`: the signed-in owner proves it is
+ * them (the password, a current code of the factor, one recovery code, or an assertion of one of the account's
+ * passkeys for the session's own challenge), and the session may then change how the account
  * signs in for 5 minutes: link or unlink an identity, and, for an account without a password, set one or delete
  * the account. A session's age is no proof: a stolen token minutes old proves nothing. From a session that made the
  * second step where the account has a factor; a wrong password counts against the session's re-entry limit, a wrong
@@ -41,7 +44,14 @@ export const handler = defineEndpoint({
       ...client,
     };
     let validUntil: Date | undefined;
-    if (body.password !== undefined) {
+    if (body.passkey !== undefined) {
+      // An assertion for this session's own challenge (POST /auth/passkeys/login/options with its token): the read
+      // that finds the credential's key, then the write that moves its counter and records the proof.
+      const { use } = await checkAssertion(req, info, body.passkey, caller);
+      const outcome = await withFullCaller(caller, reauthenticateWithPasskey({ ...session, use }));
+      if (outcome.kind !== "accepted") throw passkeyRejected();
+      validUntil = outcome.validUntil;
+    } else if (body.password !== undefined) {
       const { password } = body;
       const expectedHash = await withPasswordAdmission(() =>
         checkReenteredPassword(caller, password, {

@@ -27,6 +27,11 @@ import { handler as identitiesLinkComplete } from "../auth-identities-link-compl
 import { handler as identitiesLinkAuthorize } from "../auth-identities-link-authorize/handler.ts";
 import { handler as reauthenticate } from "../auth-reauthenticate/handler.ts";
 import { handler as reauthenticateProvider } from "../auth-reauthenticate-provider/handler.ts";
+import { handler as passkeys } from "../auth-passkeys/handler.ts";
+import { handler as passkeysLogin } from "../auth-passkeys-login/handler.ts";
+import { handler as passkeysLoginOptions } from "../auth-passkeys-login-options/handler.ts";
+import { handler as passkeysRegister } from "../auth-passkeys-register/handler.ts";
+import { handler as passkeysRegisterOptions } from "../auth-passkeys-register-options/handler.ts";
 import { routeBySubpath } from "../_shared/http/router.ts";
 
 /** `/auth/<action>`: the interface's paths, served by the same handlers as the single-purpose functions. */
@@ -62,4 +67,9 @@ export const handler = routeBySubpath("auth", {
   "/identities/link/authorize": identitiesLinkAuthorize,
   "/reauthenticate": reauthenticate,
   "/reauthenticate/provider": reauthenticateProvider,
+  "/passkeys": passkeys,
+  "/passkeys/register/options": passkeysRegisterOptions,
+  "/passkeys/register": passkeysRegister,
+  "/passkeys/login/options": passkeysLoginOptions,
+  "/passkeys/login": passkeysLogin,
 });

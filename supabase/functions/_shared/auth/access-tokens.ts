@@ -23,7 +23,7 @@ const secondFactorClaim = z.object({
   key_id: z.string().max(32).optional(),
 }).nullable();
 const amrClaim = z.array(
-  z.object({ method: z.enum(["password", "totp", "recovery_code"]), timestamp: z.number().int() }),
+  z.object({ method: z.enum(["password", "totp", "recovery_code", "passkey"]), timestamp: z.number().int() }),
 ).max(2);
 
 const algorithm = "HS256";
@@ -56,8 +56,11 @@ export interface AccessClaims {
    * itself; the claim tells the app, and a token without it counts as `aal1`.
    */
   aal: SessionLevel["aal"];
-  /** How and when the session was authenticated, as Supabase's `amr` claim lists it. */
-  amr: { method: "password" | SecondFactorMethod; timestamp: number }[];
+  /**
+   * How and when the session was authenticated, as Supabase's `amr` claim lists it: a passkey sign-in is `passkey`
+   * alone (both factors at once); a passkey as the second step follows `password`.
+   */
+  amr: { method: AmrMethod; timestamp: number }[];
   /**
    * The account's active second factor: its id and, when sealed under `MFA_SECRET_KEY`, its secret
    * (`sealed-secrets.ts`), so that checking a code needs no read of the factor. Absent while the account has none.
@@ -66,6 +69,9 @@ export interface AccessClaims {
   iat: number;
   exp: number;
 }
+
+/** A method of the `amr` claim. */
+export type AmrMethod = "password" | "totp" | "recovery_code" | "passkey";
 
 /** A signed access token and the moment it stops being accepted. */
 export interface SignedToken {
@@ -103,10 +109,7 @@ function levelClaims(level: SessionLevel): Pick<AccessClaims, "aal" | "amr" | "s
   const seconds = (at: Date) => Math.floor(at.getTime() / 1000);
   return {
     aal: level.aal,
-    amr: [
-      { method: "password", timestamp: seconds(level.startedAt) },
-      ...(level.secondFactor ? [{ method: level.secondFactor.method, timestamp: seconds(level.secondFactor.at) }] : []),
-    ],
+    amr: amrOf(level, seconds),
     ...(level.factor
       ? {
         second_factor: level.factor.sealed
@@ -119,6 +122,16 @@ function levelClaims(level: SessionLevel): Pick<AccessClaims, "aal" | "amr" | "s
       }
       : {}),
   };
+}
+
+function amrOf(level: SessionLevel, seconds: (at: Date) => number): AccessClaims["amr"] {
+  const second = level.secondFactor;
+  if (second?.method === "passkey_sign_in") return [{ method: "passkey", timestamp: seconds(second.at) }];
+  const methodOf = (method: SecondFactorMethod): AmrMethod => method === "passkey_sign_in" ? "passkey" : method;
+  return [
+    { method: "password", timestamp: seconds(level.startedAt) },
+    ...(second ? [{ method: methodOf(second.method), timestamp: seconds(second.at) }] : []),
+  ];
 }
 
 /** A UUID in its canonical text form, as Postgres prints one: the source of a pattern, to build others with. */

@@ -12,6 +12,7 @@ import { ConfigError, type Env } from "./settings.ts";
 import { integerSettingOf } from "./integer-settings.ts";
 import { limitsFrom, type SecurityLimits } from "./limits.ts";
 import { providerSignInFrom, type ProviderSignInSettings } from "./provider-sign-in.ts";
+import { type PasskeySettings, passkeySettingsFrom } from "./passkeys.ts";
 
 export {
   booleanSetting,
@@ -31,6 +32,7 @@ export {
   providerCallbackUrl,
   type ProviderSignInSettings,
 } from "./provider-sign-in.ts";
+export { allowsPasskeyOrigin, type PasskeySettings } from "./passkeys.ts";
 
 export interface Config {
   /** HS256 key for access tokens. */
@@ -82,6 +84,8 @@ export interface Config {
   resetRevokesRecentDays: number;
   /** Sign-in with OpenID Connect providers; see `ProviderSignInSettings`. */
   providerSignIn: ProviderSignInSettings;
+  /** Passkeys: the relying party and the origins its ceremonies may run on; see `PasskeySettings`. */
+  passkeys: PasskeySettings;
 }
 
 /** Resend's HTTPS API, the provider Supabase documents for sending mail from Edge Functions. */
@@ -267,6 +271,7 @@ export function loadConfig(env: Env): Config {
     tombstoneDays: integerSettingOf(env, "NOTES_TOMBSTONE_DAYS"),
     resetRevokesRecentDays: integerSettingOf(env, "RESET_REVOKES_RECENT_DAYS"),
     providerSignIn: providerSignInFrom(env),
+    passkeys: passkeySettingsFrom(env),
   };
 }
 

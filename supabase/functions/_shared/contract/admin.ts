@@ -46,10 +46,14 @@ export const setUserStatusBody = z.object({
   removeMfa: z.literal(true, { error: "removeMfa must be true" }).optional().meta({
     description: "true removes the account's second factor and its recovery codes, and ends its sessions",
   }),
-}).refine((body) => (body.status === undefined) !== (body.removeMfa === undefined), {
-  error: "send either status or removeMfa",
-  path: ["status"],
-});
+  removePasskey: text("removePasskey").regex(
+    /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i,
+    "removePasskey must be a passkey's id",
+  ).optional().meta({ description: "removes this passkey of the account (a lost one), and ends its sessions" }),
+}).refine(
+  (body) => [body.status, body.removeMfa, body.removePasskey].filter((field) => field !== undefined).length === 1,
+  { error: "send one of status, removeMfa or removePasskey", path: ["status"] },
+);
 export type SetUserStatusBody = z.infer<typeof setUserStatusBody>;
 
 /** The `code` of a 403 from an admin endpoint: the caller's account is not an ADMIN (now). */

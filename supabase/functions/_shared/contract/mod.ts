@@ -26,6 +26,7 @@ export { limits, noteStatuses, type Pagination, pagination, userRoles, userStatu
 export * from "./accounts.ts";
 export * from "./second-factor.ts";
 export * from "./identities.ts";
+export * from "./passkeys.ts";
 export * from "./notes.ts";
 export * from "./admin.ts";
 export * from "./envelopes.ts";

@@ -7,6 +7,7 @@
 import { z } from "zod";
 import { session } from "./accounts.ts";
 import { isoTimestamp, text } from "./common.ts";
+import { authenticationResponse } from "./passkeys.ts";
 
 /** A code of the authenticator app: 6 digits. */
 const totpCode = text("code").regex(/^\d{6}$/, "code must be 6 digits");
@@ -92,14 +93,18 @@ export type RecoveryCodes = z.infer<typeof recoveryCodes>;
 
 /**
  * Body of `POST /auth/reauthenticate`: exactly one proof that the session's owner is at the keyboard, the
- * password, a current code of the factor, or one recovery code.
+ * password, a current code of the factor, one recovery code, or an assertion of one of the account's passkeys
+ * (`passkey`, the browser's `credential.toJSON()` for the options of `POST /auth/passkeys/login/options` sent with
+ * the session's token).
  */
 export const reauthenticateBody = z.object({
   password: text("password").optional(),
   ...proofOfFactor,
+  passkey: authenticationResponse.optional(),
 }).refine(
-  (body) => [body.password, body.code, body.recoveryCode].filter((proof) => proof !== undefined).length === 1,
-  { error: "send one of password, code or recoveryCode", path: ["password"] },
+  (body) =>
+    [body.password, body.code, body.recoveryCode, body.passkey].filter((proof) => proof !== undefined).length === 1,
+  { error: "send one of password, code, recoveryCode or passkey", path: ["password"] },
 );
 export type ReauthenticateBody = z.infer<typeof reauthenticateBody>;
 

@@ -15,8 +15,11 @@ import type { CallerClaims } from "../db/caller-transactions.ts";
 import type { Query } from "../db/transactions.ts";
 import { type Account, accountColumns, type AccountRow, toAccount } from "./account-rows.ts";
 
-/** How the second step of a sign-in was made: a code of the authenticator, or a recovery code. */
-export type SecondFactorMethod = "totp" | "recovery_code";
+/**
+ * How a session reached aal2: a code of the authenticator, a recovery code, or a passkey as the second step; or a
+ * sign-in with a passkey (`passkey_sign_in`), which proves both factors at once.
+ */
+export type SecondFactorMethod = "totp" | "recovery_code" | "passkey" | "passkey_sign_in";
 
 /** A second-factor secret sealed by the functions (`auth/sealed-secrets.ts`), and the id of the key that sealed it. */
 export interface SealedSecret {

@@ -1,0 +1,193 @@
+/**
+ * The real passkey ceremonies in headless Chromium: a virtual authenticator of the DevTools protocol
+ * (`WebAuthn.addVirtualAuthenticator`: an internal platform authenticator with resident keys and user verification,
+ * its counter moving on with each use) answers `navigator.credentials.create()` and `.get()` on a page served from
+ * `http://localhost`, with the service's options parsed by `PublicKeyCredential.parseCreationOptionsFromJSON` and
+ * `parseRequestOptionsFromJSON`, and `credential.toJSON()` sent back, as an app does. Registered with a proof,
+ * then signed in with no email typed; an authenticator that does not verify its user is refused by the service.
+ */
+import type { Browser, CDPSession, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { anonKey, call, uniqueEmail } from "../support/api.ts";
+import { decodeAccessToken } from "../support/auth.ts";
+import { launchChromium } from "./chromium.ts";
+import { serveDemoApp } from "./demo-app.ts";
+
+const functionsUrl = inject("baseUrl");
+const password = "correct horse battery";
+
+let browser: Browser;
+let app: Awaited<ReturnType<typeof serveDemoApp>>;
+
+beforeAll(async () => {
+  app = await serveDemoApp(functionsUrl, anonKey);
+  browser = await launchChromium();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await app?.close();
+});
+
+/** A page on `http://localhost` (browsers run no ceremony on an IP address) with a virtual authenticator. */
+async function pageWithAuthenticator(
+  options: { userVerified: boolean },
+): Promise<{ page: Page; cdp: CDPSession; authenticatorId: string }> {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const cdp = await context.newCDPSession(page);
+  await cdp.send("WebAuthn.enable");
+  const { authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
+    options: {
+      protocol: "ctap2",
+      transport: "internal",
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: options.userVerified,
+      automaticPresenceSimulation: true,
+    },
+  });
+  await page.goto(app.url.replace("127.0.0.1", "localhost"));
+  return { page, cdp, authenticatorId };
+}
+
+/** An account signed in over HTTP that has just proved its password: registering a passkey needs that. */
+async function provenAccount() {
+  const email = uniqueEmail("chromium-passkey");
+  const registered = await call("/auth/register", { body: { name: "Ada", email, password } });
+  expect(registered.status, registered.text).toBe(201);
+  const token = (registered.body as { data: { accessToken: string; payload: { id: string } } }).data;
+  const proof = await call("/auth/reauthenticate", { body: { password }, token: token.accessToken });
+  expect(proof.status, proof.text).toBe(200);
+  return { email, accessToken: token.accessToken, userId: token.payload.id };
+}
+
+interface Answer {
+  status: number;
+  body: { data?: Record<string, unknown>; code?: string };
+}
+
+/** In the page: the registration ceremony, as an app runs it; the service's answer to the credential. */
+function registerInPage(page: Page, accessToken: string): Promise<Answer> {
+  return page.evaluate(async ({ base, apikey, token }) => {
+    const headers = { "content-type": "application/json", apikey, authorization: token };
+    const post = (path: string, body: unknown) =>
+      fetch(`${base}${path}`, { method: "POST", headers, body: JSON.stringify(body) });
+    const options = (await (await post("/auth/passkeys/register/options", {})).json()).data.options;
+    // The page's WebAuthn API, which the tests' types (Deno's, without the DOM) do not declare.
+    // deno-lint-ignore no-explicit-any
+    const web = globalThis as any;
+    const credential = await web.navigator.credentials.create({
+      publicKey: web.PublicKeyCredential.parseCreationOptionsFromJSON(options),
+    });
+    const answer = await post("/auth/passkeys/register", { response: credential.toJSON(), name: "Chromium" });
+    return { status: answer.status, body: await answer.json() };
+  }, { base: functionsUrl, apikey: anonKey, token: accessToken });
+}
+
+/**
+ * In the page: a usernameless sign-in, no account named. `uvAsked` is what the page asks of the authenticator:
+ * a page that asks for no verification gets an answer without it, which the service must refuse.
+ */
+function signInInPage(page: Page, uvAsked: "required" | "discouraged" = "required"): Promise<Answer> {
+  return page.evaluate(async ({ base, apikey, userVerification }) => {
+    const headers = { "content-type": "application/json", apikey };
+    const post = (path: string, body: unknown) =>
+      fetch(`${base}${path}`, { method: "POST", headers, body: JSON.stringify(body) });
+    const options = (await (await post("/auth/passkeys/login/options", {})).json()).data.options;
+    // deno-lint-ignore no-explicit-any
+    const web = globalThis as any;
+    const credential = await web.navigator.credentials.get({
+      publicKey: web.PublicKeyCredential.parseRequestOptionsFromJSON({ ...options, userVerification }),
+    });
+    const answer = await post("/auth/passkeys/login", { response: credential.toJSON() });
+    return { status: answer.status, body: await answer.json() };
+  }, { base: functionsUrl, apikey: anonKey, userVerification: uvAsked });
+}
+
+describe("passkeys in Chromium with a virtual authenticator", () => {
+  it("registers a passkey with a proof and signs in with it, no email typed, at aal2", async () => {
+    const account = await provenAccount();
+    const { page, cdp, authenticatorId } = await pageWithAuthenticator({ userVerified: true });
+    const registered = await registerInPage(page, account.accessToken);
+    expect(registered.status, JSON.stringify(registered.body)).toBe(201);
+    expect(registered.body.data?.passkey).toMatchObject({ name: "Chromium", lastUsedAt: null });
+
+    const signedIn = await signInInPage(page);
+    expect(signedIn.status, JSON.stringify(signedIn.body)).toBe(200);
+    const session = signedIn.body.data as { accessToken: string; payload: { id: string }; mfaRequired: boolean };
+    expect(session.payload.id).toBe(account.userId);
+    expect(session.mfaRequired).toBe(false);
+    expect(decodeAccessToken(session.accessToken).claims.aal).toBe("aal2");
+    // A discoverable credential, its counter moving on with each use; the next sign-in's higher one is accepted.
+    const again = await signInInPage(page);
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
+    const { credentials } = await cdp.send("WebAuthn.getCredentials", { authenticatorId });
+    expect(credentials).toHaveLength(1);
+    expect(credentials[0].isResidentCredential).toBe(true);
+    expect(credentials[0].signCount, "the authenticator's counter after two sign-ins").toBeGreaterThanOrEqual(2);
+    await page.context().close();
+  });
+
+  it("refuses a registration without a proof given for it", async () => {
+    const email = uniqueEmail("chromium-bare");
+    const registered = await call("/auth/register", { body: { name: "Bare", email, password } });
+    const { accessToken } = (registered.body as { data: { accessToken: string } }).data;
+    const { page } = await pageWithAuthenticator({ userVerified: true });
+    const refused = await page.evaluate(async ({ base, apikey, token }) => {
+      const answer = await fetch(`${base}/auth/passkeys/register/options`, {
+        method: "POST",
+        headers: { "content-type": "application/json", apikey, authorization: token },
+        body: "{}",
+      });
+      return { status: answer.status, body: await answer.json() };
+    }, { base: functionsUrl, apikey: anonKey, token: accessToken });
+    expect(refused).toMatchObject({ status: 403, body: { code: "reauthentication_required" } });
+    await page.context().close();
+  });
+
+  it("refuses an assertion made without user verification", async () => {
+    const account = await provenAccount();
+    const { page, cdp, authenticatorId } = await pageWithAuthenticator({ userVerified: true });
+    expect((await registerInPage(page, account.accessToken)).status).toBe(201);
+    // The same authenticator, now unable to verify its user, asked by a page that does not ask for it.
+    await cdp.send("WebAuthn.setUserVerified", { authenticatorId, isUserVerified: false });
+    const refused = await signInInPage(page, "discouraged");
+    expect(refused.status, JSON.stringify(refused.body)).toBe(401);
+    expect(refused.body.code).toBe("passkey_rejected");
+    await page.context().close();
+  });
+
+  it("in the demo app: adds a passkey after confirming it's you, then signs in with it, no email typed", async () => {
+    const { page } = await pageWithAuthenticator({ userVerified: true });
+    const email = uniqueEmail("demo-passkey");
+    const register = page.locator("#register-form");
+    await register.getByLabel("Name", { exact: true }).fill("Ada Lovelace");
+    await register.getByLabel("Email", { exact: true }).fill(email);
+    await register.getByLabel("Password", { exact: true }).fill(password);
+    await register.getByRole("button", { name: "Register" }).click();
+    await page.getByText(`Signed in as Ada Lovelace (${email})`).waitFor();
+    await page.getByText("Account: password, sessions, second factor, deletion").click();
+    await page.getByText("No passkey yet").waitFor();
+    // Without a proof the service refuses, and the page says what to do.
+    await page.locator("#passkey-add-form").getByRole("button", { name: "Add a passkey" }).click();
+    await page.locator("#passkey-add-form", { hasText: "Confirm it is you first" }).waitFor();
+    const confirm = page.locator("#passkey-confirm-form");
+    await confirm.getByLabel("Password", { exact: true }).fill(password);
+    await confirm.getByRole("button", { name: "Confirm with the password" }).click();
+    await page.locator("#info", { hasText: "Confirmed" }).waitFor();
+    await page.locator("#passkey-add-form").getByLabel("Name (optional)").fill("Demo laptop");
+    await page.locator("#passkey-add-form").getByRole("button", { name: "Add a passkey" }).click();
+    await page.locator("#passkey-list", { hasText: "Demo laptop" }).waitFor();
+
+    await page.getByRole("button", { name: "Sign out", exact: true }).click();
+    await page.locator("#signed-out").waitFor();
+    // The email field offers passkeys in its autofill; the button asks with a dialog. Either signs in.
+    expect(await page.locator("#login-form input[name=email]").getAttribute("autocomplete")).toBe("username webauthn");
+    if (await page.locator("#signed-out").isVisible()) {
+      await page.getByRole("button", { name: "Sign in with a passkey" }).click();
+    }
+    await page.getByText(`Signed in as Ada Lovelace (${email})`).waitFor();
+    await page.context().close();
+  });
+});
