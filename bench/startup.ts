@@ -40,6 +40,9 @@ export interface ColdStart {
 
 /** What a cold start is compared with: a `Deno.serve` that answers "hello" and loads nothing. */
 const helloWorld = new URL("./baseline/hello-world.ts", import.meta.url);
+/** The floor of a notes function's: the hello world after loading pg, zod and jose, answering after one query. */
+const driverFloorName = "pg, zod and jose, one query";
+const driverFloor = new URL("./baseline/driver-floor.ts", import.meta.url);
 
 /** The name a function of the checkout `against` is reported under. */
 export const againstName = (name: string) => `${name} (against)`;
@@ -66,6 +69,7 @@ export async function measureColdStarts(
   });
   const starters = [
     { name: "hello-world", probe: { method: "GET", headers: {} }, script: helloWorld },
+    { name: driverFloorName, probe: { method: "GET", headers: {} }, script: driverFloor },
     ...names.flatMap((name) => [
       starter(name, functionsDir),
       ...(against && existsSync(new URL(`${name}/index.ts`, against))

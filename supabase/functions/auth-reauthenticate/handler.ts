@@ -11,7 +11,6 @@ import { authSuccess } from "../_shared/http/envelopes.ts";
 import { readJsonBody } from "../_shared/http/request.ts";
 import { reauthenticateWithFactor, reauthenticateWithPassword } from "../_shared/queries/reauthentication.ts";
 import { reauthenticateWithPasskey } from "../_shared/queries/passkeys.ts";
-import { checkAssertion, passkeyRejected } from "../_shared/auth/passkey-assertions.ts";
 
 /**
  * `POST /auth/reauthenticate {password} | {code} | {recoveryCode} | {passkey}`: the signed-in owner proves it is
@@ -45,6 +44,9 @@ export const handler = defineEndpoint({
     };
     let validUntil: Date | undefined;
     if (body.passkey !== undefined) {
+      // The WebAuthn verifier is loaded only for a passkey's proof: it doubled this function's cold start, which the
+      // proofs by password and by code would otherwise pay too.
+      const { checkAssertion, passkeyRejected } = await import("../_shared/auth/passkey-assertions.ts");
       // An assertion for this session's own challenge (POST /auth/passkeys/login/options with its token): the read
       // that finds the credential's key, then the write that moves its counter and records the proof.
       const { use } = await checkAssertion(req, info, body.passkey, caller);
