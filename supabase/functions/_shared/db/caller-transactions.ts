@@ -60,20 +60,28 @@ export function withCallerTransaction<Row, Result>(
   claims: CallerClaims,
   query: Query<Row, Result>,
 ): Promise<Result> {
-  // The CTE holds volatile calls, so Postgres runs it (and sets the claims) before the check reads them.
-  return guardedByCaller(query, {
-    text: `with session as (
-             select set_config('role', 'authenticated', true),
-                    set_config('request.jwt.claims', $1, true)
-           )
-           select app.${query.writesNotes ? "require_notes_writer" : "require_notes_caller"}() from session`,
-    values: [JSON.stringify(claims)],
-  }).catch((error) => {
+  return guardedByCaller(query, notesCallerCheck(claims, query.writesNotes ?? false)).catch((error) => {
     // The account was deleted after the check passed, before a write that refers to it (its note count, a create
     // key): as for a token of an account that is gone.
     if (pgErrorCode(error) === foreignKeyViolation) throw new InvalidTokenError("token_revoked");
     throw error;
   });
+}
+
+/**
+ * The statement that opens a notes transaction: the caller's role and claims
+ * taken on, and the check that they may read notes, or write them.
+ */
+export function notesCallerCheck(claims: CallerClaims, writesNotes: boolean): Statement {
+  // The CTE holds volatile calls, so Postgres runs it (and sets the claims) before the check reads them.
+  return {
+    text: `with session as (
+             select set_config('role', 'authenticated', true),
+                    set_config('request.jwt.claims', $1, true)
+           )
+           select app.${writesNotes ? "require_notes_writer" : "require_notes_caller"}() from session`,
+    values: [JSON.stringify(claims)],
+  };
 }
 
 /**

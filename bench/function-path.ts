@@ -1,0 +1,199 @@
+/**
+ * The function path against the database's own rate for the same work:
+ * `notes-create` over many users, driven by autocannon at a fixed
+ * concurrency, against pgbench running the transaction the function sends
+ * (`db/transactions.ts`): `begin`, the statement timeout, the caller's check
+ * with their token's claims, the insert, `commit`, pipelined in one round
+ * trip as the pool sends it, with extended-protocol parameters as the driver
+ * binds them, for a random one of the same users. pgbench has as many clients
+ * as the stack's pool has connections, so both sides hold the same number of
+ * transactions open. Rounds alternate the two (pgbench, function, function,
+ * pgbench) and the ratio is the median of the rounds'.
+ *
+ * pgbench cannot bind a different user's claims from a list, so its
+ * transaction reads them, and the owner, from a table of the users by a
+ * random number, inside the statements the function sends with them as
+ * parameters: a primary-key lookup of a 1,000-row table, which the function
+ * does not make, so the ratio is if anything kind to pgbench.
+ *
+ * @example
+ * ```ts
+ * const path = await measureFunctionPath({ databaseUrl, stackUrl, users, poolSize: 5, seconds: 10, rounds: 3 });
+ * ```
+ */
+import { decodeJwt } from "jose";
+import postgres from "postgres";
+import { runCommand } from "../dev/processes.ts";
+import { drive, median } from "./load.ts";
+import { markdownTable } from "./report.ts";
+import { notesCallerCheck } from "../supabase/functions/_shared/db/caller-transactions.ts";
+import { insertNote } from "../supabase/functions/_shared/queries/notes.ts";
+
+/** A user the function path writes for: their id and the `authorization` header of a live session. */
+export interface PathUser {
+  id: string;
+  authorization: string;
+}
+
+export interface FunctionPathInput {
+  databaseUrl: string;
+  /** The stack's functions base URL (`.../functions/v1`). */
+  stackUrl: string;
+  users: PathUser[];
+  /** The stack's `DB_POOL_MAX`: pgbench's clients. */
+  poolSize: number;
+  /** autocannon's connections: more than the pool, so requests queue for it as they do under load. */
+  connections: number;
+  seconds: number;
+  rounds: number;
+  /** The statement timeout the function sets (`STATEMENT_TIMEOUT_MS`), sent as it sends it. */
+  statementTimeoutMs: number;
+}
+
+export interface FunctionPathResult {
+  users: number;
+  functionRps: number[];
+  databaseTps: number[];
+  ratios: number[];
+  ratio: number;
+}
+
+const claimsTable = "bench_function_path_claims";
+const title = "Benchmark note";
+const content = "Written by the benchmark.";
+
+/** The token's payload as the function passes it to Postgres: the claims' JSON. */
+function claimsOf(authorization: string): string {
+  return JSON.stringify(decodeJwt(authorization.replace(/^Bearer\s+/i, "")));
+}
+
+/**
+ * The function's transaction for user number `:n`, as pgbench runs it: the texts of its statements
+ * (`runTransaction`'s begin, timeout and commit around the caller's check and the insert), with the user's claims
+ * and id read by number where the function binds them.
+ */
+function transactionScript(users: number, statementTimeoutMs: number): string {
+  const check = notesCallerCheck({ sub: "", role: "authenticated" }, true).text
+    .replace("$1", `(select claims from ${claimsTable} where n = :n)`);
+  const insert = insertNote("", { title, content, status: "DRAFT" }).text
+    .replace("$1", `(select user_id from ${claimsTable} where n = :n)`)
+    .replace("$2", `'${title}'`)
+    .replace("$3", `'${content}'`)
+    .replace("$4", "'DRAFT'");
+  return [
+    `\\set n random(1, ${users})`,
+    "\\startpipeline",
+    "begin;",
+    `select set_config('statement_timeout', '${statementTimeoutMs}', true);`,
+    `${check.replace(/\s+/g, " ")};`,
+    `${insert.replace(/\s+/g, " ")};`,
+    "commit;",
+    "\\endpipeline",
+    "",
+  ].join("\n");
+}
+
+async function pgbenchTps(databaseUrl: string, script: string, clients: number, seconds: number): Promise<number> {
+  const file = await Deno.makeTempFile({ suffix: ".sql" });
+  try {
+    await Deno.writeTextFile(file, script);
+    const database = new URL(databaseUrl);
+    const result = await runCommand("pgbench", [
+      "-n",
+      "-M",
+      "extended",
+      "-h",
+      database.hostname,
+      "-p",
+      database.port || "5432",
+      "-U",
+      decodeURIComponent(database.username) || "postgres",
+      "-c",
+      String(clients),
+      "-j",
+      String(clients),
+      "-T",
+      String(seconds),
+      "-f",
+      file,
+      database.pathname.slice(1),
+    ], { cwd: Deno.cwd() });
+    if (!result.ok) throw new Error(`pgbench failed: ${result.stderr}`);
+    const match = /tps = ([\d.]+) \(without initial connection time\)/.exec(result.stdout);
+    if (!match) throw new Error(`pgbench printed no tps: ${result.stdout}`);
+    return Number(match[1]);
+  } finally {
+    await Deno.remove(file);
+  }
+}
+
+async function functionRps(input: FunctionPathInput, nextUser: () => PathUser): Promise<number> {
+  const origin = new URL(input.stackUrl).origin;
+  const path = new URL(input.stackUrl).pathname;
+  const sample = await drive(origin, () => ({
+    method: "POST",
+    path: `${path}/notes-create`,
+    headers: { authorization: nextUser().authorization, "content-type": "application/json" },
+    body: JSON.stringify({ title, content }),
+  }), { connections: input.connections, seconds: input.seconds });
+  const failed = Object.entries(sample.statuses).filter(([status]) => !status.startsWith("2"));
+  if (failed.length > 0 || sample.errors > 0) {
+    throw new Error(`notes-create failed: ${JSON.stringify(sample.statuses)}, ${sample.errors} errors`);
+  }
+  return sample.latencies.length / sample.seconds;
+}
+
+/** Rounds of pgbench, function, function, pgbench; the ratio of each round and their median. */
+export async function measureFunctionPath(input: FunctionPathInput): Promise<FunctionPathResult> {
+  const sql = postgres(input.databaseUrl, { max: 1, onnotice: () => {} });
+  try {
+    await sql`create table if not exists ${sql(claimsTable)} (n integer primary key, user_id uuid, claims text)`;
+    await sql`truncate ${sql(claimsTable)}`;
+    await sql`insert into ${sql(claimsTable)} ${
+      sql(input.users.map((user, index) => ({ n: index + 1, user_id: user.id, claims: claimsOf(user.authorization) })))
+    }`;
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+  const script = transactionScript(input.users.length, input.statementTimeoutMs);
+  let next = 0;
+  const nextUser = () => input.users[next++ % input.users.length];
+  // A warm-up of each: the stack's pool open and its modules compiled, the server's caches filled.
+  await pgbenchTps(input.databaseUrl, script, input.poolSize, 2);
+  await functionRps({ ...input, seconds: 2 }, nextUser);
+  const result: FunctionPathResult = {
+    users: input.users.length,
+    functionRps: [],
+    databaseTps: [],
+    ratios: [],
+    ratio: 0,
+  };
+  for (let round = 0; round < input.rounds; round++) {
+    const first = await pgbenchTps(input.databaseUrl, script, input.poolSize, input.seconds);
+    const rps = [await functionRps(input, nextUser), await functionRps(input, nextUser)];
+    const last = await pgbenchTps(input.databaseUrl, script, input.poolSize, input.seconds);
+    const tps = (first + last) / 2;
+    const functions = (rps[0] + rps[1]) / 2;
+    result.databaseTps.push(tps);
+    result.functionRps.push(functions);
+    result.ratios.push(functions / tps);
+  }
+  result.ratio = median(result.ratios);
+  return result;
+}
+
+/** The function path's result as a Markdown table. */
+export function functionPathTable(result: FunctionPathResult): string {
+  return markdownTable(
+    ["Round", "notes-create req/s", "pgbench tps of its transaction", "Ratio"],
+    [
+      ...result.ratios.map((ratio, round) => [
+        String(round + 1),
+        result.functionRps[round].toFixed(0),
+        result.databaseTps[round].toFixed(0),
+        `${ratio.toFixed(2)}×`,
+      ]),
+      ["median", "", "", `${result.ratio.toFixed(2)}×`],
+    ],
+  );
+}
