@@ -29,9 +29,14 @@ afterAll(async () => {
   await app?.close();
 });
 
-/** A page on `http://localhost` (browsers run no ceremony on an IP address) with a virtual authenticator. */
+/**
+ * A page on `http://localhost` (browsers run no ceremony on an IP address) with a virtual authenticator: the demo
+ * app, whose sign-in page asks for a passkey on its own (the email field's autofill) unless `autofill` is false. The
+ * tests that run ceremonies themselves turn it off (the browser says it has no autofill for passkeys), so that no
+ * ceremony they did not ask for moves a counter.
+ */
 async function pageWithAuthenticator(
-  options: { userVerified: boolean },
+  options: { userVerified: boolean; synced?: boolean; presence?: boolean; autofill?: boolean },
 ): Promise<{ page: Page; cdp: CDPSession; authenticatorId: string }> {
   const context = await browser.newContext();
   const page = await context.newPage();
@@ -44,11 +49,36 @@ async function pageWithAuthenticator(
       hasResidentKey: true,
       hasUserVerification: true,
       isUserVerified: options.userVerified,
-      automaticPresenceSimulation: true,
+      // Without it the authenticator answers nothing until `WebAuthn.setAutomaticPresenceSimulation` turns it on.
+      automaticPresenceSimulation: options.presence ?? true,
+      // A synced passkey (iCloud Keychain, Google Password Manager) says so in its backup flags.
+      defaultBackupEligibility: options.synced ?? false,
+      defaultBackupState: options.synced ?? false,
     },
   });
+  if (!options.autofill) {
+    await page.addInitScript(() => {
+      // deno-lint-ignore no-explicit-any
+      (globalThis as any).PublicKeyCredential.isConditionalMediationAvailable = () => Promise.resolve(false);
+    });
+  }
   await page.goto(app.url.replace("127.0.0.1", "localhost"));
   return { page, cdp, authenticatorId };
+}
+
+/** The virtual authenticator's only credential, as the DevTools protocol gives it (with its private key). */
+async function onlyCredential(cdp: CDPSession, authenticatorId: string) {
+  const { credentials } = await cdp.send("WebAuthn.getCredentials", { authenticatorId });
+  expect(credentials).toHaveLength(1);
+  return credentials[0];
+}
+
+/** The account's security events of `type`, from its own log (`GET /auth/events`), newest first. */
+async function eventsOf(accessToken: string, type: string) {
+  const answer = await call("/auth/events?limit=100", { token: accessToken });
+  expect(answer.status, answer.text).toBe(200);
+  const { events } = (answer.body as { data: { events: { type: string; details: Record<string, unknown> }[] } }).data;
+  return events.filter((event) => event.type === type);
 }
 
 /** An account signed in over HTTP that has just proved its password: registering a passkey needs that. */
@@ -129,6 +159,49 @@ describe("passkeys in Chromium with a virtual authenticator", () => {
     await page.context().close();
   });
 
+  it("refuses a device-bound passkey whose counter goes back (a cloned key) and logs it; accepts a synced one", async () => {
+    const account = await provenAccount();
+    const original = await pageWithAuthenticator({ userVerified: true });
+    expect((await registerInPage(original.page, account.accessToken)).status).toBe(201);
+    for (let time = 0; time < 2; time += 1) expect((await signInInPage(original.page)).status).toBe(200);
+    const key = await onlyCredential(original.cdp, original.authenticatorId);
+    // Counted once at registration and once per sign-in: the service last accepted 3.
+    expect(key).toMatchObject({ signCount: 3, backupEligibility: false, backupState: false });
+
+    // The clone: the same private key and credential id on another device, its counter behind the original's.
+    const clone = await pageWithAuthenticator({ userVerified: true });
+    await clone.cdp.send("WebAuthn.addCredential", {
+      authenticatorId: clone.authenticatorId,
+      credential: { ...key, signCount: 0 },
+    });
+    const refused = await signInInPage(clone.page);
+    expect(refused.status, JSON.stringify(refused.body)).toBe(401);
+    expect(refused.body.code).toBe("passkey_rejected");
+    const [logged] = await eventsOf(account.accessToken, "passkey_counter_regressed");
+    expect(logged?.details).toMatchObject({ storedCount: 3, presentedCount: 1 });
+    // The original device, its counter ahead, still signs in.
+    expect((await signInInPage(original.page)).status).toBe(200);
+    await clone.page.context().close();
+    await original.page.context().close();
+
+    // A synced passkey (its backup flags set) is accepted and listed as synced. Chromium's virtual authenticator
+    // counts on every use, synced or not, so the "0 and 0" of a synced passkey that keeps no counter is covered
+    // over HTTP (passkeys.test.ts).
+    const synced = await pageWithAuthenticator({ userVerified: true, synced: true });
+    const added = await registerInPage(synced.page, account.accessToken);
+    expect(added.status, JSON.stringify(added.body)).toBe(201);
+    expect(added.body.data?.passkey).toMatchObject({ synced: true });
+    for (let time = 0; time < 2; time += 1) {
+      const signedIn = await signInInPage(synced.page);
+      expect(signedIn.status, JSON.stringify(signedIn.body)).toBe(200);
+    }
+    expect(await onlyCredential(synced.cdp, synced.authenticatorId)).toMatchObject({
+      backupEligibility: true,
+      backupState: true,
+    });
+    await synced.page.context().close();
+  });
+
   it("refuses a registration without a proof given for it", async () => {
     const email = uniqueEmail("chromium-bare");
     const registered = await call("/auth/register", { body: { name: "Bare", email, password } });
@@ -159,7 +232,7 @@ describe("passkeys in Chromium with a virtual authenticator", () => {
   });
 
   it("in the demo app: adds a passkey after confirming it's you, then signs in with it, no email typed", async () => {
-    const { page } = await pageWithAuthenticator({ userVerified: true });
+    const { page } = await pageWithAuthenticator({ userVerified: true, autofill: true });
     const email = uniqueEmail("demo-passkey");
     const register = page.locator("#register-form");
     await register.getByLabel("Name", { exact: true }).fill("Ada Lovelace");
