@@ -36,7 +36,16 @@ afterAll(async () => {
  * ceremony they did not ask for moves a counter.
  */
 async function pageWithAuthenticator(
-  options: { userVerified: boolean; synced?: boolean; presence?: boolean; autofill?: boolean },
+  options: {
+    userVerified: boolean;
+    synced?: boolean;
+    presence?: boolean;
+    autofill?: boolean;
+    /** A passkey on the authenticator before the page opens, as the DevTools protocol gives it. */
+    credential?: Credential;
+    /** Runs before the page opens (scripts to add to it). */
+    before?: (page: Page) => Promise<void>;
+  },
 ): Promise<{ page: Page; cdp: CDPSession; authenticatorId: string }> {
   const context = await browser.newContext();
   const page = await context.newPage();
@@ -62,13 +71,25 @@ async function pageWithAuthenticator(
       (globalThis as any).PublicKeyCredential.isConditionalMediationAvailable = () => Promise.resolve(false);
     });
   }
+  if (options.credential) {
+    await cdp.send("WebAuthn.addCredential", { authenticatorId, credential: options.credential });
+  }
+  await options.before?.(page);
   await page.goto(app.url.replace("127.0.0.1", "localhost"));
   return { page, cdp, authenticatorId };
 }
 
+/** The virtual authenticator's credentials, as the DevTools protocol gives them (with their private keys). */
+async function credentialsOf(cdp: CDPSession, authenticatorId: string) {
+  return (await cdp.send("WebAuthn.getCredentials", { authenticatorId })).credentials;
+}
+
+/** A credential as `WebAuthn.getCredentials` gives it and `WebAuthn.addCredential` takes it. */
+type Credential = Awaited<ReturnType<typeof credentialsOf>>[number];
+
 /** The virtual authenticator's only credential, as the DevTools protocol gives it (with its private key). */
-async function onlyCredential(cdp: CDPSession, authenticatorId: string) {
-  const { credentials } = await cdp.send("WebAuthn.getCredentials", { authenticatorId });
+async function onlyCredential(cdp: CDPSession, authenticatorId: string): Promise<Credential> {
+  const credentials = await credentialsOf(cdp, authenticatorId);
   expect(credentials).toHaveLength(1);
   return credentials[0];
 }
@@ -79,6 +100,51 @@ async function eventsOf(accessToken: string, type: string) {
   expect(answer.status, answer.text).toBe(200);
   const { events } = (answer.body as { data: { events: { type: string; details: Record<string, unknown> }[] } }).data;
   return events.filter((event) => event.type === type);
+}
+
+/**
+ * What the page asked of `navigator.credentials.get`: each call's `mediation`, how it ended so far (the error's name
+ * when it failed), and whether the page aborted it while it was pending.
+ */
+interface AskedGet {
+  mediation: string | null;
+  outcome: "pending" | "answered" | string;
+  aborted: boolean;
+}
+
+/** Records every `navigator.credentials.get` the page makes, from its first script on, for `askedGets`. */
+async function recordGets(page: Page): Promise<void> {
+  await page.addInitScript(() => {
+    // deno-lint-ignore no-explicit-any
+    const web = globalThis as any;
+    const asked: AskedGet[] = [];
+    web.askedGets = asked;
+    const get = web.navigator.credentials.get.bind(web.navigator.credentials);
+    web.navigator.credentials.get = (options: { mediation?: string; signal?: AbortSignal }) => {
+      const entry: AskedGet = { mediation: options?.mediation ?? null, outcome: "pending", aborted: false };
+      asked.push(entry);
+      // Ended by the page while it waited (an abort after the answer changes nothing).
+      options?.signal?.addEventListener("abort", () => (entry.aborted ||= entry.outcome === "pending"));
+      const answer = get(options);
+      answer.then(() => (entry.outcome = "answered"), (error: Error) => (entry.outcome = error.name));
+      return answer;
+    };
+  });
+}
+
+/** The page's `navigator.credentials.get` calls so far (see `recordGets`). */
+function askedGets(page: Page): Promise<AskedGet[]> {
+  // deno-lint-ignore no-explicit-any
+  return page.evaluate(() => (globalThis as any).askedGets);
+}
+
+/** A passkey registered for the account on a device of its own, read back with its private key. */
+async function registeredKey(accessToken: string): Promise<Credential> {
+  const device = await pageWithAuthenticator({ userVerified: true });
+  expect((await registerInPage(device.page, accessToken)).status).toBe(201);
+  const key = await onlyCredential(device.cdp, device.authenticatorId);
+  await device.page.context().close();
+  return key;
 }
 
 /** An account signed in over HTTP that has just proved its password: registering a passkey needs that. */
@@ -232,7 +298,7 @@ describe("passkeys in Chromium with a virtual authenticator", () => {
   });
 
   it("in the demo app: adds a passkey after confirming it's you, then signs in with it, no email typed", async () => {
-    const { page } = await pageWithAuthenticator({ userVerified: true, autofill: true });
+    const { page } = await pageWithAuthenticator({ userVerified: true });
     const email = uniqueEmail("demo-passkey");
     const register = page.locator("#register-form");
     await register.getByLabel("Name", { exact: true }).fill("Ada Lovelace");
@@ -255,12 +321,56 @@ describe("passkeys in Chromium with a virtual authenticator", () => {
 
     await page.getByRole("button", { name: "Sign out", exact: true }).click();
     await page.locator("#signed-out").waitFor();
-    // The email field offers passkeys in its autofill; the button asks with a dialog. Either signs in.
-    expect(await page.locator("#login-form input[name=email]").getAttribute("autocomplete")).toBe("username webauthn");
-    if (await page.locator("#signed-out").isVisible()) {
-      await page.getByRole("button", { name: "Sign in with a passkey" }).click();
-    }
+    // The button asks with a dialog (this page has no autofill for passkeys: the tests below drive that).
+    await page.getByRole("button", { name: "Sign in with a passkey" }).click();
     await page.getByText(`Signed in as Ada Lovelace (${email})`).waitFor();
+    await page.context().close();
+  });
+
+  it("in the demo app: the email field's autofill asks for a passkey on load and signs in with it, no click", async () => {
+    const account = await provenAccount();
+    const key = await registeredKey(account.accessToken);
+    const { page } = await pageWithAuthenticator({
+      userVerified: true,
+      autofill: true,
+      credential: key,
+      before: recordGets,
+    });
+    // The authenticator answers at once (Chromium's automatic presence picks the one passkey for the autofill).
+    await page.getByText(`Signed in as Ada (${account.email})`).waitFor();
+    expect(await askedGets(page)).toEqual([{ mediation: "conditional", outcome: "answered", aborted: false }]);
+    await page.context().close();
+  });
+
+  it("in the demo app: the autofill's request waits for a pick, and ends when the user logs in with the password", async () => {
+    const account = await provenAccount();
+    const key = await registeredKey(account.accessToken);
+    // An authenticator that answers nothing: the person has not picked the passkey in the autofill.
+    const { page } = await pageWithAuthenticator({
+      userVerified: true,
+      presence: false,
+      autofill: true,
+      credential: key,
+      before: recordGets,
+    });
+    const login = page.locator("#login-form");
+    expect(await login.getByLabel("Email", { exact: true }).getAttribute("autocomplete")).toBe("username webauthn");
+    await expect.poll(() => askedGets(page)).toEqual([{
+      mediation: "conditional",
+      outcome: "pending",
+      aborted: false,
+    }]);
+    expect(await page.locator("#signed-out").isVisible()).toBe(true);
+
+    await login.getByLabel("Email", { exact: true }).fill(account.email);
+    await login.getByLabel("Password", { exact: true }).fill(password);
+    await login.getByRole("button", { name: "Log in" }).click();
+    await page.getByText(`Signed in as Ada (${account.email})`).waitFor();
+    await expect.poll(() => askedGets(page)).toEqual([{
+      mediation: "conditional",
+      outcome: "AbortError",
+      aborted: true,
+    }]);
     await page.context().close();
   });
 });
