@@ -93,7 +93,8 @@ function showSignedIn(): void {
     passkeys.clear();
   }
   // Signed out: the email field offers the passkeys (autofill) until one is picked or the user logs in otherwise.
-  if (!session) passkeys.offerAutofill();
+  if (session) passkeys.stopAutofill();
+  else passkeys.offerAutofill();
   if (!needsSecondStep) {
     verifyCodeForm.hidden = false;
     recoverForm.hidden = true;

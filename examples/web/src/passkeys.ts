@@ -8,8 +8,11 @@
  * ```ts
  * const passkeys = passkeysPanel(client, signedInWith);
  * passkeys.offerAutofill();
+ * // Signed in another way: the autofill's request ends.
+ * passkeys.stopAutofill();
  * ```
  */
+import { WebAuthnAbortService } from "@simplewebauthn/browser";
 import type { NotesClient, PasskeyInfo } from "../../../shared/index.ts";
 import { byId, onSubmit } from "./dom.ts";
 import { reportErrors, showInfo } from "./messages.ts";
@@ -36,7 +39,7 @@ function requireHostName(): void {
 export function passkeysPanel(
   client: NotesClient,
   signedInWith: (message: string) => Promise<void>,
-): { show(): Promise<void>; clear(): void; offerAutofill(): void } {
+): { show(): Promise<void>; clear(): void; offerAutofill(): void; stopAutofill(): void } {
   const state = byId("passkeys-state", HTMLParagraphElement);
   const list = byId("passkey-list", HTMLUListElement);
   const confirmForm = byId("passkey-confirm-form", HTMLFormElement);
@@ -65,6 +68,14 @@ export function passkeysPanel(
         offering = false;
       }
     })();
+  }
+
+  /**
+   * Ends the autofill's pending request once signed in another way (a password, a provider, a new account): the
+   * browser would otherwise keep offering passkeys for a page that no longer shows the sign-in form.
+   */
+  function stopAutofill(): void {
+    if (offering) WebAuthnAbortService.cancelCeremony();
   }
 
   function item(passkey: PasskeyInfo): HTMLLIElement {
@@ -146,5 +157,5 @@ export function passkeysPanel(
       showInfo(`Passkey "${added.name}" added: sign in with it next time`);
     }, form));
 
-  return { show, clear, offerAutofill };
+  return { show, clear, offerAutofill, stopAutofill };
 }
