@@ -24,7 +24,7 @@ import {
 import { decodeClientDataJSON, isoBase64URL } from "@simplewebauthn/server/helpers";
 import { allowsPasskeyOrigin, type PasskeySettings } from "../config/mod.ts";
 import type { User } from "../contract/accounts.ts";
-import type { AuthenticationResponse, RegistrationResponse } from "../contract/passkeys.ts";
+import { type AuthenticationResponse, publicKeyBytes, type RegistrationResponse } from "../contract/passkeys.ts";
 import type { NewPasskey, StoredPasskey, VerifiedUse } from "../queries/passkeys.ts";
 import { authenticatorName } from "./authenticator-names.ts";
 
@@ -37,11 +37,21 @@ export interface ClaimedCeremony {
   origin: string;
 }
 
-/** The challenge and origin of a browser's answer, or undefined when its client data is not a ceremony's. */
+/** What a challenge this service issued looks like: base64url of a few dozen random bytes. */
+const issuedChallenge = /^[A-Za-z0-9_-]{16,128}$/;
+
+/**
+ * The challenge and origin of a browser's answer, or undefined when its
+ * client data is not one of this app's ceremonies: a challenge the service
+ * could not have issued (which Postgres need not be asked about), or an answer
+ * made inside another site's frame (`crossOrigin`: the app runs no ceremony
+ * in a frame, and a page that framed it would be asking on its behalf).
+ */
 export function claimedCeremony(clientDataJSON: string): ClaimedCeremony | undefined {
   try {
-    const { challenge, origin } = decodeClientDataJSON(clientDataJSON);
-    return typeof challenge === "string" && typeof origin === "string" ? { challenge, origin } : undefined;
+    const { challenge, origin, crossOrigin } = decodeClientDataJSON(clientDataJSON);
+    if (crossOrigin === true || typeof origin !== "string") return undefined;
+    return typeof challenge === "string" && issuedChallenge.test(challenge) ? { challenge, origin } : undefined;
   } catch {
     return undefined;
   }
@@ -124,6 +134,13 @@ export async function verifiedRegistration(
   }
   if (!verification.verified) throw new CeremonyRefused("registration not verified");
   const info = verification.registrationInfo;
+  // What is stored is the credential its authenticator data carries: the id the browser named must be that one (the
+  // contract bounds it as Postgres does), and its key of a size Postgres keeps.
+  if (info.credential.id !== response.id) throw new CeremonyRefused("the id named is not the credential's");
+  const keyBytes = info.credential.publicKey.byteLength;
+  if (keyBytes < publicKeyBytes.min || keyBytes > publicKeyBytes.max) {
+    throw new CeremonyRefused(`a public key of ${keyBytes} bytes`);
+  }
   return {
     credentialId: info.credential.id,
     publicKey: info.credential.publicKey,

@@ -9,6 +9,8 @@ import { isoTimestamp, text } from "./common.ts";
 
 /** At most this many passkeys per account. */
 export const passkeysMax = 10;
+/** The size of a public key Postgres stores (`app.passkeys.public_key`): room for post-quantum keys. */
+export const publicKeyBytes = { min: 16, max: 4096 };
 
 const base64url = (field: string, max: number) =>
   text(field).max(max, `${field} must be at most ${max} characters`).regex(
