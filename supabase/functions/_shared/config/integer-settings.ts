@@ -58,6 +58,8 @@ export const integerSettings = {
   HASH_QUEUE_MAX: { fallback: 16, min: 0, max: 10_000, sinks: ["memory"] },
   SIGNUP_MAX_PER_ADDRESS: count(30),
   SIGNUP_ADDRESS_WINDOW_SECONDS: rateWindow(300),
+  ANONYMOUS_MAX_PER_ADDRESS: count(30),
+  ANONYMOUS_ADDRESS_WINDOW_SECONDS: rateWindow(3600),
   RESET_CODE_MAX_ATTEMPTS_PER_ADDRESS: count(30),
   RESET_CODE_ADDRESS_WINDOW_SECONDS: rateWindow(300),
   RESET_CODE_MAX_WRONG_PER_ACCOUNT: count(20),

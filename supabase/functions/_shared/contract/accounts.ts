@@ -66,6 +66,10 @@ export type LoginBody = z.infer<typeof loginBody>;
 export const registerBody = z.object({ name, email, password });
 export type RegisterBody = z.infer<typeof registerBody>;
 
+/** Body of `POST /auth/anonymous/upgrade`: what a sign-up gives, for the signed-in anonymous account. */
+export const upgradeAnonymousBody = z.object({ name, email, password });
+export type UpgradeAnonymousBody = z.infer<typeof upgradeAnonymousBody>;
+
 /** Body of `POST /auth/request-password-reset`. */
 export const requestPasswordResetBody = z.object({ email });
 export type RequestPasswordResetBody = z.infer<typeof requestPasswordResetBody>;
@@ -91,6 +95,8 @@ export const user = z.object({
   role: z.enum(userRoles),
   status: z.enum(userStatuses),
   isVerified: z.boolean(),
+  /** An account of `POST /auth/anonymous` not yet upgraded: its `email` is `""` and its notes are capped. */
+  isAnonymous: z.boolean(),
   createdAt: isoTimestamp,
   updatedAt: isoTimestamp,
 });

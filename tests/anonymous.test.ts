@@ -1,0 +1,201 @@
+/**
+ * Anonymous accounts over HTTP: a visitor's account with no email and no
+ * password writes notes, signs up under the same id with every note kept, is
+ * refused an address that has an account with nothing lost, and is held to its
+ * limits (new accounts per address, notes per account) by Postgres, through
+ * the Data API too.
+ */
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Session } from "../shared/index.ts";
+import { call, type RegisteredUser, registerUser, uniqueEmail } from "./support/api.ts";
+import { decodeAccessToken, expectAuthError, expectSession } from "./support/auth.ts";
+import { openTestDatabase, type TestDatabase } from "./support/database.ts";
+import { allNotes, createNote, expectNotesError } from "./support/notes.ts";
+import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";
+
+const password = "correct horse battery";
+
+/** Starts an anonymous account on the shared stack (or `stack`) and returns its session. */
+async function signInAnonymously(stack?: ScratchStack): Promise<Session> {
+  const response = stack ? await stack.call("/auth/anonymous", { method: "POST" }) : await call("/auth/anonymous", {
+    method: "POST",
+  });
+  return expectSession(response, 201);
+}
+
+/** The session as the notes helpers take a user. */
+function asUser(session: Session): RegisteredUser {
+  const { payload, accessToken, refreshToken } = session;
+  return { id: payload.id, email: payload.email, password: "", accessToken, refreshToken };
+}
+
+function upgrade(session: Session, body: Record<string, unknown>) {
+  return call("/auth/anonymous/upgrade", { token: session.accessToken, body });
+}
+
+describe("POST /auth/anonymous", () => {
+  it("signs in a new account with no email that is anonymous in the user and the token, and writes notes", async () => {
+    const session = await signInAnonymously();
+    expect(session.payload).toMatchObject({ email: "", isAnonymous: true, isVerified: false, status: "ACTIVE" });
+    expect(session.refreshToken).toEqual(expect.any(String));
+    expect(session.deviceToken).toEqual(expect.any(String));
+    expect(decodeAccessToken(session.accessToken).claims).toMatchObject({
+      sub: session.payload.id,
+      role: "authenticated",
+      is_anonymous: true,
+    });
+    const note = await createNote(asUser(session), { title: "before signing up", content: "kept" });
+    expect(note.createdBy).toBe(session.payload.id);
+    expect((await allNotes(asUser(session))).map((each) => each.id)).toEqual([note.id]);
+    // Two visitors are two accounts.
+    expect((await signInAnonymously()).payload.id).not.toBe(session.payload.id);
+  });
+
+  it("needs the apikey", async () => {
+    expectAuthError(await call("/auth/anonymous", { method: "POST", apiKey: null }), 401);
+  });
+});
+
+describe("POST /auth/anonymous/upgrade", () => {
+  it("keeps the id and every note, and the anonymous session goes on as the real account", async () => {
+    const anonymous = await signInAnonymously();
+    const notes = [
+      await createNote(asUser(anonymous), { title: "one" }),
+      await createNote(asUser(anonymous), { title: "two" }),
+    ];
+    const email = uniqueEmail("upgrade");
+    const upgraded = expectSession(await upgrade(anonymous, { name: "Ada", email, password }), 200);
+    expect(upgraded.payload).toMatchObject({ id: anonymous.payload.id, email, name: "Ada", isAnonymous: false });
+    expect(decodeAccessToken(upgraded.accessToken).claims).toMatchObject({ email, is_anonymous: false });
+
+    // The old session: its token still reads the notes, and its refresh answers the real account.
+    expect((await allNotes(asUser(anonymous))).map((note) => note.id).sort()).toEqual(
+      notes.map((note) => note.id).sort(),
+    );
+    const refreshed = expectSession(
+      await call("/auth/refresh", { body: { refreshToken: anonymous.refreshToken } }),
+      200,
+    );
+    expect(refreshed.payload).toMatchObject({ id: anonymous.payload.id, email, isAnonymous: false });
+
+    // The account now signs in with its password, and finds its notes.
+    const login = expectSession(await call("/auth/login", { body: { email, password } }), 200);
+    expect(login.payload.id).toBe(anonymous.payload.id);
+    expect((await allNotes(asUser(login))).map((note) => note.title).sort()).toEqual(["one", "two"]);
+
+    // Done once: a second upgrade is refused.
+    const again = await upgrade(login, { name: "Ada", email: uniqueEmail("again"), password });
+    expect(expectAuthError(again, 409).code).toBe("not_anonymous");
+  });
+
+  it("refuses an address that has an account and loses nothing", async () => {
+    const owner = await registerUser("taken");
+    const anonymous = await signInAnonymously();
+    const note = await createNote(asUser(anonymous), { title: "mine" });
+    const refused = await upgrade(anonymous, { name: "Bob", email: owner.email.toUpperCase(), password });
+    expect(expectAuthError(refused, 409).code).toBe("email_taken");
+
+    const user = await call("/auth/user", { token: anonymous.accessToken });
+    expect(user.status, user.text).toBe(200);
+    expect(user.body).toMatchObject({ data: { payload: { id: anonymous.payload.id, email: "", isAnonymous: true } } });
+    expect((await allNotes(asUser(anonymous))).map((each) => each.id)).toEqual([note.id]);
+    expect(await allNotes(owner)).toEqual([]);
+  });
+
+  it("needs a signed-in caller and a sign-up's body", async () => {
+    const anonymous = await signInAnonymously();
+    expectAuthError(
+      await call("/auth/anonymous/upgrade", { body: { name: "A", email: uniqueEmail(), password } }),
+      401,
+    );
+    const short = await upgrade(anonymous, { name: "A", email: uniqueEmail(), password: "short" });
+    expect(expectAuthError(short, 400).code).toBe("invalid_request");
+  });
+});
+
+describe("the limits of anonymous accounts", () => {
+  let stack: ScratchStack;
+
+  beforeAll(async () => {
+    stack = await startScratchStack("anonymous_limits", { env: { ANONYMOUS_MAX_PER_ADDRESS: "2" } });
+  });
+
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it("starts at most ANONYMOUS_MAX_PER_ADDRESS accounts from one address in its window", async () => {
+    await signInAnonymously(stack);
+    await signInAnonymously(stack);
+    const refused = await stack.call("/auth/anonymous", { method: "POST" });
+    expect(expectAuthError(refused, 429).code).toBe("rate_limited");
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    // Sign-ups from that address are counted apart.
+    const registered = await stack.call("/auth/register", { body: { name: "R", email: uniqueEmail(), password } });
+    expect(registered.status, registered.text).toBe(201);
+  });
+
+  it("refuses the note past the cap with sign_up_required, and lifts it once signed up", async () => {
+    await stack.sql`update app.settings set anonymous_note_limit = 2`;
+    try {
+      await stack.sql`delete from app.rate_limits where bucket = 'anonymous-address'`;
+      const session = await signInAnonymously(stack);
+      const create = (title: string) => stack.call("/notes-create", { token: session.accessToken, body: { title } });
+      expect((await create("1")).status).toBe(201);
+      expect((await create("2")).status).toBe(201);
+      const refused = await create("3");
+      expectNotesError(refused, 403);
+      expect(refused.body).toMatchObject({ code: "sign_up_required" });
+      const [{ notes }] = await stack.sql`select notes from app.note_counts where user_id = ${session.payload.id}`;
+      expect(notes).toBe(2);
+
+      const email = uniqueEmail("lifted");
+      const upgraded = await stack.call("/auth/anonymous/upgrade", {
+        token: session.accessToken,
+        body: { name: "L", email, password },
+      });
+      expect(upgraded.status, upgraded.text).toBe(200);
+      expect((await create("3")).status).toBe(201);
+    } finally {
+      await stack.sql`update app.settings set anonymous_note_limit = 100`;
+    }
+  });
+});
+
+describe("the note cap through the Data API", () => {
+  let database: TestDatabase;
+  const visitor = randomUUID();
+  let sessionId: string;
+
+  beforeAll(async () => {
+    database = await openTestDatabase();
+    await database.query("insert into app.users (id, name, is_anonymous) values ($1, 'Anonymous', true)", [visitor]);
+    const [session] = await database.query<{ id: string }>(
+      "insert into app.sessions (user_id, expires_at) values ($1, now() + interval '1 hour') returning id",
+      [visitor],
+    );
+    sessionId = session.id;
+  });
+
+  afterAll(async () => {
+    await database?.query("delete from app.users where id = $1", [visitor]);
+    await database?.close();
+  });
+
+  it("refuses an anonymous user's insert past 100 notes with the token's claims, and counts 100", async () => {
+    const outcome = await database.rolledBack(async (query) => {
+      await query("set local role authenticated");
+      const claims = { sub: visitor, role: "authenticated", session_id: sessionId, is_anonymous: false };
+      await query("select set_config('request.jwt.claims', $1, true)", [JSON.stringify(claims)]);
+      await query(
+        "insert into public.notes (created_by, title) select $1::uuid, 'n' || i from generate_series(1, 100) i",
+        [visitor],
+      );
+      const refused = await query("insert into public.notes (created_by, title) values ($1, 'one too many')", [visitor])
+        .then(() => undefined, (error: { code?: string; message?: string }) => error);
+      return { refused };
+    });
+    expect(outcome.refused).toMatchObject({ code: "PT403", message: "anonymous_note_limit" });
+  });
+});
