@@ -80,6 +80,7 @@ import {
   unenrollBody,
   unenrolled,
   unlinkedIdentity,
+  upgradeAnonymousBody,
   user,
   verificationRequested,
   verifyEmailBody,
@@ -106,6 +107,7 @@ const schemaRef = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 // Component names of the contract's request bodies and response data.
 const bodyNames = new Map<z.ZodType, string>([
   [registerBody, "RegisterBody"],
+  [upgradeAnonymousBody, "UpgradeAnonymousBody"],
   [loginBody, "LoginBody"],
   [requestPasswordResetBody, "RequestPasswordResetBody"],
   [createPasswordBody, "CreatePasswordBody"],

@@ -87,7 +87,7 @@ export interface SignedToken {
 /** Signs a token for the user's session, at its level, that expires `limits.accessTokenSeconds` after issue. */
 export async function signAccessToken(
   account: {
-    user: Pick<User, "id" | "email" | "role" | "isAnonymous">;
+    user: Pick<User, "id" | "email" | "role"> & Partial<Pick<User, "isAnonymous">>;
     tokenVersion: number;
     sessionId: string;
     level: SessionLevel;
@@ -101,7 +101,7 @@ export async function signAccessToken(
     role: "authenticated",
     email: user.email,
     app_role: user.role,
-    is_anonymous: user.isAnonymous,
+    is_anonymous: user.isAnonymous === true,
     token_version: tokenVersion,
     session_id: sessionId,
     ...levelClaims(level),

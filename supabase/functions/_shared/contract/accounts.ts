@@ -95,8 +95,11 @@ export const user = z.object({
   role: z.enum(userRoles),
   status: z.enum(userStatuses),
   isVerified: z.boolean(),
-  /** An account of `POST /auth/anonymous` not yet upgraded: its `email` is `""` and its notes are capped. */
-  isAnonymous: z.boolean(),
+  /**
+   * An account of `POST /auth/anonymous` not yet upgraded: its `email` is `""` and its notes are capped. This
+   * service always sends it; optional so the interface's record, which predates it, stays valid.
+   */
+  isAnonymous: z.boolean().optional().meta({ description: "true for an anonymous account; always sent" }),
   createdAt: isoTimestamp,
   updatedAt: isoTimestamp,
 });
