@@ -161,6 +161,40 @@ describe("the limits of anonymous accounts", () => {
       await stack.sql`update app.settings set anonymous_note_limit = 100`;
     }
   });
+
+  it("deletes an anonymous account unused for ANONYMOUS_TTL_DAYS with its notes, and nothing else", async () => {
+    await stack.sql`delete from app.rate_limits where bucket = 'anonymous-address'`;
+    const expired = await signInAnonymously(stack);
+    const fresh = await signInAnonymously(stack);
+    await stack.sql`delete from app.rate_limits where bucket = 'anonymous-address'`;
+    const refreshedLately = await signInAnonymously(stack);
+    const real = await stack.call("/auth/register", { body: { name: "Old", email: uniqueEmail("old"), password } });
+    const realId = expectSession(real, 201).payload.id;
+    for (const session of [expired, fresh, refreshedLately]) {
+      const made = await stack.call("/notes-create", { token: session.accessToken, body: { title: "kept?" } });
+      expect(made.status, made.text).toBe(201);
+    }
+    // 31 days pass for three of them; one anonymous account's session was refreshed yesterday.
+    const aged = [expired.payload.id, refreshedLately.payload.id, realId];
+    await stack.sql`update app.users set created_at = now() - interval '31 days' where id = any(${aged})`;
+    await stack.sql`update app.sessions set created_at = now() - interval '31 days',
+                      refreshed_at = now() - interval '31 days' where user_id = any(${aged})`;
+    await stack.sql`update app.sessions set refreshed_at = now() - interval '1 day'
+                    where user_id = ${refreshedLately.payload.id}`;
+
+    // The stack's schedule (its mail loop) deletes the unused one.
+    let left: unknown[] = [];
+    for (let attempt = 0; attempt < 100; attempt++) {
+      left = await stack.sql`select 1 from app.users where id = ${expired.payload.id}`;
+      if (left.length === 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(left).toHaveLength(0);
+    expect(await stack.sql`select 1 from public.notes where created_by = ${expired.payload.id}`).toHaveLength(0);
+    const others = [fresh.payload.id, refreshedLately.payload.id, realId];
+    expect(await stack.sql`select id from app.users where id = any(${others})`).toHaveLength(3);
+    expect(await stack.sql`select 1 from public.notes where created_by = any(${others})`).toHaveLength(2);
+  });
 });
 
 describe("the note cap through the Data API", () => {

@@ -34,6 +34,7 @@ export const integerSettings = {
   // At least a day: app.prune_security_events refuses anything younger.
   AUDIT_RETENTION_DAYS: { fallback: 90, min: 1, max: 36_500, sinks: ["sql"] },
   NOTES_TOMBSTONE_DAYS: { fallback: 30, min: 1, max: 3_650, sinks: ["sql"] },
+  ANONYMOUS_TTL_DAYS: { fallback: 30, min: 1, max: 3_650, sinks: ["sql"] },
   // 0: a reset removes only the identities that joined while the address was unproven.
   RESET_REVOKES_RECENT_DAYS: {
     fallback: 7,

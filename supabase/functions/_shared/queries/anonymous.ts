@@ -10,7 +10,7 @@
  * const { account, session } = await withServiceTransaction(insertAnonymousUser(newSession));
  * ```
  */
-import type { Query } from "../db/transactions.ts";
+import type { Query, Statement } from "../db/transactions.ts";
 import { accountColumns, type AccountRow, toAccount } from "./account-rows.ts";
 import type { NewVerificationCode, SignedInAccount } from "./accounts.ts";
 import { grantOf, type NewSession, type SessionColumns, sessionValues, startSessionCall } from "./sessions.ts";
@@ -83,4 +83,13 @@ export function upgradeAnonymous(
     ],
     read: ([row]) => row ? { account: toAccount(row), session: grantOf(row) } : undefined,
   };
+}
+
+/**
+ * Deletes up to 1,000 anonymous accounts unused for `ttlDays` (no session
+ * started or refreshed since), with their notes. Run by the mail drain, the
+ * service's one schedule.
+ */
+export function deleteUnusedAnonymousAccounts(ttlDays: number): Statement {
+  return { text: "select app.delete_unused_anonymous_accounts($1, 1000)", values: [ttlDays] };
 }
