@@ -11,7 +11,7 @@ import type { Session } from "../shared/index.ts";
 import { call, type RegisteredUser, registerUser, uniqueEmail } from "./support/api.ts";
 import { decodeAccessToken, expectAuthError, expectSession } from "./support/auth.ts";
 import { openTestDatabase, type TestDatabase } from "./support/database.ts";
-import { allNotes, createNote, expectNotesError } from "./support/notes.ts";
+import { allNotes, createNote, expectNotesError, fetchNotes } from "./support/notes.ts";
 import { type ScratchStack, startScratchStack } from "./support/scratch-stack.ts";
 
 const password = "correct horse battery";
@@ -114,6 +114,67 @@ describe("POST /auth/anonymous/upgrade", () => {
   });
 });
 
+describe("POST /auth/anonymous/merge", () => {
+  function merge(owner: RegisteredUser, anonymous: Session) {
+    return call("/auth/anonymous/merge", {
+      token: owner.accessToken,
+      body: { anonymousAccessToken: anonymous.accessToken },
+    });
+  }
+
+  it("moves every note into the signed-in account once, also when retried, and deletes the anonymous one", async () => {
+    const owner = await registerUser("merge");
+    const kept = await createNote(owner, { title: "owner's own" });
+    const ownerCursor = await call("/notes-changes", { token: owner.accessToken }).then((r) =>
+      (r.body as { data: { cursor: string } }).data.cursor
+    );
+    const anonymous = await signInAnonymously();
+    const moving = [
+      await createNote(asUser(anonymous), { title: "draft one" }),
+      await createNote(asUser(anonymous), { title: "draft two", status: "PUBLISHED" }),
+    ];
+    // The upgrade to the owner's address is refused; the app signs in there and merges instead.
+    expect(expectAuthError(await upgrade(anonymous, { name: "A", email: owner.email, password }), 409).code).toBe(
+      "email_taken",
+    );
+
+    const merged = await merge(owner, anonymous);
+    expect(merged.status, merged.text).toBe(200);
+    expect(merged.body).toMatchObject({ data: { moved: 2 } });
+    const again = await merge(owner, anonymous);
+    expect(again.status, again.text).toBe(200);
+    expect(again.body).toMatchObject({ data: { moved: 0 } });
+
+    const notes = await fetchNotes(owner, "limit=100");
+    expect(notes.notes.map((note) => note.id).sort()).toEqual([kept.id, ...moving.map((note) => note.id)].sort());
+    expect(notes.notes.every((note) => note.createdBy === owner.id)).toBe(true);
+    expect(notes.pagination.total).toBe(3);
+    expect((await fetchNotes(owner, "status=PUBLISHED")).pagination.total).toBe(1);
+    expect((await fetchNotes(owner, "q=draft")).notes).toHaveLength(2);
+    // The owner's feed shows each moved note once, as new, after the cursor taken before.
+    const feed = await call(`/notes-changes?since=${ownerCursor}`, { token: owner.accessToken });
+    const changes = (feed.body as { data: { changes: { id: string }[] } }).data.changes;
+    expect(changes.map((change) => change.id).sort()).toEqual(moving.map((note) => note.id).sort());
+    // The anonymous account is gone with its session.
+    expect((await call("/notes-fetch", { token: anonymous.accessToken })).status).toBe(401);
+  });
+
+  it("refuses a token that is not an anonymous account's", async () => {
+    const owner = await registerUser("merge-real");
+    const other = await registerUser("merge-other");
+    const refused = await call("/auth/anonymous/merge", {
+      token: owner.accessToken,
+      body: { anonymousAccessToken: other.accessToken },
+    });
+    expect(expectAuthError(refused, 409).code).toBe("not_anonymous");
+    const self = await call("/auth/anonymous/merge", {
+      token: owner.accessToken,
+      body: { anonymousAccessToken: owner.accessToken },
+    });
+    expect(expectAuthError(self, 409).code).toBe("not_anonymous");
+  });
+});
+
 describe("the limits of anonymous accounts", () => {
   let stack: ScratchStack;
 
@@ -183,7 +244,7 @@ describe("the limits of anonymous accounts", () => {
                     where user_id = ${refreshedLately.payload.id}`;
 
     // The stack's schedule (its mail loop) deletes the unused one.
-    let left: unknown[] = [];
+    let left: readonly unknown[] = [];
     for (let attempt = 0; attempt < 100; attempt++) {
       left = await stack.sql`select 1 from app.users where id = ${expired.payload.id}`;
       if (left.length === 0) break;

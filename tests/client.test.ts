@@ -131,6 +131,7 @@ function callsNeedingASession(client: NotesClient): Record<string, () => Promise
     changePassword: () => client.auth.changePassword({ currentPassword: password, newPassword: "another password" }),
     deleteAccount: () => client.auth.deleteAccount({ password }),
     getUser: () => client.auth.getUser(),
+    mergeAnonymous: () => client.auth.mergeAnonymous({ anonymousAccessToken: "Bearer a.b.c" }),
     upgradeAnonymous: () => client.auth.upgradeAnonymous({ name: "A", email: "a@example.com", password }),
     listSecurityEvents: () => client.auth.securityEvents(),
     listUsers: () => client.admin.listUsers(),

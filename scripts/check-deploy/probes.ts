@@ -189,6 +189,16 @@ export function probes(
       status: 409,
       code: "not_anonymous",
     },
+    // A token that is no JWT at all: refused before any statement would run it.
+    {
+      name: "auth-anonymous-merge",
+      path: "/auth-anonymous-merge",
+      method: "POST",
+      body: { anonymousAccessToken: "not.a.token" },
+      authorized: true,
+      status: 401,
+      code: "token_invalid",
+    },
     // Not the pending factor's id: the statement that reads it finds none.
     {
       name: "auth-mfa-activate",

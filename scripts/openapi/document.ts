@@ -42,6 +42,8 @@ import {
   logoutBody,
   managedUser,
   managedUserList,
+  mergeAnonymousBody,
+  mergedAnonymous,
   note,
   noteChange,
   noteList,
@@ -108,6 +110,7 @@ const schemaRef = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const bodyNames = new Map<z.ZodType, string>([
   [registerBody, "RegisterBody"],
   [upgradeAnonymousBody, "UpgradeAnonymousBody"],
+  [mergeAnonymousBody, "MergeAnonymousBody"],
   [loginBody, "LoginBody"],
   [requestPasswordResetBody, "RequestPasswordResetBody"],
   [createPasswordBody, "CreatePasswordBody"],
@@ -137,6 +140,7 @@ const bodyNames = new Map<z.ZodType, string>([
   [renamePasskeyBody, "RenamePasskeyBody"],
 ]);
 const dataNames = new Map<z.ZodType, string>([
+  [mergedAnonymous, "MergedAnonymous"],
   [session, "Session"],
   [passwordResetRequested, "PasswordResetRequested"],
   [note, "Note"],

@@ -138,6 +138,7 @@ export const requestExamples: Partial<Record<OperationName, unknown>> = {
   },
   passkeysLoginOptions: {},
   upgradeAnonymous: { name: "Ada Lovelace", email: "ada@example.com", password: "correct horse battery" },
+  mergeAnonymous: { anonymousAccessToken: session.accessToken },
   passkeysLogin: { response: assertion },
   passkeysRename: { name: "Work laptop" },
   reauthenticateWithProvider: { provider: "google", redirectTo: "https://app.example.com/settings" },
@@ -506,6 +507,7 @@ export const successExamples: Record<OperationName, unknown> = {
     data: { ...session, payload: { ...user, name: "Anonymous", email: "", isAnonymous: true } },
   },
   upgradeAnonymous: { success: true, statusCode: 200, message: "Account upgraded", data: session },
+  mergeAnonymous: { success: true, statusCode: 200, message: "Notes merged", data: { moved: 3 } },
   // A stream resumed after a cursor: two missed changes, caught up, a keep-alive, then the retry before its end.
   streamChanges: [
     "event: change",

@@ -57,6 +57,16 @@ export class AuthApi {
     );
   }
 
+  /**
+   * Signed in to an existing account, moves every note of the anonymous session whose `anonymousAccessToken` is
+   * given into it and deletes the anonymous account; a retry moves nothing.
+   */
+  async mergeAnonymous(body: BodyOf<"mergeAnonymous">, request: RequestOptions = {}): Promise<{ moved: number }> {
+    return await this.#transport.call("mergeAnonymous", { body, deadline: this.#transport.deadline(request) }) as {
+      moved: number;
+    };
+  }
+
   /** Logs in, sending this device's token when it has one, and keeps the session. */
   async login(body: BodyOf<"login">, request: RequestOptions = {}): Promise<Session> {
     const deviceToken = body.deviceToken ?? this.#transport.storage.loadDeviceToken();

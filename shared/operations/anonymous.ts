@@ -1,5 +1,10 @@
 /** Anonymous accounts: a visitor's account with no email or password, and its sign-up under the same id. */
-import { session, upgradeAnonymousBody } from "../../supabase/functions/_shared/contract/mod.ts";
+import {
+  mergeAnonymousBody,
+  mergedAnonymous,
+  session,
+  upgradeAnonymousBody,
+} from "../../supabase/functions/_shared/contract/mod.ts";
 import { always, bodyErrors, type OperationSpec } from "./spec.ts";
 
 /** Their operations, keyed by the typed client's names for them. */
@@ -31,6 +36,22 @@ export const anonymousOperations = {
       "not_anonymous.",
     body: upgradeAnonymousBody,
     success: { status: 200, data: session },
+    errors: [...bodyErrors, 401, 403, 409, ...always],
+  },
+  mergeAnonymous: {
+    method: "POST",
+    functionName: "auth-anonymous-merge",
+    interfacePath: "/auth/anonymous/merge",
+    envelope: "auth",
+    bearer: true,
+    summary: "Merge an anonymous account's notes into this one",
+    description: "Signed in to an existing account (after an upgrade was refused with email_taken), names the " +
+      "anonymous session by its access token: every note of that account moves into the caller's in one " +
+      "transaction (the caller's feed and streams see them as new) and the anonymous account is deleted. A retry " +
+      "moves nothing (moved 0). The token of an account that is not anonymous (or the caller's own) is 409 " +
+      "not_anonymous; an anonymous session that has ended is 401 token_revoked.",
+    body: mergeAnonymousBody,
+    success: { status: 200, data: mergedAnonymous },
     errors: [...bodyErrors, 401, 403, 409, ...always],
   },
 } as const satisfies Record<string, OperationSpec>;

@@ -35,6 +35,7 @@ import { handler as passkeysRegisterOptions } from "../auth-passkeys-register-op
 // Anonymous accounts.
 import { handler as anonymous } from "../auth-anonymous/handler.ts";
 import { handler as anonymousUpgrade } from "../auth-anonymous-upgrade/handler.ts";
+import { handler as anonymousMerge } from "../auth-anonymous-merge/handler.ts";
 import { routeBySubpath } from "../_shared/http/router.ts";
 
 /** `/auth/<action>`: the interface's paths, served by the same handlers as the single-purpose functions. */
@@ -78,4 +79,5 @@ export const handler = routeBySubpath("auth", {
   // Anonymous accounts.
   "/anonymous": anonymous,
   "/anonymous/upgrade": anonymousUpgrade,
+  "/anonymous/merge": anonymousMerge,
 });

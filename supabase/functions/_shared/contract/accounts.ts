@@ -70,6 +70,17 @@ export type RegisterBody = z.infer<typeof registerBody>;
 export const upgradeAnonymousBody = z.object({ name, email, password });
 export type UpgradeAnonymousBody = z.infer<typeof upgradeAnonymousBody>;
 
+/** Body of `POST /auth/anonymous/merge`: the anonymous session's access token, its proof. */
+export const mergeAnonymousBody = z.object({
+  anonymousAccessToken: text("anonymousAccessToken").max(4096, "anonymousAccessToken must be at most 4096 characters")
+    .meta({ description: 'the anonymous session\'s accessToken ("Bearer <jwt>" or the bare JWT)' }),
+});
+export type MergeAnonymousBody = z.infer<typeof mergeAnonymousBody>;
+
+/** `data` of `POST /auth/anonymous/merge`: how many notes moved (0 on a retry). */
+export const mergedAnonymous = z.object({ moved: z.number().int().min(0) });
+export type MergedAnonymous = z.infer<typeof mergedAnonymous>;
+
 /** Body of `POST /auth/request-password-reset`. */
 export const requestPasswordResetBody = z.object({ email });
 export type RequestPasswordResetBody = z.infer<typeof requestPasswordResetBody>;

@@ -93,3 +93,22 @@ export function upgradeAnonymous(
 export function deleteUnusedAnonymousAccounts(ttlDays: number): Statement {
   return { text: "select app.delete_unused_anonymous_accounts($1, 1000)", values: [ttlDays] };
 }
+
+/** What a merge did: moved `moved` notes, or found the anonymous account gone (a retry), or refused. */
+export type MergeOutcome = "merged" | "gone" | "not_anonymous" | "revoked";
+
+/**
+ * Moves every note of the anonymous account whose live session `anonymous`
+ * names to the caller's account and deletes the anonymous account, in one
+ * statement (`app.merge_anonymous_account`).
+ */
+export function mergeAnonymous(
+  input: { target: string; anonymous: { sub: string; sessionId: string; tokenVersion: number } },
+): Query<{ outcome: MergeOutcome; moved: number }, { outcome: MergeOutcome; moved: number }> {
+  const { target, anonymous } = input;
+  return {
+    text: "select * from app.merge_anonymous_account($1, $2, $3, $4)",
+    values: [target, anonymous.sub, anonymous.sessionId, anonymous.tokenVersion],
+    read: ([row]) => ({ outcome: row.outcome, moved: Number(row.moved) }),
+  };
+}
