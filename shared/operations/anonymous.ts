@@ -20,7 +20,7 @@ export const anonymousOperations = {
       "as any account, up to 100 (then 403 sign_up_required), and adds no second factor or passkey until it signs " +
       "up. Too many from one address (ANONYMOUS_MAX_PER_ADDRESS, 30 an hour) get 429 with Retry-After. No body.",
     success: { status: 201, data: session },
-    errors: [401, 408, 429, ...always],
+    errors: [400, 401, 429, ...always],
   },
   upgradeAnonymous: {
     method: "POST",
