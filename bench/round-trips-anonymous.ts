@@ -10,7 +10,7 @@
  */
 import { type Call, send } from "./requests.ts";
 
-export async function anonymousCalls(baseUrl: string, apiKey: string): Promise<Record<string, () => Promise<Call>>> {
+export function anonymousCalls(baseUrl: string, apiKey: string): Record<string, () => Promise<Call>> {
   const apikey = { apikey: apiKey };
   const password = "round trips password";
   let counter = 0;
@@ -19,14 +19,17 @@ export async function anonymousCalls(baseUrl: string, apiKey: string): Promise<R
       (await send(baseUrl, { path: "/auth/anonymous", method: "POST", headers: apikey, status: 201 })).body.data
         ?.accessToken,
     );
-  const owner = await send(baseUrl, {
-    path: "/auth/register",
-    method: "POST",
-    headers: apikey,
-    body: { name: "Merges", email: `rt-merge-${Date.now()}@example.com`, password },
-    status: 201,
-  });
-  const signedIn = { ...apikey, authorization: String(owner.body.data?.accessToken) };
+  /** A real account to merge into, signed in when the call is built (a token kept for minutes may have ended). */
+  const signedInOwner = async () => {
+    const owner = await send(baseUrl, {
+      path: "/auth/register",
+      method: "POST",
+      headers: apikey,
+      body: { name: "Merges", email: `rt-merge-${Date.now()}-${counter++}@example.com`, password },
+      status: 201,
+    });
+    return { ...apikey, authorization: String(owner.body.data?.accessToken) };
+  };
   return {
     "auth/anonymous": () => Promise.resolve({ path: "/auth/anonymous", method: "POST", headers: apikey, status: 201 }),
     "auth/anonymous/upgrade": async () => ({
@@ -48,7 +51,7 @@ export async function anonymousCalls(baseUrl: string, apiKey: string): Promise<R
       return {
         path: "/auth/anonymous/merge",
         method: "POST",
-        headers: signedIn,
+        headers: await signedInOwner(),
         body: { anonymousAccessToken: anonymous },
         status: 200,
       };

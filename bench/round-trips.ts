@@ -522,7 +522,7 @@ export async function measureRoundTrips(
     ...await secondFactorCalls(baseUrl, options.apiKey, options.verifyAddress),
     ...await providerCalls(baseUrl, options.apiKey, options.provider),
     ...await passkeyCalls(baseUrl, options.apiKey),
-    ...await anonymousCalls(baseUrl, options.apiKey),
+    ...anonymousCalls(baseUrl, options.apiKey),
   };
   const rows: RoundTripRow[] = [];
   for (const [endpoint, build] of Object.entries(calls)) {

@@ -159,6 +159,18 @@ describe("POST /auth/anonymous/merge", () => {
     expect((await call("/notes-fetch", { token: anonymous.accessToken })).status).toBe(401);
   });
 
+  it("moves the notes into an account that has none yet", async () => {
+    const owner = await registerUser("merge-empty");
+    const anonymous = await signInAnonymously();
+    const note = await createNote(asUser(anonymous), { title: "first of the owner's" });
+    const merged = await merge(owner, anonymous);
+    expect(merged.status, merged.text).toBe(200);
+    expect(merged.body).toMatchObject({ data: { moved: 1 } });
+    const notes = await fetchNotes(owner);
+    expect(notes.notes.map((each) => each.id)).toEqual([note.id]);
+    expect(notes.pagination.total).toBe(1);
+  });
+
   it("refuses a token that is not an anonymous account's", async () => {
     const owner = await registerUser("merge-real");
     const other = await registerUser("merge-other");

@@ -41,6 +41,8 @@ begin
     return query select 'revoked'::text, 0;
     return;
   end if;
+  -- Each moved note takes its number from the new owner's counter, which an account without notes does not have yet.
+  insert into app.note_counts (user_id) values (target) on conflict (user_id) do nothing;
   update public.notes n set created_by = target where n.created_by = anonymous;
   get diagnostics count = row_count;
   delete from app.users u where u.id = anonymous;
