@@ -6,9 +6,9 @@
  * the Data API too.
  */
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Session } from "../shared/index.ts";
-import { call, type RegisteredUser, registerUser, uniqueEmail } from "./support/api.ts";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { createNotesClient, type Session } from "../shared/index.ts";
+import { anonKey, call, readMailedCode, type RegisteredUser, registerUser, uniqueEmail } from "./support/api.ts";
 import { decodeAccessToken, expectAuthError, expectSession } from "./support/auth.ts";
 import { openTestDatabase, type TestDatabase } from "./support/database.ts";
 import { allNotes, createNote, expectNotesError, fetchNotes } from "./support/notes.ts";
@@ -57,6 +57,18 @@ describe("POST /auth/anonymous", () => {
   });
 });
 
+describe("the typed client", () => {
+  it("signs in anonymously, writes a note, and signs up keeping it", async () => {
+    const client = createNotesClient({ url: inject("baseUrl"), anonKey });
+    const visitor = await client.auth.signInAnonymously();
+    expect(visitor.payload.isAnonymous).toBe(true);
+    const note = await client.notes.create({ title: "from the client" });
+    const upgraded = await client.auth.upgradeAnonymous({ name: "Client", email: uniqueEmail("client"), password });
+    expect(upgraded.payload).toMatchObject({ id: visitor.payload.id, isAnonymous: false });
+    expect((await client.notes.get(note.id)).title).toBe("from the client");
+  });
+});
+
 describe("POST /auth/anonymous/upgrade", () => {
   it("keeps the id and every note, and the anonymous session goes on as the real account", async () => {
     const anonymous = await signInAnonymously();
@@ -68,6 +80,8 @@ describe("POST /auth/anonymous/upgrade", () => {
     const upgraded = expectSession(await upgrade(anonymous, { name: "Ada", email, password }), 200);
     expect(upgraded.payload).toMatchObject({ id: anonymous.payload.id, email, name: "Ada", isAnonymous: false });
     expect(decodeAccessToken(upgraded.accessToken).claims).toMatchObject({ email, is_anonymous: false });
+    // A code to verify the address is mailed, as at register.
+    expect(await readMailedCode(email, { kind: "verification" })).toMatch(/^\d{6}$/);
 
     // The old session: its token still reads the notes, and its refresh answers the real account.
     expect((await allNotes(asUser(anonymous))).map((note) => note.id).sort()).toEqual(
