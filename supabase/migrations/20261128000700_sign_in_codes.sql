@@ -166,6 +166,8 @@ begin
 
   select * into target from app.users u where u.email = target_email for update;
   if found then
+    -- Both sides are HMACs under a key only the functions hold, as for reset codes: how long the comparison takes
+    -- can say at most how much of an HMAC the caller cannot choose matched, nothing of the code.
     select c.code_hash = presented_hash into code_matches
     from app.sign_in_codes c
     where c.user_id = target.id and c.code_hash is not null and c.expires_at > now()
