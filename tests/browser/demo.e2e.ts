@@ -247,9 +247,9 @@ describe("the demo app in Chromium", () => {
     expect(code).toMatch(/^\d{8}$/);
     const form = page.locator("#code-sign-in-form");
     expect(await form.getByLabel("Email", { exact: true }).inputValue()).toBe(grace.email);
-    await submit(page, "code-sign-in-form", { "Sign-in code": "00000000" }, "Sign in with the code");
+    await submit(page, "code-sign-in-form", { "Sign-in code": "00000000" }, "Use this code");
     expect(await problemBeside(form, "Sign-in code")).toBe("Invalid or expired code");
-    await submit(page, "code-sign-in-form", { "Sign-in code": code }, "Sign in with the code");
+    await submit(page, "code-sign-in-form", { "Sign-in code": code }, "Use this code");
     await infoShown(page, "Signed in with a code");
     await page.getByText("Signed in as Test code-sign-in").waitFor();
     await shoot(page, "06-signed-in-with-a-code");
