@@ -32,6 +32,8 @@ import { handler as passkeysLogin } from "../auth-passkeys-login/handler.ts";
 import { handler as passkeysLoginOptions } from "../auth-passkeys-login-options/handler.ts";
 import { handler as passkeysRegister } from "../auth-passkeys-register/handler.ts";
 import { handler as passkeysRegisterOptions } from "../auth-passkeys-register-options/handler.ts";
+import { handler as otp } from "../auth-otp/handler.ts";
+import { handler as otpVerify } from "../auth-otp-verify/handler.ts";
 import { routeBySubpath } from "../_shared/http/router.ts";
 
 /** `/auth/<action>`: the interface's paths, served by the same handlers as the single-purpose functions. */
@@ -72,4 +74,6 @@ export const handler = routeBySubpath("auth", {
   "/passkeys/register": passkeysRegister,
   "/passkeys/login/options": passkeysLoginOptions,
   "/passkeys/login": passkeysLogin,
+  "/otp": otp,
+  "/otp/verify": otpVerify,
 });
