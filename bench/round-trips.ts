@@ -196,6 +196,17 @@ export async function endpointCalls(baseUrl: string, apiKey: string) {
       body: { email, password, code: "000000" },
       status: 400,
     }),
+    // The same single insert for any email; the drain mails the code later.
+    "auth/otp": () => ({ path: "/auth/otp", method: "POST", headers: apikey, body: { email }, status: 200 }),
+    // A wrong code runs the same single statement as a right one (app.sign_in_with_code and the session's start);
+    // each for an email of its own, as ten wrong codes an hour stop an email.
+    "auth/otp/verify": () => ({
+      path: "/auth/otp/verify",
+      method: "POST",
+      headers: apikey,
+      body: { email: unique(), code: "00000000" },
+      status: 400,
+    }),
   };
   return { calls, authorization, createCall, email };
 }

@@ -741,6 +741,23 @@ describe("createNotesClient", () => {
     await client.auth.login({ email, password: "a brand new secret" });
   });
 
+  it("signs in with a code by email and keeps the session and the device token", async () => {
+    const { email } = await signedUp("code");
+    const client = createNotesClient({ url, anonKey });
+    expect(await client.auth.sendSignInCode(email)).toBe(
+      "If an account exists for this email, a sign-in code has been sent to it",
+    );
+    const code = await readMailedCode(email, { kind: "sign-in" });
+    const wrong = await apiError(client.auth.signInWithCode(email, code === "00000000" ? "00000001" : "00000000"));
+    expect(wrong.status).toBe(400);
+    expect(wrong.code).toBe("invalid_code");
+    const session = await client.auth.signInWithCode(email, code);
+    expect(session.payload.isVerified).toBe(true);
+    expect(session.deviceToken).toBeTruthy();
+    expect(client.accessToken).toBe(session.accessToken);
+    await client.notes.create({ content: "after a code" });
+  });
+
   it("throws NotesApiError with the status, the API's words and the envelope", async () => {
     const client = createNotesClient({ url, anonKey });
     const wrong = await apiError(client.auth.login({ email: uniqueEmail("nobody"), password }));

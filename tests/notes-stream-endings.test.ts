@@ -235,14 +235,14 @@ describe("GET /notes-stream, a blip of the notice connection", () => {
           expect(stream.messages.at(-1), JSON.stringify(stream.messages)).toMatchObject({ kind: "retry" });
         }
       }
-      // And the streams still open still carry changes.
-      const from = streams.map((stream) => stream.messages.length);
+      // And the streams still open still carry changes: each watched from its own count of messages (filtering
+      // first would pair a stream with another's count once one of them had ended).
+      const open = streams.filter((stream) => !stream.isEnded()).map((stream) => ({
+        stream,
+        from: stream.messages.length,
+      }));
       await create(blip, user, "after the blips");
-      await Promise.all(
-        streams.filter((stream) => !stream.isEnded()).map((stream, i) =>
-          stream.waitFor(isEvent("change"), 10_000, from[i])
-        ),
-      );
+      await Promise.all(open.map(({ stream, from }) => stream.waitFor(isEvent("change"), 10_000, from)));
     } finally {
       for (const stream of streams) stream.close();
       await blip.stop();

@@ -585,6 +585,16 @@ describe("every documented status of every operation", () => {
     await documented(operations.createPassword, 400, { body: { ...reset, code: wrongCode }, address: codeTries });
     await documented(operations.createPassword, 429, { body: reset, address: codeTries });
     await documented(operations.createPassword, 200, { body: reset });
+
+    // A code by email: its requests share the reset requests' limit per address, its tries create-password's.
+    await documented(operations.sendSignInCode, 200, { body: { email } });
+    await documented(operations.sendSignInCode, 400, { body: { email: "not an email" } });
+    await documented(operations.sendSignInCode, 429, { body: { email: uniqueEmail() }, address: resetRequests });
+    const signInCode = await readMailedCode(email, { kind: "sign-in", logFile: stack.logFile });
+    const wrongSignInCode = signInCode === "00000000" ? "11111111" : "00000000";
+    await documented(operations.signInWithCode, 400, { body: { email, code: wrongSignInCode }, code: "invalid_code" });
+    await documented(operations.signInWithCode, 429, { body: { email, code: signInCode }, address: codeTries });
+    await documented(operations.signInWithCode, 200, { body: { email, code: signInCode } });
   });
 
   it("is answered the same on each auth function's own path (/auth-login) as on the interface's (/auth/login)", async () => {
@@ -1158,11 +1168,13 @@ describe("every documented status of every operation", () => {
     expect(email).not.toBe(again.email);
   });
 
-  it("answers 403 to a suspended account on login, create-password and verify-email", async () => {
+  it("answers 403 to a suspended account on login, create-password, verify-email and a sign-in code", async () => {
     const { email } = await signedUpCaller();
     const verification = await readMailedCode(email, { kind: "verification", logFile: stack.logFile });
     await documented(operations.requestPasswordReset, 200, { body: { email } });
     const code = await readResetCode(email, 0, stack.logFile);
+    await documented(operations.sendSignInCode, 200, { body: { email } });
+    const signInCode = await readMailedCode(email, { kind: "sign-in", logFile: stack.logFile });
     await stack.sql`update app.users set status = 'SUSPENDED' where email = ${email}`;
     await documented(operations.login, 403, { body: { email, password }, code: "account_suspended" });
     await documented(operations.createPassword, 403, {
@@ -1173,6 +1185,7 @@ describe("every documented status of every operation", () => {
       body: { email, code: verification, password },
       code: "account_suspended",
     });
+    await documented(operations.signInWithCode, 403, { body: { email, code: signInCode }, code: "account_suspended" });
   });
 
   it("answers 503 from every operation while the database cannot be reached", { timeout: 60_000 }, async () => {
@@ -1195,6 +1208,8 @@ describe("every documented status of every operation", () => {
         login: { email: caller.email, password },
         requestPasswordReset: { email: caller.email },
         createPassword: { email: caller.email, password: "a new secret", code: "123456" },
+        sendSignInCode: { email: caller.email },
+        signInWithCode: { email: caller.email, code: "12345678" },
         refreshSession: { refreshToken: caller.refreshToken },
         verifyEmail: { email: caller.email, code: "123456", password },
         resendVerification: { email: caller.email },

@@ -262,6 +262,21 @@ export function probes(
       status: 400,
     },
     {
+      name: "auth-otp",
+      path: "/auth-otp",
+      method: "POST",
+      body: { email },
+      status: 200,
+    },
+    {
+      name: "auth-otp-verify",
+      path: "/auth-otp-verify",
+      method: "POST",
+      // A wrong code: the one statement that checks it runs, and says no.
+      body: { email, code: "00000000" },
+      status: 400,
+    },
+    {
       name: "notes-create",
       path: "/notes-create",
       method: "POST",

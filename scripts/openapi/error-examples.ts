@@ -119,6 +119,15 @@ const specificErrors: Partial<
     403: accountSuspended,
     404: { message: "User not found", code: "user_not_found" },
   },
+  sendSignInCode: {
+    400: { field: "email", message: "email must be a valid email address", code: "invalid_request" },
+    429: { message: "Too many code requests from this address; try again later", code: "rate_limited" },
+  },
+  signInWithCode: {
+    400: invalidCode,
+    403: accountSuspended,
+    429: { message: "Too many code attempts; try again later", code: "rate_limited" },
+  },
   refreshSession: {
     400: { field: "refreshToken", message: "refreshToken is required", code: "invalid_request" },
     401: {

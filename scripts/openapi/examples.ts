@@ -101,6 +101,8 @@ export const requestExamples: Partial<Record<OperationName, unknown>> = {
     password: "a new long secret",
     code: "123456",
   },
+  sendSignInCode: { email: "ada@example.com" },
+  signInWithCode: { email: "ada@example.com", code: "48291374" },
   refreshSession: { refreshToken: session.refreshToken },
   verifyEmail: { email: "ada@example.com", code: "482913" },
   resendVerification: { email: "ada@example.com" },
@@ -206,6 +208,18 @@ export const successExamples: Record<OperationName, unknown> = {
     success: true,
     statusCode: 200,
     message: "Password set successfully",
+    data: { ...session, payload: { ...user, isVerified: true } },
+  },
+  sendSignInCode: {
+    success: true,
+    statusCode: 200,
+    message: "If an account exists for this email, a sign-in code has been sent to it",
+    data: {},
+  },
+  signInWithCode: {
+    success: true,
+    statusCode: 200,
+    message: "Login successful",
     data: { ...session, payload: { ...user, isVerified: true } },
   },
   refreshSession: {

@@ -17,8 +17,11 @@ import {
   resendVerificationBody,
   securityEventList,
   securityEventsQuery,
+  sendSignInCodeBody,
   session,
   sessionList,
+  signInCodeSent,
+  signInWithCodeBody,
   verificationRequested,
   verifyEmailBody,
 } from "../../supabase/functions/_shared/contract/mod.ts";
@@ -76,6 +79,35 @@ export const accountOperations = {
     body: createPasswordBody,
     success: { status: 200, data: session },
     errors: [...bodyErrors, 401, 403, 404, 429, ...always],
+  },
+  sendSignInCode: {
+    method: "POST",
+    functionName: "auth-otp",
+    interfacePath: "/auth/otp",
+    envelope: "auth",
+    summary: "Email a sign-in code",
+    description: "Mails an 8-digit code (valid 10 minutes, single use; a new one ends the last) to the email if " +
+      "it has an active account; nothing is sent for an unknown one, and codes never create accounts. The " +
+      "answer is the same either way, in text and in timing. One mail a minute and a few a day per account; " +
+      "limited per client address.",
+    body: sendSignInCodeBody,
+    success: { status: 200, data: signInCodeSent },
+    errors: [...bodyErrors, 401, 429, ...always],
+  },
+  signInWithCode: {
+    method: "POST",
+    functionName: "auth-otp-verify",
+    interfacePath: "/auth/otp/verify",
+    envelope: "auth",
+    summary: "Sign in with an emailed code",
+    description: "Signs in as a login does (refresh token, device token; mfaRequired when the account has a " +
+      "second factor) and marks the address verified; an account whose address was unproven goes back to its " +
+      "owner as after a reset. A wrong, used, superseded or expired code, or an unknown email, is a 400 " +
+      "invalid_code; a suspended account is a 403; 10 wrong codes for an email in an hour, or too many attempts " +
+      "from one address, get 429 with Retry-After.",
+    body: signInWithCodeBody,
+    success: { status: 200, data: session },
+    errors: [...bodyErrors, 401, 403, 429, ...always],
   },
   refreshSession: {
     method: "POST",

@@ -1,6 +1,6 @@
 /**
  * The demo app in headless Chromium, as a person would use it: register, log
- * in, reset the password with the mailed code (the page says where a local
+ * in, sign in with a code by email, reset the password with the mailed code (the page says where a local
  * stack prints it), create, page through, edit, publish and unpublish, search,
  * filter and delete notes, see the API's own error messages (a 400's beside
  * the inputs they concern), follow notes live from another tab, resolve a note saved in two tabs, the account's
@@ -235,6 +235,25 @@ describe("the demo app in Chromium", () => {
     await page.getByText(`Signed in as ${ada.name}`).waitFor();
     await summary(page, "Notes 1–5 of 5");
     await shoot(page, "05-logged-in-with-new-password");
+  });
+
+  it('signs in with a code by email: "Email me a code", a wrong code refused beside its input, then the right one', async () => {
+    const grace = await registerUser("code-sign-in");
+    const { page, context } = await newUserPage();
+    await submit(page, "code-request-form", { Email: grace.email }, "Email me a code");
+    await infoShown(page, "If an account exists for this email, a sign-in code has been sent to it");
+    // The local stack prints the mail to its log, where a developer reads the code.
+    const code = await readMailedCode(grace.email, { kind: "sign-in" });
+    expect(code).toMatch(/^\d{8}$/);
+    const form = page.locator("#code-sign-in-form");
+    expect(await form.getByLabel("Email", { exact: true }).inputValue()).toBe(grace.email);
+    await submit(page, "code-sign-in-form", { "Sign-in code": "00000000" }, "Use this code");
+    expect(await problemBeside(form, "Sign-in code")).toBe("Invalid or expired code");
+    await submit(page, "code-sign-in-form", { "Sign-in code": code }, "Use this code");
+    await infoShown(page, "Signed in with a code");
+    await page.getByText("Signed in as Test code-sign-in").waitFor();
+    await shoot(page, "06-signed-in-with-a-code");
+    await context.close();
   });
 
   it("shows each field's problem beside its input, every one at once", async () => {

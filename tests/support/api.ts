@@ -128,15 +128,16 @@ export async function waitForLog<T>(
 }
 
 /** The mails of one kind, by their subject as the service words it. */
-export type MailKind = "reset" | "verification";
+export type MailKind = "reset" | "verification" | "sign-in";
 const subjects: Record<MailKind, string> = {
   reset: "Your password reset code",
   verification: "Confirm your email address",
+  "sign-in": "Your sign-in code",
 };
 
 /** The codes of every `kind` mail to `email` the log shows, oldest first. */
 function codesMailed(log: string, email: string, kind: MailKind): string[] {
-  return [...log.matchAll(/\[mail\] to=(\S+) subject="([^"]*)" .*?code is (\d{6})/g)]
+  return [...log.matchAll(/\[mail\] to=(\S+) subject="([^"]*)" .*?code is (\d{6,8})/g)]
     .filter((match) => match[1] === email && match[2] === subjects[kind])
     .map((match) => match[3]);
 }

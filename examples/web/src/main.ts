@@ -371,6 +371,20 @@ byId("use-app-code", HTMLButtonElement).addEventListener("click", () => {
   verifyCodeForm.querySelector("input")?.focus();
 });
 
+onSubmit("code-request-form", ({ email }, form) =>
+  reportErrors(async () => {
+    showInfo(await client.auth.sendSignInCode(email));
+    const codeEmail = byId("code-sign-in-form", HTMLFormElement).elements.namedItem("email");
+    if (codeEmail instanceof HTMLInputElement) codeEmail.value = email;
+  }, form));
+
+onSubmit("code-sign-in-form", ({ email, code }, form) =>
+  reportErrors(async () => {
+    await client.auth.signInWithCode(email, code.trim());
+    form.reset();
+    await signedInWith("Signed in with a code");
+  }, form));
+
 onSubmit("reset-request-form", ({ email }, form) =>
   reportErrors(async () => {
     showInfo(await client.auth.requestPasswordReset({ email }));

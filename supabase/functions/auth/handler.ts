@@ -32,6 +32,8 @@ import { handler as passkeysLogin } from "../auth-passkeys-login/handler.ts";
 import { handler as passkeysLoginOptions } from "../auth-passkeys-login-options/handler.ts";
 import { handler as passkeysRegister } from "../auth-passkeys-register/handler.ts";
 import { handler as passkeysRegisterOptions } from "../auth-passkeys-register-options/handler.ts";
+import { handler as otp } from "../auth-otp/handler.ts";
+import { handler as otpVerify } from "../auth-otp-verify/handler.ts";
 // Anonymous accounts.
 import { handler as anonymous } from "../auth-anonymous/handler.ts";
 import { handler as anonymousUpgrade } from "../auth-anonymous-upgrade/handler.ts";
@@ -76,6 +78,8 @@ export const handler = routeBySubpath("auth", {
   "/passkeys/register": passkeysRegister,
   "/passkeys/login/options": passkeysLoginOptions,
   "/passkeys/login": passkeysLogin,
+  "/otp": otp,
+  "/otp/verify": otpVerify,
   // Anonymous accounts.
   "/anonymous": anonymous,
   "/anonymous/upgrade": anonymousUpgrade,

@@ -15,6 +15,7 @@ export type KeyPurpose =
   | "refresh token"
   | "email verification code"
   | "password reset code"
+  | "email sign-in code"
   | "device token"
   | "recovery code"
   | "provider sign-in state"

@@ -97,6 +97,21 @@ export const createPasswordBody = z.object({
 });
 export type CreatePasswordBody = z.infer<typeof createPasswordBody>;
 
+/** Body of `POST /auth/otp`. */
+export const sendSignInCodeBody = z.object({ email });
+export type SendSignInCodeBody = z.infer<typeof sendSignInCodeBody>;
+
+/** `data` of `POST /auth/otp`: empty, so the answer reveals nothing about the email. */
+export const signInCodeSent = z.object({});
+export type SignInCodeSent = z.infer<typeof signInCodeSent>;
+
+/** Body of `POST /auth/otp/verify`: the 8-digit code mailed by `POST /auth/otp`. */
+export const signInWithCodeBody = z.object({
+  email,
+  code: text("code").regex(/^\d{8}$/, `code must be ${limits.signInCodeDigits} digits`),
+});
+export type SignInWithCodeBody = z.infer<typeof signInWithCodeBody>;
+
 /** The user record of login, register and create-password (`data.payload`). */
 export const user = z.object({
   id: z.string(),

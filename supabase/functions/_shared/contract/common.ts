@@ -17,6 +17,7 @@ export const limits = {
   listLimitDefault: 10,
   listLimitMax: 100,
   resetCodeDigits: 6,
+  signInCodeDigits: 8,
   accessTokenSeconds: 7_200,
   idempotencyKeyMaxChars: 255,
   idempotencyKeyHours: 24,

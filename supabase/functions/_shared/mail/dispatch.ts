@@ -14,7 +14,7 @@ import { edgeRuntimeWaitUntil } from "../http/after-response.ts";
 import { getConfig } from "../config/mod.ts";
 import { runTransaction, type Statement, withServiceTransaction } from "../db/transactions.ts";
 import { claimDueMails, isLastAttempt, markSent, type OutboxMail, recordFailure } from "./outbox.ts";
-import { resolveQueuedResetRequests } from "./reset-requests.ts";
+import { resolveQueuedCodeRequests } from "./reset-requests.ts";
 import { sendWithResend } from "./resend.ts";
 import { pruneExpiredTombstones } from "../queries/note-changes.ts";
 import { pruneExpiredCreateKeys } from "../queries/notes.ts";
@@ -34,11 +34,11 @@ export interface DispatchOutcome {
 }
 
 /**
- * Resolves queued reset requests into mails, then claims up to `batchSize` due
+ * Resolves queued reset and sign-in code requests into mails, then claims up to `batchSize` due
  * mails, delivers them concurrently and records each outcome.
  */
 export async function dispatchDueMail(deliver: DeliverMail, batchSize = 20): Promise<DispatchOutcome> {
-  await resolveQueuedResetRequests(batchSize);
+  await resolveQueuedCodeRequests(batchSize);
   const claim = claimDueMails(batchSize);
   // The drain is the service's schedule, so it also prunes expired create keys, tombstones and security events
   // past their retention, and deletes anonymous accounts left unused, in the same round trip.
@@ -100,7 +100,7 @@ export function dispatchAfterResponse(): void {
   if (!waitUntil) return;
   const deliver = providerDelivery();
   waitUntil(
-    (deliver ? dispatchDueMail(deliver) : resolveQueuedResetRequests()).catch((error) =>
+    (deliver ? dispatchDueMail(deliver) : resolveQueuedCodeRequests()).catch((error) =>
       console.error(JSON.stringify({ level: "warn", event: "mail dispatch failed", error: String(error) }))
     ),
   );
