@@ -19,6 +19,7 @@ import { searchWord } from "./seed.ts";
 import { type IdentityProvider, ProviderBrowser } from "../dev/harness/identity-provider.ts";
 import { createHash, randomBytes } from "node:crypto";
 import { passkeyCalls, passkeyTwoTransactions } from "./round-trips-passkeys.ts";
+import { anonymousCalls } from "./round-trips-anonymous.ts";
 
 /** One endpoint's latencies and the round trips they imply. */
 export interface RoundTripRow {
@@ -532,6 +533,7 @@ export async function measureRoundTrips(
     ...await secondFactorCalls(baseUrl, options.apiKey, options.verifyAddress),
     ...await providerCalls(baseUrl, options.apiKey, options.provider),
     ...await passkeyCalls(baseUrl, options.apiKey),
+    ...anonymousCalls(baseUrl, options.apiKey),
   };
   const rows: RoundTripRow[] = [];
   for (const [endpoint, build] of Object.entries(calls)) {

@@ -12,6 +12,7 @@
 import type { z } from "zod";
 import { accountOperations } from "./operations/accounts.ts";
 import { adminOperations } from "./operations/admin.ts";
+import { anonymousOperations } from "./operations/anonymous.ts";
 import { notesOperations } from "./operations/notes.ts";
 import { passkeyOperations } from "./operations/passkeys.ts";
 import { providerOperations } from "./operations/providers.ts";
@@ -29,6 +30,7 @@ export const operations = {
   ...secondFactorOperations,
   ...providerOperations,
   ...passkeyOperations,
+  ...anonymousOperations,
   ...adminOperations,
   ...notesOperations,
 } as const satisfies Record<string, OperationSpec>;

@@ -68,6 +68,7 @@ beforeAll(async () => {
       REFRESH_MAX_PER_ADDRESS: "1",
       VERIFY_MAX_PER_ADDRESS: "1",
       STREAM_MAX_PER_USER: "1",
+      ANONYMOUS_MAX_PER_ADDRESS: "1",
     },
   });
 });
@@ -858,6 +859,33 @@ describe("every documented status of every operation", () => {
     });
   });
 
+  it("answers anonymous accounts' starts, upgrades and merges, and their refusals", async () => {
+    const address = freshAddress();
+    const started = await documented(operations.signInAnonymously, 201, { address });
+    await documented(operations.signInAnonymously, 429, { address, code: "rate_limited" });
+    const anonymous = sessionEnvelope.parse(started.body).data.accessToken;
+    const owner = await signedUpCaller();
+    await documented(operations.upgradeAnonymous, 409, {
+      token: anonymous,
+      body: { name: "Taken", email: owner.email, password },
+      code: "email_taken",
+    });
+    await documented(operations.mergeAnonymous, 409, {
+      token: owner.token,
+      body: { anonymousAccessToken: owner.token },
+      code: "not_anonymous",
+    });
+    await documented(operations.mergeAnonymous, 200, {
+      token: owner.token,
+      body: { anonymousAccessToken: anonymous },
+    });
+    const another = sessionEnvelope.parse((await documented(operations.signInAnonymously, 201)).body).data;
+    await documented(operations.upgradeAnonymous, 200, {
+      token: another.accessToken,
+      body: { name: "Signed up", email: uniqueEmail("upgraded"), password },
+    });
+  });
+
   it("answers 403 mfa_required where a session that has not made the second step cannot go", async () => {
     const owner = await enrolledCaller();
     const token = owner.firstStep;
@@ -902,6 +930,11 @@ describe("every documented status of every operation", () => {
     await documented(operations.streamChanges, 403, refused);
     await documented(operations.saveNote, 403, { ...refused, body: { id: owner.noteId, title: "not yet" } });
     await documented(operations.deleteNote, 403, { ...refused, query: `?id=${owner.noteId}` });
+    await documented(operations.upgradeAnonymous, 403, {
+      ...refused,
+      body: { name: "Not yet", email: uniqueEmail("mfa"), password },
+    });
+    await documented(operations.mergeAnonymous, 403, { ...refused, body: { anonymousAccessToken: token } });
     // The second step made, the same calls answer.
     await documented(operations.listNotes, 200, { token: owner.token });
     await documented(operations.signOut, 200, { token, body: { scope: "local" } });
@@ -1203,6 +1236,9 @@ describe("every documented status of every operation", () => {
         passkeysLoginOptions: {},
         passkeysLogin: { response: passkeyOwner.authenticator.get({ challenge: "a-challenge-never-given" }) },
         passkeysRename: { name: "down" },
+        upgradeAnonymous: { name: "Down", email: uniqueEmail("down"), password },
+        // The caller's own token verifies without the database; the statement that would refuse it cannot run.
+        mergeAnonymous: { anonymousAccessToken: caller.token },
       };
       const queries: Record<string, string> = {
         oauthAuthorize: authorizeQuery,

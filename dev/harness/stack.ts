@@ -38,6 +38,7 @@ export const sharedStackLimits: Record<string, string> = {
   RESET_MAILS_PER_HOUR: "1000000",
   REFRESH_MAX_PER_ADDRESS: "1000000",
   VERIFY_MAX_PER_ADDRESS: "1000000",
+  ANONYMOUS_MAX_PER_ADDRESS: "1000000",
 };
 
 export interface RunningStack {

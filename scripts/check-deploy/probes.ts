@@ -178,6 +178,27 @@ export function probes(
       code: "passkey_rejected",
     },
     { name: "auth-passkeys", path: "/auth-passkeys", method: "GET", authorized: true, status: 200 },
+    // Anonymous accounts: one started; the probe's own account is a real one, which the upgrade's statement refuses.
+    { name: "auth-anonymous", path: "/auth-anonymous", method: "POST", status: 201 },
+    {
+      name: "auth-anonymous-upgrade",
+      path: "/auth-anonymous-upgrade",
+      method: "POST",
+      body: { name: "Deploy", email: `again-${email}`, password },
+      authorized: true,
+      status: 409,
+      code: "not_anonymous",
+    },
+    // A token that is no JWT at all: refused before any statement would run it.
+    {
+      name: "auth-anonymous-merge",
+      path: "/auth-anonymous-merge",
+      method: "POST",
+      body: { anonymousAccessToken: "not.a.token" },
+      authorized: true,
+      status: 401,
+      code: "token_invalid",
+    },
     // Not the pending factor's id: the statement that reads it finds none.
     {
       name: "auth-mfa-activate",

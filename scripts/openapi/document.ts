@@ -42,6 +42,8 @@ import {
   logoutBody,
   managedUser,
   managedUserList,
+  mergeAnonymousBody,
+  mergedAnonymous,
   note,
   noteChange,
   noteList,
@@ -83,6 +85,7 @@ import {
   unenrollBody,
   unenrolled,
   unlinkedIdentity,
+  upgradeAnonymousBody,
   user,
   verificationRequested,
   verifyEmailBody,
@@ -109,6 +112,8 @@ const schemaRef = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 // Component names of the contract's request bodies and response data.
 const bodyNames = new Map<z.ZodType, string>([
   [registerBody, "RegisterBody"],
+  [upgradeAnonymousBody, "UpgradeAnonymousBody"],
+  [mergeAnonymousBody, "MergeAnonymousBody"],
   [loginBody, "LoginBody"],
   [requestPasswordResetBody, "RequestPasswordResetBody"],
   [createPasswordBody, "CreatePasswordBody"],
@@ -140,6 +145,7 @@ const bodyNames = new Map<z.ZodType, string>([
   [renamePasskeyBody, "RenamePasskeyBody"],
 ]);
 const dataNames = new Map<z.ZodType, string>([
+  [mergedAnonymous, "MergedAnonymous"],
   [session, "Session"],
   [passwordResetRequested, "PasswordResetRequested"],
   [signInCodeSent, "SignInCodeSent"],

@@ -371,6 +371,17 @@ const specificErrors: Partial<
     },
     401: { message: "Access token expired", code: "token_expired" },
   },
+  // Anonymous accounts.
+  signInAnonymously: {
+    429: { message: "Too many anonymous accounts from this address; try again later", code: "rate_limited" },
+  },
+  upgradeAnonymous: {
+    403: { message: "Sign up before adding a second factor or a passkey", code: "sign_up_required" },
+    409: { message: "An account with this email already exists", code: "email_taken" },
+  },
+  mergeAnonymous: {
+    409: { message: "The token is not an anonymous account's, or is the caller's own", code: "not_anonymous" },
+  },
   saveNote: {
     400: { message: "At least one of title, content or status is required", code: "invalid_request" },
     401: { message: "Invalid access token", code: "token_invalid" },

@@ -23,6 +23,7 @@ const user = {
   role: "STANDARD_USER",
   status: "ACTIVE",
   isVerified: false,
+  isAnonymous: false,
   createdAt: at,
   updatedAt: at,
 };
@@ -138,6 +139,8 @@ export const requestExamples: Partial<Record<OperationName, unknown>> = {
     },
   },
   passkeysLoginOptions: {},
+  upgradeAnonymous: { name: "Ada Lovelace", email: "ada@example.com", password: "correct horse battery" },
+  mergeAnonymous: { anonymousAccessToken: session.accessToken },
   passkeysLogin: { response: assertion },
   passkeysRename: { name: "Work laptop" },
   reauthenticateWithProvider: { provider: "google", redirectTo: "https://app.example.com/settings" },
@@ -510,6 +513,15 @@ export const successExamples: Record<OperationName, unknown> = {
     data: { passkey: { ...passkey, name: "Work laptop" } },
   },
   passkeysRemove: { success: true, statusCode: 200, message: "Passkey removed", data: { id: passkeyId } },
+  // Anonymous accounts.
+  signInAnonymously: {
+    success: true,
+    statusCode: 201,
+    message: "Anonymous session started",
+    data: { ...session, payload: { ...user, name: "Anonymous", email: "", isAnonymous: true } },
+  },
+  upgradeAnonymous: { success: true, statusCode: 200, message: "Account upgraded", data: session },
+  mergeAnonymous: { success: true, statusCode: 200, message: "Notes merged", data: { moved: 3 } },
   // A stream resumed after a cursor: two missed changes, caught up, a keep-alive, then the retry before its end.
   streamChanges: [
     "event: change",

@@ -37,6 +37,36 @@ export class AuthApi {
     );
   }
 
+  /**
+   * Starts an anonymous account (no email, no password) and keeps its session: a visitor writes notes at once and
+   * signs up later with `upgradeAnonymous`, keeping them.
+   */
+  async signInAnonymously(request: RequestOptions = {}): Promise<Session> {
+    return this.#transport.keep(
+      await this.#transport.call("signInAnonymously", { deadline: this.#transport.deadline(request) }) as Session,
+    );
+  }
+
+  /**
+   * Signs up the signed-in anonymous account with a name, an email and a password, under the same id and with every
+   * note, and keeps the session it answers. A taken email throws 409 `email_taken` with nothing changed.
+   */
+  async upgradeAnonymous(body: BodyOf<"upgradeAnonymous">, request: RequestOptions = {}): Promise<Session> {
+    return this.#transport.keep(
+      await this.#transport.call("upgradeAnonymous", { body, deadline: this.#transport.deadline(request) }) as Session,
+    );
+  }
+
+  /**
+   * Signed in to an existing account, moves every note of the anonymous session whose `anonymousAccessToken` is
+   * given into it and deletes the anonymous account; a retry moves nothing.
+   */
+  async mergeAnonymous(body: BodyOf<"mergeAnonymous">, request: RequestOptions = {}): Promise<{ moved: number }> {
+    return await this.#transport.call("mergeAnonymous", { body, deadline: this.#transport.deadline(request) }) as {
+      moved: number;
+    };
+  }
+
   /** Logs in, sending this device's token when it has one, and keeps the session. */
   async login(body: BodyOf<"login">, request: RequestOptions = {}): Promise<Session> {
     const deviceToken = body.deviceToken ?? this.#transport.storage.loadDeviceToken();

@@ -34,6 +34,10 @@ import { handler as passkeysRegister } from "../auth-passkeys-register/handler.t
 import { handler as passkeysRegisterOptions } from "../auth-passkeys-register-options/handler.ts";
 import { handler as otp } from "../auth-otp/handler.ts";
 import { handler as otpVerify } from "../auth-otp-verify/handler.ts";
+// Anonymous accounts.
+import { handler as anonymous } from "../auth-anonymous/handler.ts";
+import { handler as anonymousUpgrade } from "../auth-anonymous-upgrade/handler.ts";
+import { handler as anonymousMerge } from "../auth-anonymous-merge/handler.ts";
 import { routeBySubpath } from "../_shared/http/router.ts";
 
 /** `/auth/<action>`: the interface's paths, served by the same handlers as the single-purpose functions. */
@@ -76,4 +80,8 @@ export const handler = routeBySubpath("auth", {
   "/passkeys/login": passkeysLogin,
   "/otp": otp,
   "/otp/verify": otpVerify,
+  // Anonymous accounts.
+  "/anonymous": anonymous,
+  "/anonymous/upgrade": anonymousUpgrade,
+  "/anonymous/merge": anonymousMerge,
 });

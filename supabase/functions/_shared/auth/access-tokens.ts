@@ -38,6 +38,11 @@ export interface AccessClaims {
   /** The account's role in this service (`STANDARD_USER` or `ADMIN`). */
   app_role: User["role"];
   /**
+   * True for an anonymous account when the token was issued (Supabase's claim). Postgres reads
+   * `app.users.is_anonymous` itself; the claim tells the app, and an upgrade is seen on the next refresh.
+   */
+  is_anonymous: boolean;
+  /**
    * The account's `token_version` when the token was issued. Postgres accepts
    * the token only while it still matches (`app.caller_is_active()`), so raising
    * it on a password change or suspension revokes every earlier token. A
@@ -81,7 +86,12 @@ export interface SignedToken {
 
 /** Signs a token for the user's session, at its level, that expires `limits.accessTokenSeconds` after issue. */
 export async function signAccessToken(
-  account: { user: Pick<User, "id" | "email" | "role">; tokenVersion: number; sessionId: string; level: SessionLevel },
+  account: {
+    user: Pick<User, "id" | "email" | "role"> & Partial<Pick<User, "isAnonymous">>;
+    tokenVersion: number;
+    sessionId: string;
+    level: SessionLevel;
+  },
   secret: Uint8Array,
 ): Promise<SignedToken> {
   const { user, tokenVersion, sessionId, level } = account;
@@ -91,6 +101,7 @@ export async function signAccessToken(
     role: "authenticated",
     email: user.email,
     app_role: user.role,
+    is_anonymous: user.isAnonymous === true,
     token_version: tokenVersion,
     session_id: sessionId,
     ...levelClaims(level),
@@ -194,6 +205,7 @@ async function verifyWithJose(jwt: string, secret: Uint8Array): Promise<AccessCl
       aud: "authenticated",
       email: typeof email === "string" ? email : "",
       app_role: appRole === "ADMIN" ? "ADMIN" : "STANDARD_USER",
+      is_anonymous: payload.is_anonymous === true,
       token_version: tokenVersion,
       session_id: sessionId,
       aal: payload.aal === "aal2" ? "aal2" : "aal1",

@@ -34,6 +34,7 @@ export const integerSettings = {
   // At least a day: app.prune_security_events refuses anything younger.
   AUDIT_RETENTION_DAYS: { fallback: 90, min: 1, max: 36_500, sinks: ["sql"] },
   NOTES_TOMBSTONE_DAYS: { fallback: 30, min: 1, max: 3_650, sinks: ["sql"] },
+  ANONYMOUS_TTL_DAYS: { fallback: 30, min: 1, max: 3_650, sinks: ["sql"] },
   // 0: a reset removes only the identities that joined while the address was unproven.
   RESET_REVOKES_RECENT_DAYS: {
     fallback: 7,
@@ -58,6 +59,8 @@ export const integerSettings = {
   HASH_QUEUE_MAX: { fallback: 16, min: 0, max: 10_000, sinks: ["memory"] },
   SIGNUP_MAX_PER_ADDRESS: count(30),
   SIGNUP_ADDRESS_WINDOW_SECONDS: rateWindow(300),
+  ANONYMOUS_MAX_PER_ADDRESS: count(30),
+  ANONYMOUS_ADDRESS_WINDOW_SECONDS: rateWindow(3600),
   RESET_CODE_MAX_ATTEMPTS_PER_ADDRESS: count(30),
   RESET_CODE_ADDRESS_WINDOW_SECONDS: rateWindow(300),
   RESET_CODE_MAX_WRONG_PER_ACCOUNT: count(20),

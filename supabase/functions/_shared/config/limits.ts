@@ -42,6 +42,10 @@ export interface SecurityLimits {
   signupMaxPerAddress: number;
   /** `SIGNUP_ADDRESS_WINDOW_SECONDS`: that window. */
   signupAddressWindowSeconds: number;
+  /** `ANONYMOUS_MAX_PER_ADDRESS`: anonymous accounts started from one client address in its window. */
+  anonymousMaxPerAddress: number;
+  /** `ANONYMOUS_ADDRESS_WINDOW_SECONDS`: that window. */
+  anonymousAddressWindowSeconds: number;
   /** `RESET_CODE_MAX_ATTEMPTS_PER_ADDRESS`: create-password calls from one client address in its window. */
   resetCodeMaxAttemptsPerAddress: number;
   /** `RESET_CODE_ADDRESS_WINDOW_SECONDS`: that window. */
@@ -104,6 +108,8 @@ export function limitsFrom(env: Env): SecurityLimits {
     hashQueueMax: setting("HASH_QUEUE_MAX"),
     signupMaxPerAddress: setting("SIGNUP_MAX_PER_ADDRESS"),
     signupAddressWindowSeconds: setting("SIGNUP_ADDRESS_WINDOW_SECONDS"),
+    anonymousMaxPerAddress: setting("ANONYMOUS_MAX_PER_ADDRESS"),
+    anonymousAddressWindowSeconds: setting("ANONYMOUS_ADDRESS_WINDOW_SECONDS"),
     resetCodeMaxAttemptsPerAddress: setting("RESET_CODE_MAX_ATTEMPTS_PER_ADDRESS"),
     resetCodeAddressWindowSeconds: setting("RESET_CODE_ADDRESS_WINDOW_SECONDS"),
     resetCodeMaxWrongPerAccount: setting("RESET_CODE_MAX_WRONG_PER_ACCOUNT"),

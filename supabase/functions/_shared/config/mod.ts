@@ -77,6 +77,8 @@ export interface Config {
    * a changes cursor that needs an older deletion answers 410.
    */
   tombstoneDays: number;
+  /** `ANONYMOUS_TTL_DAYS`: how long an anonymous account may go unused before the schedule deletes it. */
+  anonymousTtlDays: number;
   /**
    * `RESET_REVOKES_RECENT_DAYS`: a password reset removes the provider identities linked this many days before it
    * (an identity is a way in, as the password the reset replaces), besides those linked while the address was unproven.
@@ -269,6 +271,7 @@ export function loadConfig(env: Env): Config {
     mailDispatchSecrets: mailDispatchSecretsFrom(env, apiKeys),
     auditRetentionDays: integerSettingOf(env, "AUDIT_RETENTION_DAYS"),
     tombstoneDays: integerSettingOf(env, "NOTES_TOMBSTONE_DAYS"),
+    anonymousTtlDays: integerSettingOf(env, "ANONYMOUS_TTL_DAYS"),
     resetRevokesRecentDays: integerSettingOf(env, "RESET_REVOKES_RECENT_DAYS"),
     providerSignIn: providerSignInFrom(env),
     passkeys: passkeySettingsFrom(env),

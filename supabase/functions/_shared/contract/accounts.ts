@@ -66,6 +66,21 @@ export type LoginBody = z.infer<typeof loginBody>;
 export const registerBody = z.object({ name, email, password });
 export type RegisterBody = z.infer<typeof registerBody>;
 
+/** Body of `POST /auth/anonymous/upgrade`: what a sign-up gives, for the signed-in anonymous account. */
+export const upgradeAnonymousBody = z.object({ name, email, password });
+export type UpgradeAnonymousBody = z.infer<typeof upgradeAnonymousBody>;
+
+/** Body of `POST /auth/anonymous/merge`: the anonymous session's access token, its proof. */
+export const mergeAnonymousBody = z.object({
+  anonymousAccessToken: text("anonymousAccessToken").max(4096, "anonymousAccessToken must be at most 4096 characters")
+    .meta({ description: 'the anonymous session\'s accessToken ("Bearer <jwt>" or the bare JWT)' }),
+});
+export type MergeAnonymousBody = z.infer<typeof mergeAnonymousBody>;
+
+/** `data` of `POST /auth/anonymous/merge`: how many notes moved (0 on a retry). */
+export const mergedAnonymous = z.object({ moved: z.number().int().min(0) });
+export type MergedAnonymous = z.infer<typeof mergedAnonymous>;
+
 /** Body of `POST /auth/request-password-reset`. */
 export const requestPasswordResetBody = z.object({ email });
 export type RequestPasswordResetBody = z.infer<typeof requestPasswordResetBody>;
@@ -106,6 +121,11 @@ export const user = z.object({
   role: z.enum(userRoles),
   status: z.enum(userStatuses),
   isVerified: z.boolean(),
+  /**
+   * An account of `POST /auth/anonymous` not yet upgraded: its `email` is `""` and its notes are capped. This
+   * service always sends it; optional so the interface's record, which predates it, stays valid.
+   */
+  isAnonymous: z.boolean().optional().meta({ description: "true for an anonymous account; always sent" }),
   createdAt: isoTimestamp,
   updatedAt: isoTimestamp,
 });

@@ -181,6 +181,9 @@ async function guardedByCaller<Row, Result>(
   } catch (error) {
     if (pgErrorCode(error) === revokedCaller) throw new InvalidTokenError("token_revoked");
     if (pgErrorCode(error) === unverifiedCaller) {
+      // The same SQLSTATE (PostgREST's 403) from the triggers that keep an anonymous account's limits.
+      const signUp = signUpRequired(error);
+      if (signUp) throw signUp;
       throw new ForbiddenError("email_not_verified", "Email address not verified");
     }
     if (pgErrorCode(error) === notAdmin) {
@@ -197,4 +200,16 @@ async function guardedByCaller<Row, Result>(
     }
     throw error;
   }
+}
+
+/** What the anonymous account's limits (migration 20261128000800) refused, as a 403 that says to sign up. */
+function signUpRequired(error: unknown): ForbiddenError | undefined {
+  const message = error instanceof Error ? error.message : "";
+  if (message === "anonymous_note_limit") {
+    return new ForbiddenError("sign_up_required", "An anonymous account keeps a limited number of notes; sign up");
+  }
+  if (message === "anonymous_account") {
+    return new ForbiddenError("sign_up_required", "Sign up before adding a second factor or a passkey");
+  }
+  return undefined;
 }

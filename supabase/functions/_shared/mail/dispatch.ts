@@ -19,6 +19,7 @@ import { sendWithResend } from "./resend.ts";
 import { pruneExpiredTombstones } from "../queries/note-changes.ts";
 import { pruneExpiredCreateKeys } from "../queries/notes.ts";
 import { pruneSecurityEvents } from "../queries/security-events.ts";
+import { deleteUnusedAnonymousAccounts } from "../queries/anonymous.ts";
 
 /** Delivers one mail, or throws. */
 export type DeliverMail = (mail: OutboxMail) => Promise<void>;
@@ -40,7 +41,7 @@ export async function dispatchDueMail(deliver: DeliverMail, batchSize = 20): Pro
   await resolveQueuedCodeRequests(batchSize);
   const claim = claimDueMails(batchSize);
   // The drain is the service's schedule, so it also prunes expired create keys, tombstones and security events
-  // past their retention, in the same round trip.
+  // past their retention, and deletes anonymous accounts left unused, in the same round trip.
   const mails = await withServiceTransaction({
     ...claim,
     following: [
@@ -48,6 +49,7 @@ export async function dispatchDueMail(deliver: DeliverMail, batchSize = 20): Pro
       pruneExpiredCreateKeys,
       pruneSecurityEvents(getConfig().auditRetentionDays),
       pruneExpiredTombstones(getConfig().tombstoneDays),
+      deleteUnusedAnonymousAccounts(getConfig().anonymousTtlDays),
     ],
   });
   const outcome: DispatchOutcome = { sent: 0, retrying: 0, failed: 0 };

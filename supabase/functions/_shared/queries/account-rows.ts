@@ -16,10 +16,16 @@ export interface AccountRow {
   id: string;
   name: string;
   phone_number: string | null;
-  email: string;
+  /** Null for an anonymous account, which has none until it signs up. */
+  email: string | null;
   role: User["role"];
   status: User["status"];
   is_verified: boolean;
+  /**
+   * Absent from the rows of the SQL functions older than anonymous accounts (a password change, a reset, a
+   * verification, the second step), none of which can act on an anonymous account: read as false.
+   */
+  is_anonymous?: boolean;
   created_at: Date;
   updated_at: Date;
   token_version: number;
@@ -33,6 +39,7 @@ const accountColumnNames = [
   "role",
   "status",
   "is_verified",
+  "is_anonymous",
   "created_at",
   "updated_at",
   "token_version",
@@ -53,10 +60,11 @@ export function toAccount(row: AccountRow): Account {
       id: row.id,
       name: row.name,
       phoneNumber: row.phone_number,
-      email: row.email,
+      email: row.email ?? "",
       role: row.role,
       status: row.status,
       isVerified: row.is_verified,
+      isAnonymous: row.is_anonymous === true,
       createdAt: row.created_at.toISOString(),
       updatedAt: row.updated_at.toISOString(),
     },

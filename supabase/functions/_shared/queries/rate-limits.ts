@@ -82,6 +82,7 @@ export function reservePasswordReentry(
 /** The per-address limits a statement can be guarded by. */
 export type AddressLimit =
   | "signup-address"
+  | "anonymous-address"
   | "reset-address"
   | "reset-request-address"
   | "refresh-address"
@@ -91,6 +92,8 @@ function windowOf(limit: AddressLimit, limits: SecurityLimits): { seconds: numbe
   switch (limit) {
     case "signup-address":
       return { seconds: limits.signupAddressWindowSeconds, max: limits.signupMaxPerAddress };
+    case "anonymous-address":
+      return { seconds: limits.anonymousAddressWindowSeconds, max: limits.anonymousMaxPerAddress };
     case "reset-address":
       return { seconds: limits.resetCodeAddressWindowSeconds, max: limits.resetCodeMaxAttemptsPerAddress };
     case "reset-request-address":

@@ -141,7 +141,9 @@ export function refreshSession(
 ): Query<Partial<AccountRow & SessionColumns> & { outcome: Refresh["kind"] }, Refresh> {
   const { sessionId, generation, settings } = input;
   return {
-    text: `select * from app.refresh_session($1, $2, $3, $4, $5)`,
+    // The function predates anonymous accounts: the account's flag is read beside it, in the same statement.
+    text: `select r.*, u.is_anonymous
+           from app.refresh_session($1, $2, $3, $4, $5) r left join app.users u on u.id = r.id`,
     values: [
       sessionId,
       generation,

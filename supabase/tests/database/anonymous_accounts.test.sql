@@ -1,0 +1,66 @@
+-- Anonymous accounts as Postgres enforces them: an anonymous account's notes are capped whatever route inserts them
+-- (here, the Data API's role with its claims), it adds no second factor or passkey, only an anonymous account is
+-- merged or swept, and the merge moves the notes with their totals. What the functions answer is tested over HTTP in
+-- tests/anonymous.test.ts.
+begin;
+create extension if not exists pgtap with schema extensions;
+set local search_path = public, extensions;
+
+select plan(12);
+
+update app.settings set anonymous_note_limit = 2;
+insert into app.users (id, name, is_anonymous) values
+  ('a0000000-0000-4000-8000-0000000000a1', 'Anonymous', true),
+  ('a0000000-0000-4000-8000-0000000000a2', 'Anonymous', true);
+insert into app.users (id, name, email, password_hash, is_verified) values
+  ('a0000000-0000-4000-8000-0000000000b1', 'Real', 'real-anonymous-test@example.test', 'not-a-real-hash', true);
+insert into app.sessions (id, user_id, expires_at) values
+  ('a0000000-0000-4000-8000-0000000000c1', 'a0000000-0000-4000-8000-0000000000a1', now() + interval '1 hour');
+
+select throws_ok($$insert into app.users (name) values ('No email, not anonymous')$$, '23514', null,
+  'only an anonymous account has no email');
+select throws_ok($$insert into app.second_factors (user_id, secret_sealed, secret_key_id)
+                   values ('a0000000-0000-4000-8000-0000000000a1', 'sealed', 'k1')$$,
+  'PT403', 'anonymous_account', 'an anonymous account adds no second factor');
+
+-- Through the Data API's role, with the anonymous user's claims.
+set local role authenticated;
+select set_config('request.jwt.claims', '{"sub": "a0000000-0000-4000-8000-0000000000a1", "role": "authenticated", ' ||
+  '"session_id": "a0000000-0000-4000-8000-0000000000c1", "is_anonymous": false}', true);
+select lives_ok($$insert into public.notes (created_by, title) values
+                  ('a0000000-0000-4000-8000-0000000000a1', 'one'), ('a0000000-0000-4000-8000-0000000000a1', 'two')$$,
+  'an anonymous account writes notes up to the cap');
+select throws_ok($$insert into public.notes (created_by, title) values ('a0000000-0000-4000-8000-0000000000a1', 'three')$$,
+  'PT403', 'anonymous_note_limit', 'the note past the cap is refused, whatever the claims say');
+reset role;
+
+-- A real account is not capped.
+select lives_ok($$insert into public.notes (created_by, title)
+                  select 'a0000000-0000-4000-8000-0000000000b1', 'n' || i from generate_series(1, 3) i$$,
+  'a real account writes past the anonymous cap');
+
+-- The merge: a real account's token is refused, the anonymous one's notes move once.
+select is((select outcome from app.merge_anonymous_account('a0000000-0000-4000-8000-0000000000a1',
+            'a0000000-0000-4000-8000-0000000000b1', 'a0000000-0000-4000-8000-0000000000c1', 0)),
+  'not_anonymous', 'a real account is never merged away');
+select is((select row(outcome, moved)::text from app.merge_anonymous_account('a0000000-0000-4000-8000-0000000000b1',
+            'a0000000-0000-4000-8000-0000000000a1', 'a0000000-0000-4000-8000-0000000000c1', 0)),
+  '(merged,2)', 'the anonymous account''s notes move');
+select is((select notes from app.note_counts where user_id = 'a0000000-0000-4000-8000-0000000000b1'), 5,
+  'the new owner''s total counts them');
+select is((select count(*)::integer from app.users where id = 'a0000000-0000-4000-8000-0000000000a1'), 0,
+  'the anonymous account is deleted');
+select is((select row(outcome, moved)::text from app.merge_anonymous_account('a0000000-0000-4000-8000-0000000000b1',
+            'a0000000-0000-4000-8000-0000000000a1', 'a0000000-0000-4000-8000-0000000000c1', 0)),
+  '(gone,0)', 'a retry moves nothing');
+
+-- The sweep: only anonymous accounts unused past the days given.
+update app.users set created_at = now() - interval '31 days'
+where id in ('a0000000-0000-4000-8000-0000000000a2', 'a0000000-0000-4000-8000-0000000000b1');
+select ok(app.delete_unused_anonymous_accounts(30, 1000) >= 1, 'the sweep deletes an unused anonymous account');
+select is((select array_agg(id::text order by id) from app.users where id in
+            ('a0000000-0000-4000-8000-0000000000a2', 'a0000000-0000-4000-8000-0000000000b1')),
+  array['a0000000-0000-4000-8000-0000000000b1'], 'and leaves the old real account');
+
+select * from finish();
+rollback;
