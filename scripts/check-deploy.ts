@@ -281,8 +281,10 @@ async function bootEach(
       if (location !== null) {
         problems.push(`${probe.name}: ${probe.method} ${probe.path} redirected to ${location}\n${child.output()}`);
       }
-      token = body?.data?.accessToken ?? token;
-      refreshToken = body?.data?.refreshToken ?? refreshToken;
+      if (!probe.anotherAccount) {
+        token = body?.data?.accessToken ?? token;
+        refreshToken = body?.data?.refreshToken ?? refreshToken;
+      }
       if (probe.name === "notes-create") noteId = body?.data?.id ?? "";
       console.log(
         `  ${probe.name}: ${probe.method} ${probe.path} -> ${response.status}`,

@@ -20,6 +20,8 @@ export interface Probe {
   status: number;
   /** The error `code` the answer must carry. */
   code?: string;
+  /** A session for another account (an anonymous one): the probes after it go on as the signed-up user. */
+  anotherAccount?: true;
 }
 
 /** How long a probe's event stream may take to send the event it waits for. */
@@ -179,7 +181,7 @@ export function probes(
     },
     { name: "auth-passkeys", path: "/auth-passkeys", method: "GET", authorized: true, status: 200 },
     // Anonymous accounts: one started; the probe's own account is a real one, which the upgrade's statement refuses.
-    { name: "auth-anonymous", path: "/auth-anonymous", method: "POST", status: 201 },
+    { name: "auth-anonymous", path: "/auth-anonymous", method: "POST", status: 201, anotherAccount: true },
     {
       name: "auth-anonymous-upgrade",
       path: "/auth-anonymous-upgrade",
