@@ -23,7 +23,7 @@
  */
 import { decodeJwt } from "jose";
 import postgres from "postgres";
-import { runCommand } from "../dev/processes.ts";
+import { runPgbench, tpsOf } from "./pgbench.ts";
 import { drive, median } from "./load.ts";
 import { markdownTable } from "./report.ts";
 import { notesCallerCheck } from "../supabase/functions/_shared/db/caller-transactions.ts";
@@ -97,31 +97,8 @@ async function pgbenchTps(databaseUrl: string, script: string, clients: number, 
   const file = await Deno.makeTempFile({ suffix: ".sql" });
   try {
     await Deno.writeTextFile(file, script);
-    const database = new URL(databaseUrl);
-    const result = await runCommand("pgbench", [
-      "-n",
-      "-M",
-      "extended",
-      "-h",
-      database.hostname,
-      "-p",
-      database.port || "5432",
-      "-U",
-      decodeURIComponent(database.username) || "postgres",
-      "-c",
-      String(clients),
-      "-j",
-      String(clients),
-      "-T",
-      String(seconds),
-      "-f",
-      file,
-      database.pathname.slice(1),
-    ], { cwd: Deno.cwd() });
-    if (!result.ok) throw new Error(`pgbench failed: ${result.stderr}`);
-    const match = /tps = ([\d.]+) \(without initial connection time\)/.exec(result.stdout);
-    if (!match) throw new Error(`pgbench printed no tps: ${result.stdout}`);
-    return Number(match[1]);
+    const args = ["-M", "extended", "-c", String(clients), "-j", String(clients), "-T", String(seconds)];
+    return tpsOf(await runPgbench(new URL(databaseUrl), file, args, { cwd: Deno.cwd() }));
   } finally {
     await Deno.remove(file);
   }

@@ -25,7 +25,7 @@
 import postgres from "postgres";
 import { createScratchDatabase } from "../dev/harness/stack.ts";
 import { bootstrapIfNeeded, listMigrations, migrate } from "../dev/migrate.ts";
-import { runCommand } from "../dev/processes.ts";
+import { runPgbench, tpsOf } from "./pgbench.ts";
 import { median } from "./load.ts";
 import { markdownTable } from "./report.ts";
 import { seedNotes } from "./seed.ts";
@@ -111,26 +111,11 @@ interface Target {
 async function pgbench(target: Target, script: string, args: string[]): Promise<string> {
   const file = `${target.scripts}/${crypto.randomUUID()}.sql`;
   await Deno.writeTextFile(file, script);
-  const { database } = target;
-  const result = await runCommand("pgbench", [
-    "-n",
-    "-h",
-    database.hostname,
-    "-p",
-    database.port || "5432",
-    "-U",
-    decodeURIComponent(database.username) || "postgres",
-    "-f",
-    file,
-    ...args,
-    database.pathname.slice(1),
-  ], {
+  return await runPgbench(target.database, file, args, {
     cwd: target.scripts,
     // What an insert costs the server, not how long this machine's disk takes to flush a commit.
     env: { PGOPTIONS: "-c synchronous_commit=off" },
   });
-  if (!result.ok) throw new Error(`pgbench failed: ${result.stderr}`);
-  return result.stdout;
 }
 
 async function tps(target: Target, script: string): Promise<number> {
@@ -143,9 +128,7 @@ async function tps(target: Target, script: string): Promise<number> {
     "-T",
     String(secondsPerRound),
   ]);
-  const match = /tps = ([\d.]+) \(without initial connection time\)/.exec(output);
-  if (!match) throw new Error(`pgbench printed no tps: ${output}`);
-  return Number(match[1]);
+  return tpsOf(output);
 }
 
 async function walBytesPerInsert(target: Target, sql: postgres.Sql, script: string): Promise<number> {
