@@ -10,17 +10,9 @@
  * commit before a change) whose functions start interleaved with these, so
  * the machine's drift between two runs does not pass for a difference.
  */
-import postgres from "postgres";
-import {
-  createScratchDatabase,
-  sharedStackLimits,
-  testAnonKey,
-  testJwtSecret,
-  testSecrets,
-} from "../dev/harness/stack.ts";
+import { createScratchDatabase, sharedStackLimits, testAnonKey, testSecrets } from "../dev/harness/stack.ts";
 import { migrate } from "../dev/migrate.ts";
-import { signAccessToken } from "../supabase/functions/_shared/auth/access-tokens.ts";
-import { bearer } from "../supabase/functions/_shared/contract/mod.ts";
+import { signedInUsers } from "./operator.ts";
 import { resolve } from "node:path";
 import { againstName, type ColdStart, coldStartTable, measureColdStarts } from "./startup.ts";
 import { markdownTable } from "./report.ts";
@@ -28,36 +20,6 @@ import { markdownTable } from "./report.ts";
 const runs = Number(Deno.env.get("COLD_START_RUNS") || 7);
 const againstCheckout = Deno.env.get("COLD_START_AGAINST");
 const against = againstCheckout ? new URL(`file://${resolve(againstCheckout)}/supabase/functions/`) : undefined;
-
-/** One verified user with a live session, and its access token. */
-async function signedInUser(databaseUrl: string): Promise<string> {
-  const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
-  try {
-    const [account] = await sql<{ id: string; email: string; token_version: number; session_id: string }[]>`
-      with account as (
-        insert into app.users (name, email, password_hash, is_verified)
-        values ('Cold Start', 'cold-start@example.com', 'unused', true)
-        returning id, email, token_version
-      ), started as (
-        insert into app.sessions (user_id, expires_at) select id, now() + interval '1 hour' from account
-        returning id
-      )
-      select account.*, started.id as session_id from account, started`;
-    const { jwt } = await signAccessToken(
-      {
-        user: { id: account.id, email: account.email, role: "STANDARD_USER" },
-        tokenVersion: account.token_version,
-        sessionId: account.session_id,
-        // A session of an account with no second factor, as every bench account is.
-        level: { aal: "aal1", startedAt: new Date() },
-      },
-      new TextEncoder().encode(testJwtSecret),
-    );
-    return bearer(jwt);
-  } finally {
-    await sql.end({ timeout: 5 });
-  }
-}
 
 /** Each function's first answer and listening, this checkout against the other, as ratios. */
 function comparisonTable(starts: ColdStart[]): string {
@@ -81,7 +43,7 @@ const scratch = given ? undefined : await createScratchDatabase("notes_cold_star
 const databaseUrl = given ?? scratch?.url ?? "";
 try {
   await migrate(databaseUrl, () => {});
-  const authorization = await signedInUser(databaseUrl);
+  const [{ authorization }] = await signedInUsers(databaseUrl, 1, "cold-start");
   const env = {
     DATABASE_URL: databaseUrl,
     ...testSecrets,

@@ -16,6 +16,9 @@
  * parameters: a primary-key lookup of a 1,000-row table, which the function
  * does not make, so the ratio is if anything kind to pgbench.
  *
+ * `benchFunctionPath` does it on a fresh database of its own (1,000 verified users with live sessions and no notes) and
+ * a stack on it, for `npm run bench` and `npm run bench:function-path`.
+ *
  * @example
  * ```ts
  * const path = await measureFunctionPath({ databaseUrl, stackUrl, users, poolSize: 5, seconds: 10, rounds: 3 });
@@ -26,20 +29,26 @@ import postgres from "postgres";
 import { runPgbench, tpsOf } from "./pgbench.ts";
 import { drive, median } from "./load.ts";
 import { markdownTable } from "./report.ts";
+import { type SignedInUser, signedInUsers } from "./operator.ts";
+import {
+  createScratchDatabase,
+  sharedStackLimits,
+  startStack,
+  testAnonKey,
+  testSecrets,
+} from "../dev/harness/stack.ts";
+import { migrate } from "../dev/migrate.ts";
+import { loadConfig } from "../supabase/functions/_shared/config/mod.ts";
 import { notesCallerCheck } from "../supabase/functions/_shared/db/caller-transactions.ts";
 import { insertNote } from "../supabase/functions/_shared/queries/notes.ts";
 
-/** A user the function path writes for: their id and the `authorization` header of a live session. */
-export interface PathUser {
-  id: string;
-  authorization: string;
-}
+export const functionPathSettings = { users: 1_000, rounds: 3 };
 
 export interface FunctionPathInput {
   databaseUrl: string;
   /** The stack's functions base URL (`.../functions/v1`). */
   stackUrl: string;
-  users: PathUser[];
+  users: SignedInUser[];
   /** The stack's `DB_POOL_MAX`: pgbench's clients. */
   poolSize: number;
   /** autocannon's connections: more than the pool, so requests queue for it as they do under load. */
@@ -104,7 +113,7 @@ async function pgbenchTps(databaseUrl: string, script: string, clients: number, 
   }
 }
 
-async function functionRps(input: FunctionPathInput, nextUser: () => PathUser): Promise<number> {
+async function functionRps(input: FunctionPathInput, nextUser: () => SignedInUser): Promise<number> {
   const origin = new URL(input.stackUrl).origin;
   const path = new URL(input.stackUrl).pathname;
   const sample = await drive(origin, () => ({
@@ -173,4 +182,37 @@ export function functionPathTable(result: FunctionPathResult): string {
       ["median", "", "", `${result.ratio.toFixed(2)}×`],
     ],
   );
+}
+
+/**
+ * `notes-create` over `functionPathSettings.users` users against pgbench of its transaction, in timed runs of
+ * `seconds`, on a fresh database (DATABASE_URL's empty one when given) and a stack of its own on it.
+ */
+export async function benchFunctionPath(seconds: number): Promise<FunctionPathResult> {
+  const given = Deno.env.get("DATABASE_URL");
+  const scratch = given ? undefined : await createScratchDatabase("notes_function_path");
+  const databaseUrl = given ?? scratch?.url ?? "";
+  try {
+    await migrate(databaseUrl, () => {});
+    const env = { ...testSecrets, SUPABASE_ANON_KEY: testAnonKey, ...sharedStackLimits, DATABASE_URL: databaseUrl };
+    const config = loadConfig(new Map(Object.entries(env)));
+    const users = await signedInUsers(databaseUrl, functionPathSettings.users, "path");
+    const stack = await startStack({ env });
+    try {
+      return await measureFunctionPath({
+        databaseUrl,
+        stackUrl: stack.baseUrl,
+        users,
+        poolSize: config.dbPoolMax,
+        connections: 2 * config.dbPoolMax,
+        seconds,
+        rounds: functionPathSettings.rounds,
+        statementTimeoutMs: config.statementTimeoutMs,
+      });
+    } finally {
+      await stack.stop();
+    }
+  } finally {
+    await scratch?.drop();
+  }
 }

@@ -25,6 +25,9 @@
  *    `npm run bench:listing`), and bare inserts into public.notes with pgbench:
  *    tps with and without the triggers and WAL per insert (`bench/writes.ts`,
  *    `npm run bench:writes`), each on databases of its own.
+ * 8. The function path: `notes-create` over 1,000 users against pgbench of
+ *    the transaction it sends (`bench/function-path.ts`,
+ *    `npm run bench:function-path`), on a database of its own.
  *
  * The listing's query plan is checked by `npm run check:plan` (in CI), and
  * what each function bundles to by `npm run check:deploy`.
@@ -70,6 +73,7 @@ import { identityProviderForStack } from "../dev/harness/identity-provider.ts";
 import { coldStartTable, measureColdStarts } from "./startup.ts";
 import { benchListingPlans, listingPlanTable } from "./listing-plans.ts";
 import { benchWrites, writeCostTable, writeSettings } from "./writes.ts";
+import { benchFunctionPath, functionPathSettings, functionPathTable } from "./function-path.ts";
 import { liveUpdateSettings, measureLiveUpdates, openStreamsTable, writeToEventTable } from "./streams.ts";
 
 const seconds = Number(Deno.env.get("BENCH_SECONDS") || 20);
@@ -82,6 +86,8 @@ const settings = {
   /** bcrypt keeps both cores busy with fewer; more would only lengthen the queue. */
   loginConnections: 4,
   seconds,
+  /** Each timed run of the function path and of pgbench beside it (each of its rounds is four of them). */
+  functionPathSeconds: Math.ceil(seconds / 2),
   /** Rounds of floor, functions, functions, floor per scenario; the ratio is their median. */
   rounds: 5,
   /**
@@ -392,6 +398,8 @@ async function main() {
   const listingPlans = await benchListingPlans();
   log("Bare inserts into public.notes (pgbench):");
   const writes = await benchWrites();
+  log(`notes-create over ${functionPathSettings.users} users against pgbench of its transaction:`);
+  const functionPath = await benchFunctionPath(settings.functionPathSeconds);
   const { comparisons, servers, variants, loginHashing, flood, roundTrips, firstPages, coldStarts, liveUpdates } =
     postgresRun;
   const record = {
@@ -416,6 +424,7 @@ async function main() {
     liveUpdates,
     listingPlans,
     writes,
+    functionPath,
   };
   const file = await writeResults(record, startedAt);
 
@@ -455,6 +464,11 @@ async function main() {
   console.log(listingPlanTable(listingPlans));
   console.log(`\n## Bare inserts into public.notes (pgbench, ${writeSettings.clients} clients, ratios in one run)\n`);
   console.log(writeCostTable(writes));
+  console.log(
+    `\n## notes-create over ${functionPathSettings.users} users against pgbench of its transaction ` +
+      `(${settings.functionPathSeconds} s runs; target ≥ 0.85×)\n`,
+  );
+  console.log(functionPathTable(functionPath));
   console.log("\n## Cold start per function (target: < 150 ms)\n");
   console.log(coldStartTable(coldStarts));
   console.log("\n## From a write's answer to its event on another session's stream\n");
