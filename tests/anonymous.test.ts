@@ -262,12 +262,15 @@ describe("the limits of anonymous accounts", () => {
       expect(made.status, made.text).toBe(201);
     }
     // 31 days pass for three of them; one anonymous account's session was refreshed yesterday.
+    // In one transaction: the schedule runs beside the test, and must never see the refreshed one 31 days old.
     const aged = [expired.payload.id, refreshedLately.payload.id, realId];
-    await stack.sql`update app.users set created_at = now() - interval '31 days' where id = any(${aged})`;
-    await stack.sql`update app.sessions set created_at = now() - interval '31 days',
-                      refreshed_at = now() - interval '31 days' where user_id = any(${aged})`;
-    await stack.sql`update app.sessions set refreshed_at = now() - interval '1 day'
-                    where user_id = ${refreshedLately.payload.id}`;
+    await stack.sql.begin(async (sql) => {
+      await sql`update app.users set created_at = now() - interval '31 days' where id = any(${aged})`;
+      await sql`update app.sessions set created_at = now() - interval '31 days',
+                  refreshed_at = now() - interval '31 days' where user_id = any(${aged})`;
+      await sql`update app.sessions set refreshed_at = now() - interval '1 day'
+                  where user_id = ${refreshedLately.payload.id}`;
+    });
 
     // The stack's schedule (its mail loop) deletes the unused one.
     let left: readonly unknown[] = [];
