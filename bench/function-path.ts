@@ -27,7 +27,8 @@
 import { decodeJwt } from "jose";
 import postgres from "postgres";
 import { runPgbench, tpsOf } from "./pgbench.ts";
-import { drive, median } from "./load.ts";
+import { median } from "./load.ts";
+import { runWrk } from "./wrk.ts";
 import { markdownTable } from "./report.ts";
 import { type SignedInUser, signedInUsers } from "./operator.ts";
 import {
@@ -113,20 +114,16 @@ async function pgbenchTps(databaseUrl: string, script: string, clients: number, 
   }
 }
 
-async function functionRps(input: FunctionPathInput, nextUser: () => SignedInUser): Promise<number> {
-  const origin = new URL(input.stackUrl).origin;
-  const path = new URL(input.stackUrl).pathname;
-  const sample = await drive(origin, () => ({
+async function functionRps(input: FunctionPathInput): Promise<number> {
+  const { requestsPerSecond, failed } = await runWrk(`${input.stackUrl}/notes-create`, {
     method: "POST",
-    path: `${path}/notes-create`,
-    headers: { authorization: nextUser().authorization, "content-type": "application/json" },
     body: JSON.stringify({ title, content }),
-  }), { connections: input.connections, seconds: input.seconds });
-  const failed = Object.entries(sample.statuses).filter(([status]) => !status.startsWith("2"));
-  if (failed.length > 0 || sample.errors > 0) {
-    throw new Error(`notes-create failed: ${JSON.stringify(sample.statuses)}, ${sample.errors} errors`);
-  }
-  return sample.latencies.length / sample.seconds;
+    authorizations: input.users.map((user) => user.authorization),
+    connections: input.connections,
+    seconds: input.seconds,
+  });
+  if (failed > 0) throw new Error(`notes-create failed ${failed} times`);
+  return requestsPerSecond;
 }
 
 /** Rounds of pgbench, function, function, pgbench; the ratio of each round and their median. */
@@ -142,11 +139,9 @@ export async function measureFunctionPath(input: FunctionPathInput): Promise<Fun
     await sql.end({ timeout: 5 });
   }
   const script = transactionScript(input.users.length, input.statementTimeoutMs);
-  let next = 0;
-  const nextUser = () => input.users[next++ % input.users.length];
   // A warm-up of each: the stack's pool open and its modules compiled, the server's caches filled.
   await pgbenchTps(input.databaseUrl, script, input.poolSize, 2);
-  await functionRps({ ...input, seconds: 2 }, nextUser);
+  await functionRps({ ...input, seconds: 2 });
   const result: FunctionPathResult = {
     users: input.users.length,
     functionRps: [],
@@ -156,7 +151,7 @@ export async function measureFunctionPath(input: FunctionPathInput): Promise<Fun
   };
   for (let round = 0; round < input.rounds; round++) {
     const first = await pgbenchTps(input.databaseUrl, script, input.poolSize, input.seconds);
-    const rps = [await functionRps(input, nextUser), await functionRps(input, nextUser)];
+    const rps = [await functionRps(input), await functionRps(input)];
     const last = await pgbenchTps(input.databaseUrl, script, input.poolSize, input.seconds);
     const tps = (first + last) / 2;
     const functions = (rps[0] + rps[1]) / 2;
