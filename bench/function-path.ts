@@ -1,14 +1,19 @@
 /**
  * The function path against the database's own rate for the same work:
- * `notes-create` over many users, driven by autocannon at a fixed
- * concurrency, against pgbench running the transaction the function sends
+ * `notes-create` over many users, driven by wrk at a fixed concurrency,
+ * against pgbench running the transaction the function sends
  * (`db/transactions.ts`): `begin`, the statement timeout, the caller's check
  * with their token's claims, the insert, `commit`, pipelined in one round
  * trip as the pool sends it, with extended-protocol parameters as the driver
  * binds them, for a random one of the same users. pgbench has as many clients
  * as the stack's pool has connections, so both sides hold the same number of
  * transactions open. Rounds alternate the two (pgbench, function, function,
- * pgbench) and the ratio is the median of the rounds'.
+ * pgbench) and the ratio is the median of the rounds'. Both load generators
+ * are in C, so neither side pays for its driver's CPU more than the other
+ * (autocannon, in Node, spends a large share of a core of its own), and in
+ * the middle of each run the CPU time per request of the stack, of the
+ * database's server processes and of the driver is read from /proc: on a
+ * machine whose cores the three share, that is where the time goes.
  *
  * pgbench cannot bind a different user's claims from a list, so its
  * transaction reads them, and the owner, from a table of the users by a
@@ -29,6 +34,7 @@ import postgres from "postgres";
 import { runPgbench, tpsOf } from "./pgbench.ts";
 import { median } from "./load.ts";
 import { runWrk } from "./wrk.ts";
+import { backendPids, cpuPerSecondDuring, pidsNamed } from "./process-cpu.ts";
 import { markdownTable } from "./report.ts";
 import { type SignedInUser, signedInUsers } from "./operator.ts";
 import {
@@ -52,18 +58,33 @@ export interface FunctionPathInput {
   users: SignedInUser[];
   /** The stack's `DB_POOL_MAX`: pgbench's clients. */
   poolSize: number;
-  /** autocannon's connections: more than the pool, so requests queue for it as they do under load. */
+  /** wrk's connections: more than the pool, so requests queue for it as they do under load. */
   connections: number;
   seconds: number;
   rounds: number;
   /** The statement timeout the function sets (`STATEMENT_TIMEOUT_MS`), sent as it sends it. */
   statementTimeoutMs: number;
+  /** The stack's process, whose CPU time per request is counted. */
+  stackPid: number;
+}
+
+/** CPU milliseconds per request (or per pgbench transaction) of each part, in the middle of a timed run. */
+export interface CpuPerRequest {
+  /** The stack's process, all its threads: none for pgbench. */
+  stack: number;
+  /** The database's server processes. */
+  postgres: number;
+  /** The load generator: wrk for the functions, pgbench for the database. */
+  driver: number;
 }
 
 export interface FunctionPathResult {
   users: number;
   functionRps: number[];
   databaseTps: number[];
+  /** Per round: the functions' runs' CPU per request, and pgbench's runs' per transaction. */
+  functionCpu: CpuPerRequest[];
+  databaseCpu: CpuPerRequest[];
   ratios: number[];
   ratio: number;
 }
@@ -103,27 +124,61 @@ function transactionScript(users: number, statementTimeoutMs: number): string {
   ].join("\n");
 }
 
-async function pgbenchTps(databaseUrl: string, script: string, clients: number, seconds: number): Promise<number> {
+/** A timed run's rate and what each part spent on a request of it. */
+interface Run {
+  rate: number;
+  cpu: CpuPerRequest;
+}
+
+/** Runs `load` (which answers its rate) while counting the CPU time of the stack, the database and `driver`. */
+async function countingCpu(
+  input: FunctionPathInput,
+  sql: postgres.Sql,
+  driver: string,
+  withStack: boolean,
+  load: Promise<number>,
+): Promise<Run> {
+  const database = new URL(input.databaseUrl).pathname.slice(1);
+  const { result: rate, cpuPerSecond } = await cpuPerSecondDuring(load, input.seconds, {
+    stack: () => Promise.resolve(withStack ? [input.stackPid] : []),
+    postgres: () => backendPids(sql, database),
+    driver: () => pidsNamed(driver),
+  });
+  const perRequest = (name: string) => cpuPerSecond[name] / rate;
+  return { rate, cpu: { stack: perRequest("stack"), postgres: perRequest("postgres"), driver: perRequest("driver") } };
+}
+
+async function pgbenchRun(input: FunctionPathInput, sql: postgres.Sql, script: string): Promise<Run> {
   const file = await Deno.makeTempFile({ suffix: ".sql" });
   try {
     await Deno.writeTextFile(file, script);
-    const args = ["-M", "extended", "-c", String(clients), "-j", String(clients), "-T", String(seconds)];
-    return tpsOf(await runPgbench(new URL(databaseUrl), file, args, { cwd: Deno.cwd() }));
+    const clients = String(input.poolSize);
+    const args = ["-M", "extended", "-c", clients, "-j", clients, "-T", String(input.seconds)];
+    const tps = runPgbench(new URL(input.databaseUrl), file, args, { cwd: Deno.cwd() }).then(tpsOf);
+    return await countingCpu(input, sql, "pgbench", false, tps);
   } finally {
     await Deno.remove(file);
   }
 }
 
-async function functionRps(input: FunctionPathInput): Promise<number> {
-  const { requestsPerSecond, failed } = await runWrk(`${input.stackUrl}/notes-create`, {
+async function functionRun(input: FunctionPathInput, sql: postgres.Sql): Promise<Run> {
+  const rps = runWrk(`${input.stackUrl}/notes-create`, {
     method: "POST",
     body: JSON.stringify({ title, content }),
     authorizations: input.users.map((user) => user.authorization),
     connections: input.connections,
     seconds: input.seconds,
+  }).then(({ requestsPerSecond, failed }) => {
+    if (failed > 0) throw new Error(`notes-create failed ${failed} times`);
+    return requestsPerSecond;
   });
-  if (failed > 0) throw new Error(`notes-create failed ${failed} times`);
-  return requestsPerSecond;
+  return await countingCpu(input, sql, "wrk", true, rps);
+}
+
+/** The mean of two runs' CPU per request, part by part. */
+function meanCpu(runs: Run[]): CpuPerRequest {
+  const mean = (part: keyof CpuPerRequest) => runs.reduce((sum, run) => sum + run.cpu[part], 0) / runs.length;
+  return { stack: mean("stack"), postgres: mean("postgres"), driver: mean("driver") };
 }
 
 /** Rounds of pgbench, function, function, pgbench; the ratio of each round and their median. */
@@ -139,42 +194,65 @@ export async function measureFunctionPath(input: FunctionPathInput): Promise<Fun
     await sql.end({ timeout: 5 });
   }
   const script = transactionScript(input.users.length, input.statementTimeoutMs);
-  // A warm-up of each: the stack's pool open and its modules compiled, the server's caches filled.
-  await pgbenchTps(input.databaseUrl, script, input.poolSize, 2);
-  await functionRps({ ...input, seconds: 2 });
-  const result: FunctionPathResult = {
-    users: input.users.length,
-    functionRps: [],
-    databaseTps: [],
-    ratios: [],
-    ratio: 0,
-  };
-  for (let round = 0; round < input.rounds; round++) {
-    const first = await pgbenchTps(input.databaseUrl, script, input.poolSize, input.seconds);
-    const rps = [await functionRps(input), await functionRps(input)];
-    const last = await pgbenchTps(input.databaseUrl, script, input.poolSize, input.seconds);
-    const tps = (first + last) / 2;
-    const functions = (rps[0] + rps[1]) / 2;
-    result.databaseTps.push(tps);
-    result.functionRps.push(functions);
-    result.ratios.push(functions / tps);
+  const sampler = postgres(input.databaseUrl, { max: 1, onnotice: () => {} });
+  try {
+    // A warm-up of each: the stack's pool open and its modules compiled, the server's caches filled.
+    await pgbenchRun({ ...input, seconds: 2 }, sampler, script);
+    await functionRun({ ...input, seconds: 2 }, sampler);
+    const result: FunctionPathResult = {
+      users: input.users.length,
+      functionRps: [],
+      databaseTps: [],
+      functionCpu: [],
+      databaseCpu: [],
+      ratios: [],
+      ratio: 0,
+    };
+    for (let round = 0; round < input.rounds; round++) {
+      const first = await pgbenchRun(input, sampler, script);
+      const functions = [await functionRun(input, sampler), await functionRun(input, sampler)];
+      const last = await pgbenchRun(input, sampler, script);
+      const tps = (first.rate + last.rate) / 2;
+      const rps = (functions[0].rate + functions[1].rate) / 2;
+      result.databaseTps.push(tps);
+      result.functionRps.push(rps);
+      result.functionCpu.push(meanCpu(functions));
+      result.databaseCpu.push(meanCpu([first, last]));
+      result.ratios.push(rps / tps);
+    }
+    result.ratio = median(result.ratios);
+    return result;
+  } finally {
+    await sampler.end({ timeout: 5 });
   }
-  result.ratio = median(result.ratios);
-  return result;
 }
 
-/** The function path's result as a Markdown table. */
+/** The function path's result as a Markdown table: rates, and CPU milliseconds per request of each part. */
 export function functionPathTable(result: FunctionPathResult): string {
+  const ms = (value: number) => value.toFixed(2);
   return markdownTable(
-    ["Round", "notes-create req/s", "pgbench tps of its transaction", "Ratio"],
     [
-      ...result.ratios.map((ratio, round) => [
-        String(round + 1),
-        result.functionRps[round].toFixed(0),
-        result.databaseTps[round].toFixed(0),
-        `${ratio.toFixed(2)}×`,
-      ]),
-      ["median", "", "", `${result.ratio.toFixed(2)}×`],
+      "Round",
+      "notes-create req/s",
+      "pgbench tps of its transaction",
+      "Ratio",
+      "CPU ms per request: stack / Postgres / wrk",
+      "CPU ms per transaction: Postgres / pgbench",
+    ],
+    [
+      ...result.ratios.map((ratio, round) => {
+        const functions = result.functionCpu[round];
+        const database = result.databaseCpu[round];
+        return [
+          String(round + 1),
+          result.functionRps[round].toFixed(0),
+          result.databaseTps[round].toFixed(0),
+          `${ratio.toFixed(2)}×`,
+          `${ms(functions.stack)} / ${ms(functions.postgres)} / ${ms(functions.driver)}`,
+          `${ms(database.postgres)} / ${ms(database.driver)}`,
+        ];
+      }),
+      ["median", "", "", `${result.ratio.toFixed(2)}×`, "", ""],
     ],
   );
 }
@@ -203,6 +281,7 @@ export async function benchFunctionPath(seconds: number): Promise<FunctionPathRe
         seconds,
         rounds: functionPathSettings.rounds,
         statementTimeoutMs: config.statementTimeoutMs,
+        stackPid: stack.pid,
       });
     } finally {
       await stack.stop();
