@@ -23,7 +23,12 @@ export {
   sqlIntegerMax,
   timerDelayMaxMs,
 } from "./settings.ts";
-export { defaultBodyTimeoutMs, type IntegerSettingName, integerSettings } from "./integer-settings.ts";
+export {
+  databaseIntegerSettings,
+  defaultBodyTimeoutMs,
+  type IntegerSettingName,
+  integerSettings,
+} from "./integer-settings.ts";
 export type { SecurityLimits } from "./limits.ts";
 export {
   callbackProviderOf,
