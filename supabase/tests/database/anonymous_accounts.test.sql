@@ -1,14 +1,15 @@
 -- Anonymous accounts as Postgres enforces them: an anonymous account's notes are capped whatever route inserts them
--- (here, the Data API's role with its claims), it adds no second factor or passkey, only an anonymous account is
+-- (here, the Data API's role with its claims) and REQUIRE_EMAIL_VERIFICATION does not hold them back, it adds no
+-- second factor or passkey, only an anonymous account is
 -- merged or swept, and the merge moves the notes with their totals. What the functions answer is tested over HTTP in
 -- tests/anonymous.test.ts.
 begin;
 create extension if not exists pgtap with schema extensions;
 set local search_path = public, extensions;
 
-select plan(12);
+select plan(13);
 
-update app.settings set anonymous_note_limit = 2;
+update app.settings set anonymous_note_limit = 2, require_email_verification = true;
 insert into app.users (id, name, is_anonymous) values
   ('a0000000-0000-4000-8000-0000000000a1', 'Anonymous', true),
   ('a0000000-0000-4000-8000-0000000000a2', 'Anonymous', true);
@@ -29,7 +30,8 @@ select set_config('request.jwt.claims', '{"sub": "a0000000-0000-4000-8000-000000
   '"session_id": "a0000000-0000-4000-8000-0000000000c1", "is_anonymous": false}', true);
 select lives_ok($$insert into public.notes (created_by, title) values
                   ('a0000000-0000-4000-8000-0000000000a1', 'one'), ('a0000000-0000-4000-8000-0000000000a1', 'two')$$,
-  'an anonymous account writes notes up to the cap');
+  'an anonymous account writes notes up to the cap, though verified addresses are required: it has none to verify');
+select is((select count(*)::integer from public.notes), 2, 'and reads them');
 select throws_ok($$insert into public.notes (created_by, title) values ('a0000000-0000-4000-8000-0000000000a1', 'three')$$,
   'PT403', 'anonymous_note_limit', 'the note past the cap is refused, whatever the claims say');
 reset role;
