@@ -175,12 +175,18 @@ export class AuthApi {
   /**
    * Signs in with the code `sendSignInCode` mailed and keeps the session. When `mfaRequired` is true the
    * second step (`client.mfa`) is still to come, as after a password login. Throws 400 `invalid_code` for a
-   * wrong, used, superseded or expired code.
+   * wrong, used, superseded or expired code. Where the service creates accounts by code (`OTP_SIGN_UP`), a code
+   * mailed to a new address creates its account, named `options.name` (else the address's local part).
    */
-  async signInWithCode(email: string, code: string, request: RequestOptions = {}): Promise<Session> {
+  async signInWithCode(
+    email: string,
+    code: string,
+    options: RequestOptions & { name?: string } = {},
+  ): Promise<Session> {
+    const { name, ...request } = options;
     return this.#transport.keep(
       await this.#transport.call("signInWithCode", {
-        body: { email, code },
+        body: name === undefined ? { email, code } : { email, code, name },
         deadline: this.#transport.deadline(request),
       }) as Session,
     );

@@ -105,10 +105,16 @@ export type SendSignInCodeBody = z.infer<typeof sendSignInCodeBody>;
 export const signInCodeSent = z.object({});
 export type SignInCodeSent = z.infer<typeof signInCodeSent>;
 
-/** Body of `POST /auth/otp/verify`: the 8-digit code mailed by `POST /auth/otp`. */
+/**
+ * Body of `POST /auth/otp/verify`: the 8-digit code mailed by `POST /auth/otp`, and, for a code that creates the
+ * account (`OTP_SIGN_UP`), its name; ignored when the address has an account.
+ */
 export const signInWithCodeBody = z.object({
   email,
   code: text("code").regex(/^\d{8}$/, `code must be ${limits.signInCodeDigits} digits`),
+  name: name.optional().meta({
+    description: "the new account's name when the code creates it (OTP_SIGN_UP); else the address's local part",
+  }),
 });
 export type SignInWithCodeBody = z.infer<typeof signInWithCodeBody>;
 
