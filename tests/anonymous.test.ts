@@ -133,6 +133,91 @@ describe("POST /auth/anonymous/upgrade", () => {
   });
 });
 
+describe("signing up with an emailed code", () => {
+  const sendCode = (session: Session, email: string) =>
+    call("/auth/anonymous/upgrade/code", { token: session.accessToken, body: { email } });
+  const verify = (session: Session, body: Record<string, unknown>) =>
+    call("/auth/anonymous/upgrade/verify", { token: session.accessToken, body });
+  const otherThan = (code: string) => String((Number(code) + 1) % 100_000_000).padStart(8, "0");
+
+  it("keeps the id and every note, verifies the address, and the anonymous session goes on", async () => {
+    const anonymous = await signInAnonymously();
+    const notes = [
+      await createNote(asUser(anonymous), { title: "one" }),
+      await createNote(asUser(anonymous), { title: "two" }),
+    ];
+    const email = uniqueEmail("by-code");
+    const sent = await sendCode(anonymous, email);
+    expect(sent.status, sent.text).toBe(200);
+    const code = await readMailedCode(email, { kind: "sign-in" });
+    expect(code).toMatch(/^\d{8}$/);
+    expect(expectAuthError(await verify(anonymous, { name: "Cy", email, code: otherThan(code) }), 400).code).toBe(
+      "invalid_code",
+    );
+    // The code is the address's: another address with it is a wrong code.
+    const elsewhere = await verify(anonymous, { name: "Cy", email: uniqueEmail("elsewhere"), code });
+    expect(expectAuthError(elsewhere, 400).code).toBe("invalid_code");
+
+    const upgraded = expectSession(await verify(anonymous, { name: "Cy", email, code }), 200);
+    expect(upgraded.payload).toMatchObject({
+      id: anonymous.payload.id,
+      email,
+      name: "Cy",
+      isVerified: true,
+      isAnonymous: false,
+    });
+    expect((await allNotes(asUser(upgraded))).map((note) => note.id).sort()).toEqual(
+      notes.map((note) => note.id).sort(),
+    );
+    // The old session reads the notes too, and its refresh answers the real account.
+    expect((await allNotes(asUser(anonymous))).map((note) => note.title).sort()).toEqual(["one", "two"]);
+    const refreshed = expectSession(
+      await call("/auth/refresh", { body: { refreshToken: anonymous.refreshToken } }),
+      200,
+    );
+    expect(refreshed.payload).toMatchObject({ id: anonymous.payload.id, email, isAnonymous: false });
+    // Done once.
+    expect(expectAuthError(await verify(anonymous, { name: "Cy", email, code }), 409).code).toBe("not_anonymous");
+    // A sign-in code now signs in to the account it became.
+    expect((await call("/auth/otp", { body: { email } })).status).toBe(200);
+    const signInCode = await readMailedCode(email, { kind: "sign-in", after: 1 });
+    const signedIn = expectSession(await call("/auth/otp/verify", { body: { email, code: signInCode } }), 200);
+    expect(signedIn.payload.id).toBe(anonymous.payload.id);
+  });
+
+  it("refuses an address that has an account, mailing nothing and losing nothing", async () => {
+    const owner = await registerUser("code-taken");
+    const anonymous = await signInAnonymously();
+    const note = await createNote(asUser(anonymous), { title: "mine" });
+    expect(expectAuthError(await sendCode(anonymous, owner.email.toUpperCase()), 409).code).toBe("email_taken");
+    const user = await call("/auth/user", { token: anonymous.accessToken });
+    expect(user.body).toMatchObject({ data: { payload: { id: anonymous.payload.id, isAnonymous: true } } });
+    expect((await allNotes(asUser(anonymous))).map((each) => each.id)).toEqual([note.id]);
+  });
+
+  it("refuses an address registered after the code was mailed, and the account stays as it was", async () => {
+    const anonymous = await signInAnonymously();
+    const note = await createNote(asUser(anonymous), { title: "still mine" });
+    const email = uniqueEmail("code-raced");
+    expect((await sendCode(anonymous, email)).status).toBe(200);
+    const code = await readMailedCode(email, { kind: "sign-in" });
+    const registered = await call("/auth/register", { body: { name: "First", email, password } });
+    expect(registered.status, registered.text).toBe(201);
+    expect(expectAuthError(await verify(anonymous, { name: "Late", email, code }), 409).code).toBe("email_taken");
+    expect((await allNotes(asUser(anonymous))).map((each) => each.id)).toEqual([note.id]);
+    const user = await call("/auth/user", { token: anonymous.accessToken });
+    expect(user.body).toMatchObject({ data: { payload: { email: "", isAnonymous: true } } });
+  });
+
+  it("is the anonymous account's alone, and needs its token", async () => {
+    const real = await registerUser("code-real");
+    const asReal = { ...real, payload: { id: real.id } } as unknown as Session;
+    expect(expectAuthError(await sendCode(asReal, uniqueEmail("code-real-new")), 409).code).toBe("not_anonymous");
+    const unsigned = await call("/auth/anonymous/upgrade/code", { body: { email: uniqueEmail() } });
+    expectAuthError(unsigned, 401);
+  });
+});
+
 describe("what an anonymous account cannot add", () => {
   it("refuses a second factor and a passkey with sign_up_required, and allows them once signed up", async () => {
     const anonymous = await signInAnonymously();

@@ -58,6 +58,35 @@ export class AuthApi {
   }
 
   /**
+   * Mails the signed-in anonymous account an 8-digit code at `email` to sign up with (`upgradeAnonymousWithCode`),
+   * instead of a password; answers the API's message. A taken email throws 409 `email_taken`, nothing sent.
+   */
+  async sendUpgradeCode(email: string, request: RequestOptions = {}): Promise<string> {
+    return (await this.#transport.send(
+      "sendUpgradeCode",
+      { body: { email }, deadline: this.#transport.deadline(request) },
+      undefined,
+    ))
+      .message;
+  }
+
+  /**
+   * Signs up the signed-in anonymous account with a name and the code `sendUpgradeCode` mailed, under the same id
+   * and with every note; the address is verified and the account has no password. Keeps the session it answers.
+   */
+  async upgradeAnonymousWithCode(
+    body: BodyOf<"upgradeAnonymousWithCode">,
+    request: RequestOptions = {},
+  ): Promise<Session> {
+    return this.#transport.keep(
+      await this.#transport.call("upgradeAnonymousWithCode", {
+        body,
+        deadline: this.#transport.deadline(request),
+      }) as Session,
+    );
+  }
+
+  /**
    * Signed in to an existing account, moves every note of the anonymous session whose `anonymousAccessToken` is
    * given into it and deletes the anonymous account; a retry moves nothing.
    */

@@ -16,6 +16,11 @@ export const tooManyCodeAttempts = "Too many code attempts; try again later";
 
 const invalidCode = "Invalid or expired code";
 
+/** The 400 of a wrong, used, superseded or expired code (`invalid_code`), naming the field. */
+export function invalidCodeError(): BadRequestError {
+  return new BadRequestError(invalidCode, [{ field: "code", message: invalidCode }], { code: "invalid_code" });
+}
+
 /**
  * `POST /auth/otp/verify`: signs in with the code `POST /auth/otp` mailed, as
  * a login does (a refresh token, a device token, and `mfaRequired` when the
@@ -53,7 +58,7 @@ export const handler = defineEndpoint({
       case "throttled":
         throw new TooManyRequestsError(tooManyCodeAttempts, outcome.retryAfter);
       case "bad-code":
-        throw new BadRequestError(invalidCode, [{ field: "code", message: invalidCode }], { code: "invalid_code" });
+        throw invalidCodeError();
       case "suspended":
         throw new ForbiddenError("account_suspended", "Account is suspended");
       case "signed-in":
