@@ -62,12 +62,12 @@ export class AuthApi {
    * instead of a password; answers the API's message. A taken email throws 409 `email_taken`, nothing sent.
    */
   async sendUpgradeCode(email: string, request: RequestOptions = {}): Promise<string> {
-    return (await this.#transport.send(
-      "sendUpgradeCode",
-      { body: { email }, deadline: this.#transport.deadline(request) },
-      undefined,
-    ))
-      .message;
+    const input = { body: { email }, deadline: this.#transport.deadline(request) };
+    const sent = await this.#transport.signedIn(
+      input.deadline,
+      (accessToken) => this.#transport.send("sendUpgradeCode", input, accessToken),
+    );
+    return sent.message;
   }
 
   /**
