@@ -5,7 +5,8 @@
 
 import { integerSetting, type IntegerSettingSpec } from "../supabase/functions/_shared/config/mod.ts";
 import type { ServerBounds } from "./bounded-server.ts";
-import { requireEmailVerificationFrom } from "./database-settings.ts";
+import { anonymousNoteLimitFrom, requireEmailVerificationFrom } from "./database-settings.ts";
+import { databaseIntegerSettings } from "../supabase/functions/_shared/config/mod.ts";
 
 /** The same development secret `supabase start` uses; never for a deployment. */
 export const devJwtSecret = "super-secret-jwt-token-with-at-least-32-characters-long";
@@ -32,6 +33,8 @@ export interface StackSettings {
   maxConnections: number;
   /** `REQUIRE_EMAIL_VERIFICATION`, written into the database at every start (unset: false). */
   requireEmailVerification: boolean;
+  /** `ANONYMOUS_NOTE_LIMIT`, written into the database at every start (unset: its default, 100). */
+  anonymousNoteLimit: number;
   /** `SEND_STALL_TIMEOUT_MS`: how long an answer may make no progress before its connection is closed. */
   sendStallTimeoutMs: number;
 }
@@ -103,6 +106,7 @@ export function readStackSettings(env: Deno.Env = Deno.env): StackSettings {
     keepAliveTimeoutMs: integerSetting(env, "KEEP_ALIVE_TIMEOUT_MS", stackIntegerSettings.KEEP_ALIVE_TIMEOUT_MS),
     maxConnections,
     requireEmailVerification: requireEmailVerificationFrom(env) ?? false,
+    anonymousNoteLimit: anonymousNoteLimitFrom(env) ?? databaseIntegerSettings.ANONYMOUS_NOTE_LIMIT.fallback,
     sendStallTimeoutMs: integerSetting(env, "SEND_STALL_TIMEOUT_MS", stackIntegerSettings.SEND_STALL_TIMEOUT_MS),
   };
 }

@@ -6,11 +6,16 @@
  * rely on, so it only gets the push. A plain PostgreSQL gets the local stack's
  * bootstrap (dev/bootstrap.sql) first, the same one `npm start` applies, so
  * the CLI's history table and the local stack's agree afterwards. Then it
- * writes `REQUIRE_EMAIL_VERIFICATION`, when given, into `app.settings`, where
- * the notes policies read it (unset: the database keeps what it holds).
+ * writes `REQUIRE_EMAIL_VERIFICATION` and `ANONYMOUS_NOTE_LIMIT`, each when
+ * given, into `app.settings`, where the notes policies and triggers read them
+ * (unset: the database keeps what it holds).
  */
 import postgres from "postgres";
-import { requireEmailVerificationFrom, writeDatabaseSettings } from "../dev/database-settings.ts";
+import {
+  anonymousNoteLimitFrom,
+  requireEmailVerificationFrom,
+  writeDatabaseSettings,
+} from "../dev/database-settings.ts";
 import { bootstrapIfNeeded } from "../dev/migrate.ts";
 
 const repoRoot = new URL("../", import.meta.url);
@@ -28,9 +33,12 @@ if (
 }
 
 // Read before anything is pushed, so a mistyped value changes nothing.
-const requireEmailVerification = (() => {
+const given = (() => {
   try {
-    return requireEmailVerificationFrom(Deno.env);
+    return {
+      requireEmailVerification: requireEmailVerificationFrom(Deno.env),
+      anonymousNoteLimit: anonymousNoteLimitFrom(Deno.env),
+    };
   } catch (error) {
     console.error(error instanceof Error ? error.message : String(error));
     Deno.exit(2);
@@ -57,5 +65,6 @@ const push = new Deno.Command(supabaseCli, {
 const { code } = await push.spawn().status;
 if (code !== 0) Deno.exit(code);
 
-const stored = await writeDatabaseSettings(databaseUrl, { requireEmailVerification });
+const stored = await writeDatabaseSettings(databaseUrl, given);
 console.log(`The database requires verified addresses for notes: ${stored.requireEmailVerification}`);
+console.log(`An anonymous account may own ${stored.anonymousNoteLimit} notes`);

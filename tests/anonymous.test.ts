@@ -44,6 +44,7 @@ describe("POST /auth/anonymous", () => {
       sub: session.payload.id,
       role: "authenticated",
       is_anonymous: true,
+      amr: [{ method: "anonymous", timestamp: expect.any(Number) }],
     });
     const note = await createNote(asUser(session), { title: "before signing up", content: "kept" });
     expect(note.createdBy).toBe(session.payload.id);
@@ -79,7 +80,11 @@ describe("POST /auth/anonymous/upgrade", () => {
     const email = uniqueEmail("upgrade");
     const upgraded = expectSession(await upgrade(anonymous, { name: "Ada", email, password }), 200);
     expect(upgraded.payload).toMatchObject({ id: anonymous.payload.id, email, name: "Ada", isAnonymous: false });
-    expect(decodeAccessToken(upgraded.accessToken).claims).toMatchObject({ email, is_anonymous: false });
+    expect(decodeAccessToken(upgraded.accessToken).claims).toMatchObject({
+      email,
+      is_anonymous: false,
+      amr: [{ method: "password", timestamp: expect.any(Number) }],
+    });
     // A code to verify the address is mailed, as at register.
     expect(await readMailedCode(email, { kind: "verification" })).toMatch(/^\d{6}$/);
 
@@ -125,6 +130,175 @@ describe("POST /auth/anonymous/upgrade", () => {
     );
     const short = await upgrade(anonymous, { name: "A", email: uniqueEmail(), password: "short" });
     expect(expectAuthError(short, 400).code).toBe("invalid_request");
+  });
+});
+
+describe("signing up with an emailed code", () => {
+  const sendCode = (session: Session, email: string) =>
+    call("/auth/anonymous/upgrade/code", { token: session.accessToken, body: { email } });
+  const verify = (session: Session, body: Record<string, unknown>) =>
+    call("/auth/anonymous/upgrade/verify", { token: session.accessToken, body });
+  const otherThan = (code: string) => String((Number(code) + 1) % 100_000_000).padStart(8, "0");
+
+  it("keeps the id and every note, verifies the address, and the anonymous session goes on", async () => {
+    const anonymous = await signInAnonymously();
+    const notes = [
+      await createNote(asUser(anonymous), { title: "one" }),
+      await createNote(asUser(anonymous), { title: "two" }),
+    ];
+    const email = uniqueEmail("by-code");
+    const sent = await sendCode(anonymous, email);
+    expect(sent.status, sent.text).toBe(200);
+    const code = await readMailedCode(email, { kind: "sign-in" });
+    expect(code).toMatch(/^\d{8}$/);
+    expect(expectAuthError(await verify(anonymous, { name: "Cy", email, code: otherThan(code) }), 400).code).toBe(
+      "invalid_code",
+    );
+    // The code is the address's: another address with it is a wrong code.
+    const elsewhere = await verify(anonymous, { name: "Cy", email: uniqueEmail("elsewhere"), code });
+    expect(expectAuthError(elsewhere, 400).code).toBe("invalid_code");
+
+    const upgraded = expectSession(await verify(anonymous, { name: "Cy", email, code }), 200);
+    expect(upgraded.payload).toMatchObject({
+      id: anonymous.payload.id,
+      email,
+      name: "Cy",
+      isVerified: true,
+      isAnonymous: false,
+    });
+    expect((await allNotes(asUser(upgraded))).map((note) => note.id).sort()).toEqual(
+      notes.map((note) => note.id).sort(),
+    );
+    // The old session reads the notes too, and its refresh answers the real account.
+    expect((await allNotes(asUser(anonymous))).map((note) => note.title).sort()).toEqual(["one", "two"]);
+    const refreshed = expectSession(
+      await call("/auth/refresh", { body: { refreshToken: anonymous.refreshToken } }),
+      200,
+    );
+    expect(refreshed.payload).toMatchObject({ id: anonymous.payload.id, email, isAnonymous: false });
+    // Done once.
+    expect(expectAuthError(await verify(anonymous, { name: "Cy", email, code }), 409).code).toBe("not_anonymous");
+    // A sign-in code now signs in to the account it became.
+    expect((await call("/auth/otp", { body: { email } })).status).toBe(200);
+    const signInCode = await readMailedCode(email, { kind: "sign-in", after: 1 });
+    const signedIn = expectSession(await call("/auth/otp/verify", { body: { email, code: signInCode } }), 200);
+    expect(signedIn.payload.id).toBe(anonymous.payload.id);
+  });
+
+  it("refuses an address that has an account, mailing nothing and losing nothing", async () => {
+    const owner = await registerUser("code-taken");
+    const anonymous = await signInAnonymously();
+    const note = await createNote(asUser(anonymous), { title: "mine" });
+    expect(expectAuthError(await sendCode(anonymous, owner.email.toUpperCase()), 409).code).toBe("email_taken");
+    const user = await call("/auth/user", { token: anonymous.accessToken });
+    expect(user.body).toMatchObject({ data: { payload: { id: anonymous.payload.id, isAnonymous: true } } });
+    expect((await allNotes(asUser(anonymous))).map((each) => each.id)).toEqual([note.id]);
+  });
+
+  it("refuses an address registered after the code was mailed, and the account stays as it was", async () => {
+    const anonymous = await signInAnonymously();
+    const note = await createNote(asUser(anonymous), { title: "still mine" });
+    const email = uniqueEmail("code-raced");
+    expect((await sendCode(anonymous, email)).status).toBe(200);
+    const code = await readMailedCode(email, { kind: "sign-in" });
+    const registered = await call("/auth/register", { body: { name: "First", email, password } });
+    expect(registered.status, registered.text).toBe(201);
+    expect(expectAuthError(await verify(anonymous, { name: "Late", email, code }), 409).code).toBe("email_taken");
+    expect((await allNotes(asUser(anonymous))).map((each) => each.id)).toEqual([note.id]);
+    const user = await call("/auth/user", { token: anonymous.accessToken });
+    expect(user.body).toMatchObject({ data: { payload: { email: "", isAnonymous: true } } });
+  });
+
+  it("is the anonymous account's alone, and needs its token", async () => {
+    const real = await registerUser("code-real");
+    const asReal = { ...real, payload: { id: real.id } } as unknown as Session;
+    expect(expectAuthError(await sendCode(asReal, uniqueEmail("code-real-new")), 409).code).toBe("not_anonymous");
+    const unsigned = await call("/auth/anonymous/upgrade/code", { body: { email: uniqueEmail() } });
+    expectAuthError(unsigned, 401);
+  });
+});
+
+describe("what an anonymous account cannot add", () => {
+  it("refuses a second factor and a passkey with sign_up_required, and allows them once signed up", async () => {
+    const anonymous = await signInAnonymously();
+    const attempts = [
+      ["/auth/mfa/enroll", { password }],
+      ["/auth/passkeys/register/options", {}],
+      ["/auth/passkeys/register", {}],
+    ] as const;
+    for (const [path, body] of attempts) {
+      const refused = await call(path, { token: anonymous.accessToken, body });
+      expect(expectAuthError(refused, 403).code, path).toBe("sign_up_required");
+    }
+    const email = uniqueEmail("factor");
+    const upgraded = expectSession(await upgrade(anonymous, { name: "F", email, password }), 200);
+    // Enrolling needs a verified address, as for any account.
+    const code = await readMailedCode(email, { kind: "verification" });
+    expect((await call("/auth/verify-email", { body: { email, code, password } })).status).toBe(200);
+    const enrolled = await call("/auth/mfa/enroll", { token: upgraded.accessToken, body: { password } });
+    expect(enrolled.status, enrolled.text).toBe(201);
+  });
+});
+
+describe("REQUIRE_EMAIL_VERIFICATION=true", () => {
+  let gated: ScratchStack;
+
+  beforeAll(async () => {
+    gated = await startScratchStack("anonymous_gated", { env: { REQUIRE_EMAIL_VERIFICATION: "true" } });
+  });
+
+  afterAll(async () => {
+    await gated?.stop();
+  });
+
+  /** How many notes the token reaches as role authenticated, as the Data API would use it. */
+  async function reachedOnDataApi(token: string): Promise<unknown> {
+    const claims = JSON.stringify(decodeAccessToken(token).claims);
+    // One simple query, so nothing of the stack's runs on PGlite's single session in between.
+    const connection = await gated.sql.reserve();
+    try {
+      const results = await connection.unsafe(`
+        begin;
+        set local role authenticated;
+        select set_config('request.jwt.claims', $claims$${claims}$claims$, true);
+        select count(*)::int as reached from public.notes;
+        rollback;`).simple();
+      const rows = (results as unknown as Record<string, unknown>[][]).flat();
+      return rows.find((row) => "reached" in row)?.reached;
+    } finally {
+      connection.release();
+    }
+  }
+
+  it("lets an anonymous account write notes, and holds it to the rule once it signs up, until it verifies", async () => {
+    const anonymous = await signInAnonymously(gated);
+    const create = (title: string) => gated.call("/notes-create", { token: anonymous.accessToken, body: { title } });
+    const first = await create("no address to verify");
+    expect(first.status, first.text).toBe(201);
+    expect((await gated.call("/notes-fetch", { token: anonymous.accessToken })).status).toBe(200);
+    expect(await reachedOnDataApi(anonymous.accessToken)).toBe(1);
+
+    const email = uniqueEmail("gated");
+    const upgraded = expectSession(
+      await gated.call("/auth/anonymous/upgrade", {
+        token: anonymous.accessToken,
+        body: { name: "G", email, password },
+      }),
+      200,
+    );
+    // Signed up, unverified: as a new account is, on every route, for the old session and the new one.
+    for (const token of [anonymous.accessToken, upgraded.accessToken]) {
+      const refused = await gated.call("/notes-create", { token, body: { title: "too soon" } });
+      expectNotesError(refused, 403);
+      expect(refused.body).toMatchObject({ code: "email_not_verified" });
+      expect(await reachedOnDataApi(token)).toBe(0);
+    }
+
+    const code = await readMailedCode(email, { kind: "verification", logFile: gated.logFile });
+    const verified = await gated.call("/auth/verify-email", { body: { email, code, password } });
+    expect(verified.status, verified.text).toBe(200);
+    expect((await create("verified")).status).toBe(201);
+    expect(await reachedOnDataApi(upgraded.accessToken)).toBe(2);
   });
 });
 
@@ -205,7 +379,9 @@ describe("the limits of anonymous accounts", () => {
   let stack: ScratchStack;
 
   beforeAll(async () => {
-    stack = await startScratchStack("anonymous_limits", { env: { ANONYMOUS_MAX_PER_ADDRESS: "2" } });
+    stack = await startScratchStack("anonymous_limits", {
+      env: { ANONYMOUS_MAX_PER_ADDRESS: "2", ANONYMOUS_NOTE_LIMIT: "2" },
+    });
   });
 
   afterAll(async () => {
@@ -223,30 +399,27 @@ describe("the limits of anonymous accounts", () => {
     expect(registered.status, registered.text).toBe(201);
   });
 
-  it("refuses the note past the cap with sign_up_required, and lifts it once signed up", async () => {
-    await stack.sql`update app.settings set anonymous_note_limit = 2`;
-    try {
-      await stack.sql`delete from app.rate_limits where bucket = 'anonymous-address'`;
-      const session = await signInAnonymously(stack);
-      const create = (title: string) => stack.call("/notes-create", { token: session.accessToken, body: { title } });
-      expect((await create("1")).status).toBe(201);
-      expect((await create("2")).status).toBe(201);
-      const refused = await create("3");
-      expectNotesError(refused, 403);
-      expect(refused.body).toMatchObject({ code: "sign_up_required" });
-      const [{ notes }] = await stack.sql`select notes from app.note_counts where user_id = ${session.payload.id}`;
-      expect(notes).toBe(2);
+  it("refuses the note past ANONYMOUS_NOTE_LIMIT with sign_up_required, and lifts it once signed up", async () => {
+    await stack.sql`delete from app.rate_limits where bucket = 'anonymous-address'`;
+    const [stored] = await stack.sql<{ limit: number }[]>`select anonymous_note_limit as limit from app.settings`;
+    expect(stored.limit).toBe(2);
+    const session = await signInAnonymously(stack);
+    const create = (title: string) => stack.call("/notes-create", { token: session.accessToken, body: { title } });
+    expect((await create("1")).status).toBe(201);
+    expect((await create("2")).status).toBe(201);
+    const refused = await create("3");
+    expectNotesError(refused, 403);
+    expect(refused.body).toMatchObject({ code: "sign_up_required" });
+    const [{ notes }] = await stack.sql`select notes from app.note_counts where user_id = ${session.payload.id}`;
+    expect(notes).toBe(2);
 
-      const email = uniqueEmail("lifted");
-      const upgraded = await stack.call("/auth/anonymous/upgrade", {
-        token: session.accessToken,
-        body: { name: "L", email, password },
-      });
-      expect(upgraded.status, upgraded.text).toBe(200);
-      expect((await create("3")).status).toBe(201);
-    } finally {
-      await stack.sql`update app.settings set anonymous_note_limit = 100`;
-    }
+    const email = uniqueEmail("lifted");
+    const upgraded = await stack.call("/auth/anonymous/upgrade", {
+      token: session.accessToken,
+      body: { name: "L", email, password },
+    });
+    expect(upgraded.status, upgraded.text).toBe(200);
+    expect((await create("3")).status).toBe(201);
   });
 
   it("deletes an anonymous account unused for ANONYMOUS_TTL_DAYS with its notes, and nothing else", async () => {

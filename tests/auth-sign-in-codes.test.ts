@@ -200,3 +200,77 @@ describe("a code against a pre-registrant", () => {
     expect(stackLog(stack.logFile)).toContain('the passkey "Squatter key"');
   });
 });
+
+describe("OTP_SIGN_UP=true", () => {
+  let signUps: ScratchStack;
+
+  beforeAll(async () => {
+    signUps = await startScratchStack("sign_up_codes", {
+      env: { TRUST_PROXY: "true", VERIFICATION_MAIL_MIN_INTERVAL_SECONDS: "0", OTP_SIGN_UP: "true" },
+    });
+  });
+
+  afterAll(async () => {
+    await signUps?.stop();
+  });
+
+  function postTo(path: string, body: unknown, token?: string) {
+    return signUps.call(path, { body, token, headers: { "x-forwarded-for": freshAddress() } });
+  }
+
+  async function sendCodeTo(email: string): Promise<string> {
+    const before = countResetMails(email, signUps.logFile, "sign-in");
+    const response = await postTo("/auth/otp", { email });
+    expect(response.status, response.text).toBe(200);
+    expect(response.body).toMatchObject({ message: expect.stringMatching(/if an account exists/i) });
+    return await readMailedCode(email, { kind: "sign-in", after: before, logFile: signUps.logFile });
+  }
+
+  it("creates the account of a new address with the code, verified and named, and signs in to it later", async () => {
+    const email = uniqueEmail("otp-new");
+    const code = await sendCodeTo(email);
+    expect(code).toMatch(/^\d{8}$/);
+    expectInvalidCode(await postTo("/auth/otp/verify", { email, code: otherThan(code), name: "Newcomer" }));
+
+    const created = await postTo("/auth/otp/verify", { email, code, name: " Newcomer " });
+    const session = expectSession(created, 200);
+    expect(created.body).toMatchObject({ message: "Account created" });
+    expect(session.payload).toMatchObject({ email, name: "Newcomer", isVerified: true, isAnonymous: false });
+    const note = await signUps.call("/notes-create", { token: session.accessToken, body: { title: "by code" } });
+    expect(note.status, note.text).toBe(201);
+    // The code worked once; the next code signs in to the account it made, whose name stays.
+    expectInvalidCode(await postTo("/auth/otp/verify", { email, code }));
+    const again = await postTo("/auth/otp/verify", { email, code: await sendCodeTo(email), name: "Ignored" });
+    expect(again.body).toMatchObject({ message: "Login successful" });
+    expect(expectSession(again, 200).payload).toMatchObject({ id: session.payload.id, name: "Newcomer" });
+  });
+
+  it("names an account made without a name after the address, and refuses an expired code", async () => {
+    const email = uniqueEmail("otp-unnamed");
+    const stale = await sendCodeTo(email);
+    await signUps.sql`update app.sign_up_codes set expires_at = now() - interval '1 second' where email = ${email}`;
+    expectInvalidCode(await postTo("/auth/otp/verify", { email, code: stale }));
+    const session = expectSession(await postTo("/auth/otp/verify", { email, code: await sendCodeTo(email) }), 200);
+    expect(session.payload.name).toBe(email.split("@")[0]);
+  });
+
+  it("lets no sign-up code into an account registered after it was mailed", async () => {
+    const email = uniqueEmail("otp-raced");
+    const code = await sendCodeTo(email);
+    expectSession(await postTo("/auth/register", { name: "Registrant", email, password }), 201);
+    expectInvalidCode(await postTo("/auth/otp/verify", { email, code }));
+  });
+});
+
+describe("OTP_SIGN_UP unset", () => {
+  it("stores no code and creates no account for an address that has none", async () => {
+    const email = uniqueEmail("otp-no-sign-up");
+    expect((await post("/auth/otp", { email })).status).toBe(200);
+    // The drain resolves requests in order: once a later request's mail is out, this one was resolved.
+    await sendCode((await register("otp-after")).email);
+    expect(countResetMails(email, stack.logFile, "sign-in")).toBe(0);
+    expectInvalidCode(await post("/auth/otp/verify", { email, code: "12345678", name: "Nobody" }));
+    expect(await stack.sql`select 1 from app.users where email = ${email}`).toHaveLength(0);
+    expect(await stack.sql`select 1 from app.sign_up_codes where email = ${email}`).toHaveLength(0);
+  });
+});

@@ -133,6 +133,9 @@ function callsNeedingASession(client: NotesClient): Record<string, () => Promise
     getUser: () => client.auth.getUser(),
     mergeAnonymous: () => client.auth.mergeAnonymous({ anonymousAccessToken: "Bearer a.b.c" }),
     upgradeAnonymous: () => client.auth.upgradeAnonymous({ name: "A", email: "a@example.com", password }),
+    sendUpgradeCode: () => client.auth.sendUpgradeCode("a@example.com"),
+    upgradeAnonymousWithCode: () =>
+      client.auth.upgradeAnonymousWithCode({ name: "A", email: "a@example.com", code: "12345678" }),
     listSecurityEvents: () => client.auth.securityEvents(),
     listUsers: () => client.admin.listUsers(),
     setUserStatus: () => client.admin.setStatus(id, "SUSPENDED"),

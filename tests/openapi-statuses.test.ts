@@ -890,6 +890,41 @@ describe("every documented status of every operation", () => {
       token: another.accessToken,
       body: { name: "Signed up", email: uniqueEmail("upgraded"), password },
     });
+
+    // Signing up with an emailed code: a taken address; a code (and the address's limit); a wrong one, the right one.
+    const third = sessionEnvelope.parse((await documented(operations.signInAnonymously, 201)).body).data.accessToken;
+    await documented(operations.sendUpgradeCode, 409, {
+      token: third,
+      body: { email: owner.email },
+      code: "email_taken",
+    });
+    const email = uniqueEmail("by-code");
+    const codeRequests = freshAddress();
+    await documented(operations.sendUpgradeCode, 200, { token: third, body: { email }, address: codeRequests });
+    await documented(operations.sendUpgradeCode, 429, {
+      token: third,
+      body: { email: uniqueEmail("by-code") },
+      address: codeRequests,
+      code: "rate_limited",
+    });
+    const code = await readMailedCode(email, { kind: "sign-in", logFile: stack.logFile });
+    const byCode = { token: third, address: freshAddress() };
+    await documented(operations.upgradeAnonymousWithCode, 400, {
+      ...byCode,
+      body: { name: "Coded", email, code: code === "00000000" ? "11111111" : "00000000" },
+      code: "invalid_code",
+    });
+    await documented(operations.upgradeAnonymousWithCode, 429, {
+      ...byCode,
+      body: { name: "Coded", email, code },
+      code: "rate_limited",
+    });
+    await documented(operations.upgradeAnonymousWithCode, 200, { token: third, body: { name: "Coded", email, code } });
+    await documented(operations.upgradeAnonymousWithCode, 409, {
+      token: third,
+      body: { name: "Coded", email, code },
+      code: "not_anonymous",
+    });
   });
 
   it("answers 403 mfa_required where a session that has not made the second step cannot go", async () => {
@@ -941,6 +976,11 @@ describe("every documented status of every operation", () => {
       body: { name: "Not yet", email: uniqueEmail("mfa"), password },
     });
     await documented(operations.mergeAnonymous, 403, { ...refused, body: { anonymousAccessToken: token } });
+    await documented(operations.sendUpgradeCode, 403, { ...refused, body: { email: uniqueEmail("mfa") } });
+    await documented(operations.upgradeAnonymousWithCode, 403, {
+      ...refused,
+      body: { name: "Not yet", email: uniqueEmail("mfa"), code: "12345678" },
+    });
     // The second step made, the same calls answer.
     await documented(operations.listNotes, 200, { token: owner.token });
     await documented(operations.signOut, 200, { token, body: { scope: "local" } });
@@ -1243,6 +1283,8 @@ describe("every documented status of every operation", () => {
         passkeysLogin: { response: passkeyOwner.authenticator.get({ challenge: "a-challenge-never-given" }) },
         passkeysRename: { name: "down" },
         upgradeAnonymous: { name: "Down", email: uniqueEmail("down"), password },
+        sendUpgradeCode: { email: uniqueEmail("down") },
+        upgradeAnonymousWithCode: { name: "Down", email: uniqueEmail("down"), code: "12345678" },
         // The caller's own token verifies without the database; the statement that would refuse it cannot run.
         mergeAnonymous: { anonymousAccessToken: caller.token },
       };

@@ -365,6 +365,85 @@ describe("an address an account already holds", () => {
   });
 });
 
+describe("an anonymous account signing up with a provider (the link flow)", () => {
+  /** A visitor's anonymous session on the stack, with one note written. */
+  async function visitorWithNote(title: string) {
+    const started = await stack.call("/auth/anonymous", { method: "POST" });
+    expect(started.status, started.text).toBe(201);
+    const visitor = sessionEnvelope.parse(started.body).data;
+    const note = await stack.call("/notes-create", { token: visitor.accessToken, body: { title } });
+    expect(note.status, note.text).toBe(201);
+    return visitor;
+  }
+
+  /** The link flow run by `accessToken`'s session as `sub` at the provider: the app URL it comes back to. */
+  async function linkAsVisitor(accessToken: string, sub: string): Promise<URL> {
+    const started = await stack.call("/auth/identities/link", {
+      token: accessToken,
+      body: { provider: "local", redirectTo: app },
+    });
+    expect(started.status, started.text).toBe(200);
+    const { url } = identityLinkStart.parse((started.body as { data: unknown }).data);
+    return await journeys.backToApp(await new ProviderBrowser().signIn(url, sub));
+  }
+
+  const titlesOf = async (accessToken: string) =>
+    ((await stack.call("/notes-fetch", { token: accessToken })).body as { data: { notes: { title: string }[] } })
+      .data.notes.map((note) => note.title);
+
+  it("needs no password, keeps the id and every note, and takes the identity's address and name", async () => {
+    const visitor = await visitorWithNote("before the provider");
+    const email = uniqueEmail("visitor-provider");
+    const person = journeys.newPerson({ email, name: "Vera Provider" });
+    const back = await linkAsVisitor(visitor.accessToken, person.sub);
+    expect([...back.searchParams.keys()]).toEqual(["link_code"]);
+    const completed = await journeys.completeLink(visitor.accessToken, back);
+    expect(completed.status, completed.text).toBe(200);
+
+    // The anonymous session goes on as the real account.
+    const user = await stack.call("/auth/user", { token: visitor.accessToken });
+    expect(user.body).toMatchObject({
+      data: {
+        payload: { id: visitor.payload.id, email, name: "Vera Provider", isAnonymous: false, isVerified: true },
+      },
+    });
+    expect(await titlesOf(visitor.accessToken)).toEqual(["before the provider"]);
+    // The provider now signs in to it, and finds the note.
+    const signedIn = await journeys.signedIn(person.sub);
+    expect(signedIn.payload.id).toBe(visitor.payload.id);
+    expect(await titlesOf(signedIn.accessToken)).toEqual(["before the provider"]);
+    expect((await journeys.identitiesOf(signedIn.accessToken)).identities).toMatchObject([{
+      provider: "local",
+      email,
+    }]);
+  });
+
+  it("refuses an identity whose address has an account, and the visitor stays as it was", async () => {
+    const visitor = await visitorWithNote("still anonymous");
+    const owner = await journeys.registerWithPassword(uniqueEmail("visitor-taken"));
+    const taken = await linkAsVisitor(visitor.accessToken, journeys.newPerson({ email: owner.payload.email }).sub);
+    expect(taken.searchParams.get("error")).toBe("identity_not_linked");
+
+    const user = await stack.call("/auth/user", { token: visitor.accessToken });
+    expect(user.body).toMatchObject({ data: { payload: { id: visitor.payload.id, email: "", isAnonymous: true } } });
+    expect(await titlesOf(visitor.accessToken)).toEqual(["still anonymous"]);
+    expect((await journeys.identitiesOf(owner.accessToken)).identities).toEqual([]);
+  });
+
+  it("refuses an address registered between the provider and the completion, changing nothing", async () => {
+    const visitor = await visitorWithNote("kept through a race");
+    const email = uniqueEmail("visitor-raced");
+    const back = await linkAsVisitor(visitor.accessToken, journeys.newPerson({ email }).sub);
+    await journeys.registerWithPassword(email);
+    const completed = await journeys.completeLink(visitor.accessToken, back);
+    expect(completed.status, completed.text).toBe(409);
+    expectErrorCode(completed, "email_taken");
+    const user = await stack.call("/auth/user", { token: visitor.accessToken });
+    expect(user.body).toMatchObject({ data: { payload: { email: "", isAnonymous: true } } });
+    expect(await titlesOf(visitor.accessToken)).toEqual(["kept through a race"]);
+  });
+});
+
 describe("linking and unlinking", () => {
   it("links from a fresh session, and the provider then signs in to that account", async () => {
     const email = uniqueEmail("linker");

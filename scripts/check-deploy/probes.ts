@@ -191,6 +191,25 @@ export function probes(
       status: 409,
       code: "not_anonymous",
     },
+    // The probe's own account is a real one: each statement of an upgrade by code refuses it.
+    {
+      name: "auth-anonymous-upgrade-code",
+      path: "/auth-anonymous-upgrade-code",
+      method: "POST",
+      body: { email: `code-${email}` },
+      authorized: true,
+      status: 409,
+      code: "not_anonymous",
+    },
+    {
+      name: "auth-anonymous-upgrade-verify",
+      path: "/auth-anonymous-upgrade-verify",
+      method: "POST",
+      body: { name: "Deploy", email: `code-${email}`, code: "12345678" },
+      authorized: true,
+      status: 409,
+      code: "not_anonymous",
+    },
     // A token that is no JWT at all: refused before any statement would run it.
     {
       name: "auth-anonymous-merge",

@@ -379,6 +379,15 @@ const specificErrors: Partial<
     403: { message: "Sign up before adding a second factor or a passkey", code: "sign_up_required" },
     409: { message: "An account with this email already exists", code: "email_taken" },
   },
+  sendUpgradeCode: {
+    409: { message: "An account with this email already exists", code: "email_taken" },
+    429: { message: "A code was mailed to this address lately; try again later", code: "rate_limited" },
+  },
+  upgradeAnonymousWithCode: {
+    400: invalidCode,
+    409: { message: "An account with this email already exists", code: "email_taken" },
+    429: { message: "Too many code attempts; try again later", code: "rate_limited" },
+  },
   mergeAnonymous: {
     409: { message: "The token is not an anonymous account's, or is the caller's own", code: "not_anonymous" },
   },

@@ -140,6 +140,8 @@ export const requestExamples: Partial<Record<OperationName, unknown>> = {
   },
   passkeysLoginOptions: {},
   upgradeAnonymous: { name: "Ada Lovelace", email: "ada@example.com", password: "correct horse battery" },
+  sendUpgradeCode: { email: "ada@example.com" },
+  upgradeAnonymousWithCode: { name: "Ada Lovelace", email: "ada@example.com", code: "48291374" },
   mergeAnonymous: { anonymousAccessToken: session.accessToken },
   passkeysLogin: { response: assertion },
   passkeysRename: { name: "Work laptop" },
@@ -521,6 +523,13 @@ export const successExamples: Record<OperationName, unknown> = {
     data: { ...session, payload: { ...user, name: "Anonymous", email: "", isAnonymous: true } },
   },
   upgradeAnonymous: { success: true, statusCode: 200, message: "Account upgraded", data: session },
+  sendUpgradeCode: { success: true, statusCode: 200, message: "A code has been sent to this email", data: {} },
+  upgradeAnonymousWithCode: {
+    success: true,
+    statusCode: 200,
+    message: "Account upgraded",
+    data: { ...session, payload: { ...user, isVerified: true } },
+  },
   mergeAnonymous: { success: true, statusCode: 200, message: "Notes merged", data: { moved: 3 } },
   // A stream resumed after a cursor: two missed changes, caught up, a keep-alive, then the retry before its end.
   streamChanges: [

@@ -172,7 +172,8 @@ export class IdentitiesApi {
    * `redirectTo` with a `link_code` (or an error), which {@link IdentitiesApi.completeSignIn} sends from this session to
    * complete the link. `password` is needed unless this session gave a proof within the last 5 minutes
    * ({@link AuthApi.reauthenticate}, {@link IdentitiesApi.reauthenticate}): without it the call throws a 400 naming
-   * `password` (ask for it, call again); a wrong one is 401 `invalid_credentials`.
+   * `password` (ask for it, call again); a wrong one is 401 `invalid_credentials`. An anonymous account needs none:
+   * the link signs it up with the identity's email and name, keeping every note (refresh the session to see it).
    */
   async link(
     body: BodyOf<"linkIdentity">,

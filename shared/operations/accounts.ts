@@ -87,8 +87,9 @@ export const accountOperations = {
     envelope: "auth",
     summary: "Email a sign-in code",
     description: "Mails an 8-digit code (valid 10 minutes, single use; a new one ends the last) to the email if " +
-      "it has an active account; nothing is sent for an unknown one, and codes never create accounts. The " +
-      "answer is the same either way, in text and in timing. One mail a minute and a few a day per account; " +
+      "it has an active account; nothing is sent for an unknown one. The answer is the same either way, in text " +
+      "and in timing. Where the service creates accounts by code (OTP_SIGN_UP, off by default), an address no " +
+      "account holds is mailed a code that creates its account. One mail a minute and a few a day per address; " +
       "limited per client address.",
     body: sendSignInCodeBody,
     success: { status: 200, data: signInCodeSent },
@@ -104,7 +105,9 @@ export const accountOperations = {
       "second factor) and marks the address verified; an account whose address was unproven goes back to its " +
       "owner as after a reset. A wrong, used, superseded or expired code, or an unknown email, is a 400 " +
       "invalid_code; a suspended account is a 403; 10 wrong codes for an email in an hour, or too many attempts " +
-      "from one address, get 429 with Retry-After.",
+      "from one address, get 429 with Retry-After. With OTP_SIGN_UP, a code mailed to an address no account " +
+      "held creates the account, verified by the code and named name (else the address's local part), and " +
+      'signs it in (message "Account created"); name is ignored for an existing account.',
     body: signInWithCodeBody,
     success: { status: 200, data: session },
     errors: [...bodyErrors, 401, 403, 429, ...always],

@@ -2,8 +2,11 @@
 import {
   mergeAnonymousBody,
   mergedAnonymous,
+  requestUpgradeCodeBody,
   session,
+  signInCodeSent,
   upgradeAnonymousBody,
+  upgradeWithCodeBody,
 } from "../../supabase/functions/_shared/contract/mod.ts";
 import { always, bodyErrors, type OperationSpec } from "./spec.ts";
 
@@ -37,6 +40,39 @@ export const anonymousOperations = {
     body: upgradeAnonymousBody,
     success: { status: 200, data: session },
     errors: [...bodyErrors, 401, 403, 409, ...always],
+  },
+  sendUpgradeCode: {
+    method: "POST",
+    functionName: "auth-anonymous-upgrade-code",
+    interfacePath: "/auth/anonymous/upgrade/code",
+    envelope: "auth",
+    bearer: true,
+    summary: "Email the anonymous account a code to sign up with",
+    description: "The signed-in anonymous account names the address it will sign up with, and an 8-digit code " +
+      "(valid 10 minutes; a new one ends the last) is mailed there, to give to /auth/anonymous/upgrade/verify: " +
+      "no password to make up. An email that has an account is 409 email_taken and nothing is sent; an account " +
+      "that is not anonymous is 409 not_anonymous. One mail a minute and a few a day per account and per " +
+      "address, else 429 with Retry-After; requests share the sign-in codes' per-client-address limit.",
+    body: requestUpgradeCodeBody,
+    success: { status: 200, data: signInCodeSent },
+    errors: [...bodyErrors, 401, 403, 409, 429, ...always],
+  },
+  upgradeAnonymousWithCode: {
+    method: "POST",
+    functionName: "auth-anonymous-upgrade-verify",
+    interfacePath: "/auth/anonymous/upgrade/verify",
+    envelope: "auth",
+    bearer: true,
+    summary: "Sign up the anonymous account with an emailed code",
+    description: "Gives the signed-in anonymous account a name and the address the code of " +
+      "/auth/anonymous/upgrade/code was mailed to, keeping its id and so every note. The code proves the address " +
+      "(isVerified true); the account has no password (request-password-reset sets one). The anonymous session " +
+      "goes on as the real account; the answer is a new session as login's. A wrong, used or expired code, or " +
+      "one mailed to another address, is 400 invalid_code; 10 wrong codes for an address in an hour get 429 " +
+      "with Retry-After; an address registered since the code was mailed is 409 email_taken and nothing changes.",
+    body: upgradeWithCodeBody,
+    success: { status: 200, data: session },
+    errors: [...bodyErrors, 401, 403, 409, 429, ...always],
   },
   mergeAnonymous: {
     method: "POST",

@@ -18,6 +18,8 @@ const proofNeeded = "It needs a session that proved its owner within the last 5 
   "reauthentication_required: a session's age or level alone is not enough, so a stolen token cannot plant its " +
   "thief's passkey.";
 
+const signedUpOnly = " An anonymous account is 403 sign_up_required: it signs up first.";
+
 const challengeRules = "The challenge inside the options is good for one answer, for 5 minutes; options are " +
   "rate-limited per address (429 with Retry-After).";
 
@@ -33,7 +35,7 @@ export const passkeyOperations = {
     description: "Answers WebAuthn creation options (data.options, as PublicKeyCredential." +
       "parseCreationOptionsFromJSON takes them) for a new passkey of the signed-in account: discoverable, user " +
       "verification required, attestation none, none of the account's passkeys again (excludeCredentials). " +
-      proofNeeded + " An account with 10 passkeys gets 409 passkey_limit_reached. " + challengeRules +
+      proofNeeded + signedUpOnly + " An account with 10 passkeys gets 409 passkey_limit_reached. " + challengeRules +
       secondStepNeeded,
     body: passkeyOptionsBody,
     success: { status: 200, data: passkeyOptions },
@@ -48,7 +50,8 @@ export const passkeyOperations = {
     summary: "Register a passkey",
     description: "Takes the browser's new credential (credential.toJSON() after navigator.credentials.create() with " +
       "the options of /auth/passkeys/register/options) and an optional name (else the authenticator's, or " +
-      '"Passkey"), verifies it and stores it. ' + proofNeeded + " An answer that does not verify (no user " +
+      '"Passkey"), verifies it and stores it. ' + proofNeeded + signedUpOnly +
+      " An answer that does not verify (no user " +
       "verification, another origin or relying party, a challenge unknown, used, expired or of another session) " +
       "is 400 passkey_invalid; a credential registered already is 409 passkey_exists; the 11th is 409 " +
       "passkey_limit_reached. The owner is mailed and the security log records it.",

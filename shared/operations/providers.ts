@@ -127,7 +127,9 @@ export const providerOperations = {
       "naming password (ask for it, or reauthenticate, and call again); a wrong one is 401 invalid_credentials and " +
       "counts toward the session's " +
       "re-entry limit (429 past it). A provider that is not configured, or a redirectTo not allowed, is a 400 " +
-      "naming the field." + secondStepNeeded,
+      "naming the field. An anonymous account needs no password (it has none): the link signs it up; the " +
+      "callback refuses an identity without an email (error email_required) or whose email has an account " +
+      "(error identity_not_linked: sign in there and merge instead)." + secondStepNeeded,
     body: linkIdentityBody,
     success: { status: 200, data: identityLinkStart },
     errors: [...bodyErrors, 401, 403, 429, ...always],
@@ -162,7 +164,10 @@ export const providerOperations = {
       "the URL), for the session that asked for the link (POST /auth/identities/link) only, and mails the user. " +
       "Answers the linked identity. The code works once, within 60 seconds; an unknown, used or expired code, or " +
       "one of a link another session asked for (which it spends), is 400 invalid_code: link again. An identity " +
-      "that another account linked meanwhile is 409 identity_already_linked." + secondStepNeeded,
+      "that another account linked meanwhile is 409 identity_already_linked. Run by an anonymous account's " +
+      "session, the link signs it up under the same id with every note: the identity's email (verified as the " +
+      "provider says) and name, isAnonymous false (refresh the session to see it); an email registered since the " +
+      "callback is 409 email_taken and nothing changes." + secondStepNeeded,
     body: completeLinkBody,
     success: { status: 200, data: identity },
     errors: [...bodyErrors, 401, 403, 409, ...always],

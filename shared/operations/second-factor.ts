@@ -35,7 +35,8 @@ export const secondFactorOperations = {
       "they are answered this once. The factor does nothing until its first code activates it; a new enrolment " +
       "replaces a pending one, and an account with an active factor gets 409 factor_exists (remove it first). " +
       "The address must be verified (else 403 email_not_verified): a factor added while it is unproven would let " +
-      "whoever registered it keep the account after its owner's reset." + secondStepNeeded,
+      "whoever registered it keep the account after its owner's reset. An anonymous account is 403 " +
+      "sign_up_required: it signs up first." + secondStepNeeded,
     body: enrollBody,
     success: { status: 201, data: enrollment },
     errors: [...bodyErrors, 401, 403, 409, 429, ...always],

@@ -5,7 +5,7 @@
  * @example
  * ```ts
  * const app = await serveDemoApp(inject("baseUrl"), anonKey);
- * await page.goto(app.url);
+ * await page.goto(app.signInUrl); // or app.url, to land as a new visitor
  * ```
  */
 import { createServer as createNetServer } from "node:net";
@@ -45,5 +45,7 @@ export async function serveDemoApp(
     logLevel: "warn",
   });
   await server.listen();
-  return { url: `http://127.0.0.1:${port}/`, close: () => server.close() };
+  const url = `http://127.0.0.1:${port}/`;
+  // A new visitor at `url` writes at once on an anonymous account; `signInUrl` shows the sign-in page instead.
+  return { url, signInUrl: `${url}#sign-in`, close: () => server.close() };
 }

@@ -15,6 +15,7 @@ import { createNote } from "../support/notes.ts";
 import { openApiDocument } from "../support/openapi.ts";
 import { launchChromium } from "./chromium.ts";
 import { serveDemoApp } from "./demo-app.ts";
+import { formProblem, problemBeside, submit } from "./demo-forms.ts";
 
 const screenshots = "test-results/browser";
 const functionsUrl = inject("baseUrl");
@@ -45,47 +46,12 @@ async function newUserPage(): Promise<{ context: BrowserContext; page: Page }> {
   page.on("response", (response) => {
     if (response.status() === 404 && response.url().startsWith(app.url)) notFound.push(response.url());
   });
-  await page.goto(app.url);
+  await page.goto(app.signInUrl);
   return { context, page };
 }
 
 async function shoot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: `${screenshots}/${name}.png`, fullPage: true });
-}
-
-/** Fills the fields of the form `formId`, by their visible labels, and submits it. */
-async function submit(page: Page, formId: string, fields: Record<string, string>, button: string) {
-  const form = page.locator(`#${formId}`);
-  for (const [label, value] of Object.entries(fields)) await form.getByLabel(label, { exact: true }).fill(value);
-  await form.getByRole("button", { name: button }).click();
-}
-
-/** Waits for the refusal of the form `formId` as a whole, shown above its buttons, and answers its text. */
-async function formProblem(page: Page, formId: string): Promise<string | null> {
-  const problem = page.locator(`#${formId} .form-problem`);
-  await problem.waitFor({ state: "visible" });
-  // In the form, not on the page's error line at the top.
-  expect(await page.locator("#error").isVisible()).toBe(false);
-  return problem.textContent();
-}
-
-/**
- * The problem shown for the input labelled `label` in `form`: the text its
- * `aria-describedby` names, which must sit right below the input. Waits for
- * the input to be marked invalid.
- */
-async function problemBeside(form: Locator, label: string): Promise<string | null> {
-  const input = form.getByLabel(label, { exact: true });
-  await expect.poll(() => input.getAttribute("aria-invalid"), { timeout: 10_000 }).toBe("true");
-  const problem = form.page().locator(`#${await input.getAttribute("aria-describedby")}`);
-  const [at, below] = [await input.boundingBox(), await problem.boundingBox()];
-  if (!at || !below) throw new Error(`the problem of ${label} is not shown`);
-  // Beside the input: starting within a line below it, and overlapping it across.
-  expect(below.y).toBeGreaterThanOrEqual(at.y + at.height - 1);
-  expect(below.y).toBeLessThan(at.y + at.height + 24);
-  expect(below.x).toBeLessThan(at.x + at.width);
-  expect(below.x + below.width).toBeGreaterThan(at.x);
-  return problem.textContent();
 }
 
 /** Whether the input labelled `label` in `form` is marked invalid now. */
@@ -416,12 +382,12 @@ describe("the demo app in Chromium", () => {
       if (new URL(request.url()).pathname.endsWith("/auth/refresh")) refreshes.push(request.method());
     });
     const first = await context.newPage();
-    await first.goto(app.url);
+    await first.goto(app.signInUrl);
     const cara = { Name: "Cara Tabs", Email: uniqueEmail("cara"), Password: "two tabs one session" };
     await submit(first, "register-form", cara, "Register");
     await first.getByText("Signed in as Cara Tabs").waitFor();
     const second = await context.newPage();
-    await second.goto(app.url);
+    await second.goto(app.signInUrl);
     await second.getByText("Signed in as Cara Tabs").waitFor();
     await first.reload();
     await first.getByText("Signed in as Cara Tabs").waitFor();
@@ -492,12 +458,12 @@ describe("the demo app in Chromium", () => {
       }
     });
     const first = await context.newPage();
-    await first.goto(app.url);
+    await first.goto(app.signInUrl);
     const eli = { Name: "Eli Live", Email: uniqueEmail("eli"), Password: "two tabs one list" };
     await submit(first, "register-form", eli, "Register");
     await first.locator("#live-status", { hasText: "Live" }).waitFor();
     const second = await context.newPage();
-    await second.goto(app.url);
+    await second.goto(app.signInUrl);
     await second.locator("#live-status", { hasText: "Live" }).waitFor();
     await summary(second, "No notes yet");
     // Set in the page: a reload would lose it.
@@ -532,7 +498,7 @@ describe("the demo app in Chromium", () => {
     });
     context.on("request", (request) => requested.push(request.url()));
     const first = await context.newPage();
-    await first.goto(app.url);
+    await first.goto(app.signInUrl);
     const dora = {
       Name: "Dora Conflict",
       Email: uniqueEmail("dora"),
@@ -545,7 +511,7 @@ describe("the demo app in Chromium", () => {
     }, "Create note");
     await summary(first, "Notes 1–1 of 1");
     const second = await context.newPage();
-    await second.goto(app.url);
+    await second.goto(app.signInUrl);
     await note(second, "Shared").getByText("as created").waitFor();
 
     /** Opens the editor of the note "Shared" on `page`. */
@@ -617,7 +583,7 @@ describe("the demo app in Chromium", () => {
     try {
       const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
       const page = await context.newPage();
-      await page.goto(asked.url);
+      await page.goto(asked.signInUrl);
       await page.getByRole("heading", { name: "Log in" }).waitFor();
       const hint = page.locator("#provider-hint");
       await hint.waitFor();

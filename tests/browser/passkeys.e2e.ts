@@ -78,7 +78,7 @@ async function pageWithAuthenticator(
     await cdp.send("WebAuthn.addCredential", { authenticatorId, credential: options.credential });
   }
   await options.before?.(page);
-  await page.goto(app.url.replace("127.0.0.1", "localhost"));
+  await page.goto(app.signInUrl.replace("127.0.0.1", "localhost"));
   return { page, cdp, authenticatorId };
 }
 

@@ -50,7 +50,7 @@ describe("the demo app's sign-in with a provider in Chromium", () => {
     provider.setAccount({ sub, email, email_verified: true, name: "Hedy Lamarr" });
     const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
     const page = await context.newPage();
-    await page.goto(app.url);
+    await page.goto(app.signInUrl);
 
     await page.getByRole("button", { name: "Sign in with Local" }).click();
     // The provider's own development pages: any login (the account's subject) and password, then consent.

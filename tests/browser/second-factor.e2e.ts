@@ -71,7 +71,7 @@ describe("the demo app's second factor in Chromium", () => {
     const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
     const page = await context.newPage();
     page.on("request", (request) => requested.push(request.url()));
-    await page.goto(app.url);
+    await page.goto(app.signInUrl);
     const user = { name: "Grace Hopper", email: uniqueEmail("grace"), password: "correct horse battery" };
     await submit(page, "register-form", { Name: user.name, Email: user.email, Password: user.password }, "Register");
     await page.getByText(`Signed in as ${user.name} (${user.email})`).waitFor();

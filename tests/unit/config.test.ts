@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import {
   allowsPasskeyOrigin,
   ConfigError,
+  databaseIntegerSettings,
   integerSettings,
   isAllowedRedirect,
   loadConfig,
@@ -11,6 +12,7 @@ import {
   timerDelayMaxMs,
 } from "../../supabase/functions/_shared/config/mod.ts";
 import { stackIntegerSettings } from "../../dev/settings.ts";
+import { anonymousNoteLimitFrom } from "../../dev/database-settings.ts";
 
 const validSecret = "s".repeat(32);
 
@@ -262,7 +264,7 @@ describe("integer settings", () => {
     timer: timerDelayMaxMs,
     memory: Number.MAX_SAFE_INTEGER,
   };
-  const settings = Object.entries({ ...integerSettings, ...stackIntegerSettings });
+  const settings = Object.entries({ ...integerSettings, ...stackIntegerSettings, ...databaseIntegerSettings });
 
   it("have maxima that every place their value goes can take", () => {
     expect(sqlIntegerMax).toBe(2 ** 31 - 1);
@@ -283,6 +285,20 @@ describe("integer settings", () => {
         );
       }
       expect(() => loadConfig(env({ [name]: String(max) }))).not.toThrow();
+    }
+  });
+
+  it("that Postgres enforces are read in their range, and left to the database when unset", () => {
+    const { min, max } = databaseIntegerSettings.ANONYMOUS_NOTE_LIMIT;
+    const read = (value: string | undefined) => anonymousNoteLimitFrom(new Map([["ANONYMOUS_NOTE_LIMIT", value]]));
+    expect(read(undefined)).toBeUndefined();
+    expect(read("")).toBeUndefined();
+    expect(read(String(max))).toBe(max);
+    expect(read("0")).toBe(0);
+    for (const value of [min - 1, max + 1, 2.5]) {
+      expect(() => read(String(value))).toThrow(
+        `ANONYMOUS_NOTE_LIMIT must be an integer from ${min} to ${max}, got "${value}"`,
+      );
     }
   });
 

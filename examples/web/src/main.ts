@@ -27,6 +27,7 @@ import { providersPanel } from "./providers.ts";
 import { secondFactorPanel } from "./second-factor.ts";
 import { passkeysPanel } from "./passkeys.ts";
 import { sessionItem } from "./session-item.ts";
+import { signingIn, visitorPanel } from "./visitor.ts";
 
 const pageSize = 5;
 
@@ -66,22 +67,31 @@ let adminQuery = "";
 const secondFactor = secondFactorPanel(client);
 const providers = providersPanel(client);
 const passkeys = passkeysPanel(client, signedInWith);
+const visitor = visitorPanel(client, signedInWith);
 
 function showSignedIn(): void {
   const session = client.session;
   // A session that has not made the second step reaches nothing but it: the page asks for the code first.
   const needsSecondStep = session?.mfaRequired === true;
-  signedOut.hidden = Boolean(session);
-  signedIn.hidden = !session || needsSecondStep;
+  // A visitor (an anonymous account) writes notes at once, and sees the sign-in forms only when it asks for them.
+  const anonymous = session?.payload.isAnonymous === true;
+  const showsSignIn = !session || (anonymous && signingIn());
+  signedOut.hidden = !showsSignIn;
+  signedIn.hidden = !session || needsSecondStep || showsSignIn;
   secondStep.hidden = !needsSecondStep;
-  logout.hidden = !session;
-  logoutEverywhere.hidden = !session || needsSecondStep;
+  // Signing a visitor out would leave its notes behind: it signs up, or signs in to an account, instead.
+  logout.hidden = !session || anonymous;
+  logoutEverywhere.hidden = !session || needsSecondStep || anonymous;
   // Nothing of the account shows before the second step: whoever has only the password learns no more.
   who.hidden = !session || needsSecondStep;
-  who.textContent = session && !needsSecondStep
-    ? `Signed in as ${session.payload.name} (${session.payload.email})`
-    : "";
-  verifyForm.hidden = !session || session.payload.isVerified;
+  who.textContent = !session || needsSecondStep
+    ? ""
+    : anonymous
+    ? "Writing as a visitor"
+    : `Signed in as ${session.payload.name} (${session.payload.email})`;
+  verifyForm.hidden = !session || session.payload.isVerified || anonymous;
+  account.hidden = anonymous;
+  visitor.show();
   // Only a hint: the server checks the role on every admin call.
   adminSection.hidden = session?.payload.role !== "ADMIN" || needsSecondStep;
   if (!session || needsSecondStep) {
@@ -93,8 +103,8 @@ function showSignedIn(): void {
     passkeys.clear();
   }
   // Signed out: the email field offers the passkeys (autofill) until one is picked or the user logs in otherwise.
-  if (session) passkeys.stopAutofill();
-  else passkeys.offerAutofill();
+  if (showsSignIn) passkeys.offerAutofill();
+  else passkeys.stopAutofill();
   if (!needsSecondStep) {
     verifyCodeForm.hidden = false;
     recoverForm.hidden = true;
@@ -194,8 +204,9 @@ function applyChange(change: NoteChange): void {
   showSummary();
 }
 
-// Signed in, refreshed or signed out, here or in another tab: the page follows.
+// Signed in, refreshed or signed out, here or in another tab: the page follows; and "Sign in" or back to the notes.
 client.onSessionChange(showSignedIn);
+addEventListener("hashchange", showSignedIn);
 
 // A local stack prints the codes it mails in its terminal: the forms that ask for one say where.
 const codesHint = import.meta.env.VITE_NOTES_CODES_HINT;
@@ -530,5 +541,6 @@ showSignedIn();
 void reportErrors(async () => {
   const returned = await providers.complete();
   if (returned.outcome === "signed_in") return await signedInWith("Signed in with your provider");
+  if (visitor.shouldStart()) return await visitor.start();
   if (client.session && !client.session.mfaRequired) await showNotes();
 });

@@ -14,6 +14,16 @@ import { hashPassword, withPasswordAdmission } from "../_shared/auth/passwords.t
 import { newSessionOf, sessionFor } from "../_shared/auth/session.ts";
 import { newVerificationCode } from "../_shared/auth/verification.ts";
 
+/** The 409 of an address that has an account: the app can sign in there and merge instead. */
+export function emailTaken(options?: ErrorOptions): ConflictError {
+  return new ConflictError("email_taken", "An account with this email already exists", options);
+}
+
+/** The 409 of a caller whose account is not anonymous (any more). */
+export function notAnonymous(): ConflictError {
+  return new ConflictError("not_anonymous", "This account is not anonymous");
+}
+
 /**
  * `POST /auth/anonymous/upgrade`: the signed-in anonymous account signs up
  * with a name, an email and a password, keeping its id and so every note. A
@@ -44,11 +54,11 @@ export const handler = defineEndpoint({
       }),
     ).catch((error) => {
       if (isUniqueViolation(error)) {
-        throw new ConflictError("email_taken", "An account with this email already exists", { cause: error });
+        throw emailTaken({ cause: error });
       }
       throw error;
     });
-    if (!upgraded) throw new ConflictError("not_anonymous", "This account is not anonymous");
+    if (!upgraded) throw notAnonymous();
     dispatchAfterResponse();
     return authSuccess(200, "Account upgraded", await sessionFor(upgraded.account, upgraded.session, jwtSecret));
   },

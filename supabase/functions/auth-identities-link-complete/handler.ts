@@ -9,6 +9,7 @@ import { clientAddress, userAgentOf } from "../_shared/http/client-address.ts";
 import { readJsonBody } from "../_shared/http/request.ts";
 import { signInCodeHashOf } from "../_shared/auth/provider-sign-in.ts";
 import { completeIdentityLink } from "../_shared/queries/identities.ts";
+import { emailTaken } from "../auth-anonymous-upgrade/handler.ts";
 
 const spentCode = "code is invalid, expired, already used, or of a link another session asked for: link again";
 
@@ -23,7 +24,9 @@ function identityLinkedMail() {
 /**
  * `POST /auth/identities/link/complete {code}`: links the identity whose `link_code` the provider's callback put in
  * the app's URL, for the session that asked for the link only: a link URL an attacker hands someone else's browser
- * links nothing. Records the link and mails the owner.
+ * links nothing. Records the link and mails the owner. An anonymous account's link signs it up under the same id,
+ * with the identity's address (verified as the provider says) and name; an address registered since the callback is
+ * 409 `email_taken`, and the account stays as it was.
  */
 export const handler = defineEndpoint({
   name: "auth-identities-link-complete",
@@ -45,6 +48,8 @@ export const handler = defineEndpoint({
       }),
     );
     if (completion.kind === "linked") return authSuccess(200, "Identity linked", completion.identity);
+    // An anonymous account's link signs it up with the identity's address, which was registered meanwhile.
+    if (completion.kind === "email_taken") throw emailTaken();
     if (completion.kind === "identity_already_linked") {
       throw new ConflictError("identity_already_linked", "This provider identity is linked to another account");
     }

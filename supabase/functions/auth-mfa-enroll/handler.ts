@@ -1,4 +1,4 @@
-import { requireCaller } from "../_shared/auth/caller.ts";
+import { requireSignedUpCaller } from "../_shared/auth/caller.ts";
 import { clientAddress, userAgentOf } from "../_shared/http/client-address.ts";
 import { getConfig } from "../_shared/config/mod.ts";
 import { enrollBody, type Enrollment } from "../_shared/contract/second-factor.ts";
@@ -24,7 +24,7 @@ export const handler = defineEndpoint({
   envelope: "auth",
   methods: ["POST"],
   handle: async (req, info) => {
-    const caller = await requireCaller(req);
+    const caller = await requireSignedUpCaller(req);
     const { limits } = getConfig();
     const { password } = await readJsonBody(
       req,

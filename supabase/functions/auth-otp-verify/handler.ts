@@ -16,6 +16,11 @@ export const tooManyCodeAttempts = "Too many code attempts; try again later";
 
 const invalidCode = "Invalid or expired code";
 
+/** The 400 of a wrong, used, superseded or expired code (`invalid_code`), naming the field. */
+export function invalidCodeError(): BadRequestError {
+  return new BadRequestError(invalidCode, [{ field: "code", message: invalidCode }], { code: "invalid_code" });
+}
+
 /**
  * `POST /auth/otp/verify`: signs in with the code `POST /auth/otp` mailed, as
  * a login does (a refresh token, a device token, and `mfaRequired` when the
@@ -23,15 +28,18 @@ const invalidCode = "Invalid or expired code";
  * any code for an unknown email, is the same 400; wrong codes are bounded per
  * email (10 an hour across every code asked for) and per client address. The
  * code proves the address: the account is marked verified, and one whose
- * address was unproven goes back to its owner as after a reset.
+ * address was unproven goes back to its owner as after a reset. With
+ * `OTP_SIGN_UP`, a code mailed to an address no account held creates the
+ * account (verified by the code, named `name` or else by the address's local
+ * part) and signs it in; off, such an address only ever gets the same 400.
  */
 export const handler = defineEndpoint({
   name: "auth-otp-verify",
   envelope: "auth",
   methods: ["POST"],
   handle: async (req, info) => {
-    const { jwtSecret, limits, sessions, resetRevokesRecentDays } = getConfig();
-    const { email, code } = await readJsonBody(req, signInWithCodeBody, limits.bodyTimeoutMs);
+    const { jwtSecret, limits, sessions, resetRevokesRecentDays, otpSignUp } = getConfig();
+    const { email, code, name } = await readJsonBody(req, signInWithCodeBody, limits.bodyTimeoutMs);
     const address = clientAddress(req, info, limits);
     // One round trip: the address's attempt is counted, then one statement uses up a right code and starts the
     // session, or counts a wrong one against the email; both commit.
@@ -41,6 +49,8 @@ export const handler = defineEndpoint({
         codeHash: await signInCodeHash(jwtSecret, code),
         revokeRecentDays: resetRevokesRecentDays,
         session: newSessionOf(req, address, sessions),
+        signUp: otpSignUp,
+        name,
       }),
       requireAddressLimit("reset-address", address, limits),
     ).catch(asTooManyRequests(tooManyCodeAttempts));
@@ -48,11 +58,13 @@ export const handler = defineEndpoint({
       case "throttled":
         throw new TooManyRequestsError(tooManyCodeAttempts, outcome.retryAfter);
       case "bad-code":
-        throw new BadRequestError(invalidCode, [{ field: "code", message: invalidCode }], { code: "invalid_code" });
+        throw invalidCodeError();
       case "suspended":
         throw new ForbiddenError("account_suspended", "Account is suspended");
       case "signed-in":
         return authSuccess(200, "Login successful", await sessionFor(outcome.account, outcome.session, jwtSecret));
+      case "registered":
+        return authSuccess(200, "Account created", await sessionFor(outcome.account, outcome.session, jwtSecret));
     }
   },
 });

@@ -1,4 +1,4 @@
-import { requireCaller } from "../_shared/auth/caller.ts";
+import { requireSignedUpCaller } from "../_shared/auth/caller.ts";
 import { challengeSeconds, optionsJson, registrationOptions } from "../_shared/auth/passkey-ceremonies.ts";
 import { getConfig } from "../_shared/config/mod.ts";
 import { type PasskeyOptions, passkeyOptionsBody, passkeysMax } from "../_shared/contract/passkeys.ts";
@@ -30,7 +30,7 @@ export const handler = defineEndpoint({
   envelope: "auth",
   methods: ["POST"],
   handle: async (req, info) => {
-    const caller = await requireCaller(req);
+    const caller = await requireSignedUpCaller(req);
     const { limits, passkeys } = getConfig();
     await readJsonBody(req, passkeyOptionsBody, limits.bodyTimeoutMs);
     // The challenge is made before the statement that stores it, so the statement also answers what the options

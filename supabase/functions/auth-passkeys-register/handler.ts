@@ -1,4 +1,4 @@
-import { requireCaller } from "../_shared/auth/caller.ts";
+import { requireSignedUpCaller } from "../_shared/auth/caller.ts";
 import { authenticatorName } from "../_shared/auth/authenticator-names.ts";
 import { CeremonyRefused, claimedCeremony, verifiedRegistration } from "../_shared/auth/passkey-ceremonies.ts";
 import { getConfig } from "../_shared/config/mod.ts";
@@ -30,7 +30,7 @@ export const handler = defineEndpoint({
   envelope: "auth",
   methods: ["POST"],
   handle: async (req, info) => {
-    const caller = await requireCaller(req);
+    const caller = await requireSignedUpCaller(req);
     const { limits, passkeys } = getConfig();
     const { response, name } = await readJsonBody(req, registerPasskeyBody, limits.bodyTimeoutMs);
     const claimed = claimedCeremony(response.response.clientDataJSON);

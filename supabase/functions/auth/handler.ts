@@ -37,6 +37,8 @@ import { handler as otpVerify } from "../auth-otp-verify/handler.ts";
 // Anonymous accounts.
 import { handler as anonymous } from "../auth-anonymous/handler.ts";
 import { handler as anonymousUpgrade } from "../auth-anonymous-upgrade/handler.ts";
+import { handler as anonymousUpgradeCode } from "../auth-anonymous-upgrade-code/handler.ts";
+import { handler as anonymousUpgradeVerify } from "../auth-anonymous-upgrade-verify/handler.ts";
 import { handler as anonymousMerge } from "../auth-anonymous-merge/handler.ts";
 import { routeBySubpath } from "../_shared/http/router.ts";
 
@@ -83,5 +85,7 @@ export const handler = routeBySubpath("auth", {
   // Anonymous accounts.
   "/anonymous": anonymous,
   "/anonymous/upgrade": anonymousUpgrade,
+  "/anonymous/upgrade/code": anonymousUpgradeCode,
+  "/anonymous/upgrade/verify": anonymousUpgradeVerify,
   "/anonymous/merge": anonymousMerge,
 });

@@ -1,14 +1,15 @@
 -- Anonymous accounts as Postgres enforces them: an anonymous account's notes are capped whatever route inserts them
--- (here, the Data API's role with its claims), it adds no second factor or passkey, only an anonymous account is
+-- (here, the Data API's role with its claims) and REQUIRE_EMAIL_VERIFICATION does not hold them back, it adds no
+-- second factor or passkey, only an anonymous account is
 -- merged or swept, and the merge moves the notes with their totals. What the functions answer is tested over HTTP in
 -- tests/anonymous.test.ts.
 begin;
 create extension if not exists pgtap with schema extensions;
 set local search_path = public, extensions;
 
-select plan(12);
+select plan(20);
 
-update app.settings set anonymous_note_limit = 2;
+update app.settings set anonymous_note_limit = 2, require_email_verification = true;
 insert into app.users (id, name, is_anonymous) values
   ('a0000000-0000-4000-8000-0000000000a1', 'Anonymous', true),
   ('a0000000-0000-4000-8000-0000000000a2', 'Anonymous', true);
@@ -29,7 +30,8 @@ select set_config('request.jwt.claims', '{"sub": "a0000000-0000-4000-8000-000000
   '"session_id": "a0000000-0000-4000-8000-0000000000c1", "is_anonymous": false}', true);
 select lives_ok($$insert into public.notes (created_by, title) values
                   ('a0000000-0000-4000-8000-0000000000a1', 'one'), ('a0000000-0000-4000-8000-0000000000a1', 'two')$$,
-  'an anonymous account writes notes up to the cap');
+  'an anonymous account writes notes up to the cap, though verified addresses are required: it has none to verify');
+select is((select count(*)::integer from public.notes), 2, 'and reads them');
 select throws_ok($$insert into public.notes (created_by, title) values ('a0000000-0000-4000-8000-0000000000a1', 'three')$$,
   'PT403', 'anonymous_note_limit', 'the note past the cap is refused, whatever the claims say');
 reset role;
@@ -53,6 +55,27 @@ select is((select count(*)::integer from app.users where id = 'a0000000-0000-400
 select is((select row(outcome, moved)::text from app.merge_anonymous_account('a0000000-0000-4000-8000-0000000000b1',
             'a0000000-0000-4000-8000-0000000000a1', 'a0000000-0000-4000-8000-0000000000c1', 0)),
   '(gone,0)', 'a retry moves nothing');
+
+-- The upgrade by an emailed code: no code for a taken address or a real account; a code is its address's only, and
+-- signs the account up under the same id, verified.
+insert into app.users (id, name, is_anonymous) values ('a0000000-0000-4000-8000-0000000000a3', 'Anonymous', true);
+select function_privs_are('app', 'upgrade_anonymous_with_code',
+  array['uuid', 'text', 'text', 'text', 'integer', 'integer'], 'authenticated', array[]::text[],
+  'authenticated cannot sign an account up with a code');
+select table_privs_are('app', 'upgrade_codes', 'authenticated', array[]::text[],
+  'authenticated cannot touch the upgrade codes');
+select is(app.request_upgrade_code('a0000000-0000-4000-8000-0000000000a3', 'real-anonymous-test@example.test',
+  'hash-u', 10, 60, 5, 'subject', 'body'), 'email_taken', 'an address that has an account gets no code');
+select is(app.request_upgrade_code('a0000000-0000-4000-8000-0000000000b1', 'new-anonymous-test@example.test',
+  'hash-u', 10, 60, 5, 'subject', 'body'), 'not_anonymous', 'a real account gets no code');
+select is(app.request_upgrade_code('a0000000-0000-4000-8000-0000000000a3', 'new-anonymous-test@example.test',
+  'hash-u', 10, 60, 5, 'subject', 'body'), 'sent', 'a new address gets one');
+select is((select outcome from app.upgrade_anonymous_with_code('a0000000-0000-4000-8000-0000000000a3',
+            'other-anonymous-test@example.test', 'hash-u', 'Una', 10, 3600)),
+  'bad-code', 'the code works for its own address only');
+select is((select row(outcome, email, is_anonymous, is_verified)::text from app.upgrade_anonymous_with_code(
+            'a0000000-0000-4000-8000-0000000000a3', 'new-anonymous-test@example.test', 'hash-u', 'Una', 10, 3600)),
+  '(upgraded,new-anonymous-test@example.test,f,t)', 'the right code signs the account up, verified, keeping its id');
 
 -- The sweep: only anonymous accounts unused past the days given.
 update app.users set created_at = now() - interval '31 days'

@@ -23,7 +23,10 @@ const secondFactorClaim = z.object({
   key_id: z.string().max(32).optional(),
 }).nullable();
 const amrClaim = z.array(
-  z.object({ method: z.enum(["password", "totp", "recovery_code", "passkey"]), timestamp: z.number().int() }),
+  z.object({
+    method: z.enum(["anonymous", "password", "totp", "recovery_code", "passkey"]),
+    timestamp: z.number().int(),
+  }),
 ).max(2);
 
 const algorithm = "HS256";
@@ -63,7 +66,8 @@ export interface AccessClaims {
   aal: SessionLevel["aal"];
   /**
    * How and when the session was authenticated, as Supabase's `amr` claim lists it: a passkey sign-in is `passkey`
-   * alone (both factors at once); a passkey as the second step follows `password`.
+   * alone (both factors at once); a passkey as the second step follows `password`; an anonymous account's session is
+   * `anonymous`, as Supabase's are, so nothing that trusts `amr` takes it for a password sign-in.
    */
   amr: { method: AmrMethod; timestamp: number }[];
   /**
@@ -76,7 +80,7 @@ export interface AccessClaims {
 }
 
 /** A method of the `amr` claim. */
-export type AmrMethod = "password" | "totp" | "recovery_code" | "passkey";
+export type AmrMethod = "anonymous" | "password" | "totp" | "recovery_code" | "passkey";
 
 /** A signed access token and the moment it stops being accepted. */
 export interface SignedToken {
@@ -104,7 +108,7 @@ export async function signAccessToken(
     is_anonymous: user.isAnonymous === true,
     token_version: tokenVersion,
     session_id: sessionId,
-    ...levelClaims(level),
+    ...levelClaims(level, user.isAnonymous === true),
   })
     .setProtectedHeader({ alg: algorithm, typ: "JWT" })
     .setSubject(user.id)
@@ -115,12 +119,12 @@ export async function signAccessToken(
   return { jwt, expiresAt: new Date(expiresAt * 1000) };
 }
 
-/** The `aal`, `amr` and `second_factor` claims of a session at `level`. */
-function levelClaims(level: SessionLevel): Pick<AccessClaims, "aal" | "amr" | "second_factor"> {
+/** The `aal`, `amr` and `second_factor` claims of a session at `level`, of an anonymous account or not. */
+function levelClaims(level: SessionLevel, anonymous: boolean): Pick<AccessClaims, "aal" | "amr" | "second_factor"> {
   const seconds = (at: Date) => Math.floor(at.getTime() / 1000);
   return {
     aal: level.aal,
-    amr: amrOf(level, seconds),
+    amr: anonymous ? [{ method: "anonymous", timestamp: seconds(level.startedAt) }] : amrOf(level, seconds),
     ...(level.factor
       ? {
         second_factor: level.factor.sealed

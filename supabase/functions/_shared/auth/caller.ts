@@ -11,7 +11,7 @@
  * ```
  */
 import { getConfig } from "../config/mod.ts";
-import type { CallerClaims } from "../db/caller-transactions.ts";
+import { type CallerClaims, signUpBeforeAddingFactors } from "../db/caller-transactions.ts";
 import { type AccessClaims, jwtFromAuthorization, verifyAccessToken } from "./access-tokens.ts";
 
 /** A verified caller: the token's claims, ready to be set for row-level security. */
@@ -26,4 +26,16 @@ export async function requireCaller(req: Request): Promise<Caller> {
   const jwt = jwtFromAuthorization(req.headers.get("authorization"));
   // Spread into an object type, which `CallerClaims`' index signature accepts and an interface is not.
   return { ...await verifyAccessToken(jwt, getConfig().jwtSecret) };
+}
+
+/**
+ * As `requireCaller`, for what only an account that has signed up may add (a second factor, a passkey): an anonymous
+ * account's token is refused at once, 403 `sign_up_required`, before a password is asked for that it does not have or
+ * a proof it cannot give. The token's claim decides here; Postgres refuses an anonymous account's factor or passkey
+ * itself whatever a token says (the triggers of migration 20261128000800).
+ */
+export async function requireSignedUpCaller(req: Request): Promise<Caller> {
+  const caller = await requireCaller(req);
+  if (caller.is_anonymous) throw signUpBeforeAddingFactors();
+  return caller;
 }

@@ -88,6 +88,16 @@ export const integerSettings = {
 
 export type IntegerSettingName = keyof typeof integerSettings;
 
+/**
+ * The integer settings Postgres enforces itself, from its row of `app.settings`, so they hold on every route, the
+ * Data API included. The functions never read them: the local stack writes them at every start and `npm run db:push`
+ * when given (docs/configuration.md, "Settings the database enforces"). Each range is its column's check.
+ */
+export const databaseIntegerSettings = {
+  // app.settings.anonymous_note_limit: the notes an anonymous account may own before it must sign up.
+  ANONYMOUS_NOTE_LIMIT: { fallback: 100, min: 0, max: 1_000_000, sinks: ["sql"] },
+} as const satisfies Record<string, IntegerSettingSpec>;
+
 /** The setting `name` within its range of `integerSettings`, or its default when unset. */
 export function integerSettingOf(env: Env, name: IntegerSettingName): number {
   return integerSetting(env, name, integerSettings[name]);

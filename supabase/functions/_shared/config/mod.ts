@@ -8,7 +8,7 @@
  * const { databaseUrl } = getConfig();
  * ```
  */
-import { ConfigError, type Env } from "./settings.ts";
+import { booleanSetting, ConfigError, type Env } from "./settings.ts";
 import { integerSettingOf } from "./integer-settings.ts";
 import { limitsFrom, type SecurityLimits } from "./limits.ts";
 import { providerSignInFrom, type ProviderSignInSettings } from "./provider-sign-in.ts";
@@ -23,7 +23,12 @@ export {
   sqlIntegerMax,
   timerDelayMaxMs,
 } from "./settings.ts";
-export { defaultBodyTimeoutMs, type IntegerSettingName, integerSettings } from "./integer-settings.ts";
+export {
+  databaseIntegerSettings,
+  defaultBodyTimeoutMs,
+  type IntegerSettingName,
+  integerSettings,
+} from "./integer-settings.ts";
 export type { SecurityLimits } from "./limits.ts";
 export {
   callbackProviderOf,
@@ -79,6 +84,8 @@ export interface Config {
   tombstoneDays: number;
   /** `ANONYMOUS_TTL_DAYS`: how long an anonymous account may go unused before the schedule deletes it. */
   anonymousTtlDays: number;
+  /** `OTP_SIGN_UP`: a code mailed to an address no account holds creates its account at `/auth/otp/verify`. */
+  otpSignUp: boolean;
   /**
    * `RESET_REVOKES_RECENT_DAYS`: a password reset removes the provider identities linked this many days before it
    * (an identity is a way in, as the password the reset replaces), besides those linked while the address was unproven.
@@ -272,6 +279,7 @@ export function loadConfig(env: Env): Config {
     auditRetentionDays: integerSettingOf(env, "AUDIT_RETENTION_DAYS"),
     tombstoneDays: integerSettingOf(env, "NOTES_TOMBSTONE_DAYS"),
     anonymousTtlDays: integerSettingOf(env, "ANONYMOUS_TTL_DAYS"),
+    otpSignUp: booleanSetting(env, "OTP_SIGN_UP", false),
     resetRevokesRecentDays: integerSettingOf(env, "RESET_REVOKES_RECENT_DAYS"),
     providerSignIn: providerSignInFrom(env),
     passkeys: passkeySettingsFrom(env),

@@ -70,6 +70,17 @@ export type RegisterBody = z.infer<typeof registerBody>;
 export const upgradeAnonymousBody = z.object({ name, email, password });
 export type UpgradeAnonymousBody = z.infer<typeof upgradeAnonymousBody>;
 
+/** An 8-digit code mailed to sign in or to sign up with. */
+const signInCode = text("code").regex(/^\d{8}$/, `code must be ${limits.signInCodeDigits} digits`);
+
+/** Body of `POST /auth/anonymous/upgrade/code`: the address to mail the anonymous account's sign-up code to. */
+export const requestUpgradeCodeBody = z.object({ email });
+export type RequestUpgradeCodeBody = z.infer<typeof requestUpgradeCodeBody>;
+
+/** Body of `POST /auth/anonymous/upgrade/verify`: the name, and the address with the code mailed to it. */
+export const upgradeWithCodeBody = z.object({ name, email, code: signInCode });
+export type UpgradeWithCodeBody = z.infer<typeof upgradeWithCodeBody>;
+
 /** Body of `POST /auth/anonymous/merge`: the anonymous session's access token, its proof. */
 export const mergeAnonymousBody = z.object({
   anonymousAccessToken: text("anonymousAccessToken").max(4096, "anonymousAccessToken must be at most 4096 characters")
@@ -101,14 +112,20 @@ export type CreatePasswordBody = z.infer<typeof createPasswordBody>;
 export const sendSignInCodeBody = z.object({ email });
 export type SendSignInCodeBody = z.infer<typeof sendSignInCodeBody>;
 
-/** `data` of `POST /auth/otp`: empty, so the answer reveals nothing about the email. */
+/** `data` of `POST /auth/otp` (empty, so the answer reveals nothing about the email), and of `/auth/anonymous/upgrade/code`. */
 export const signInCodeSent = z.object({});
 export type SignInCodeSent = z.infer<typeof signInCodeSent>;
 
-/** Body of `POST /auth/otp/verify`: the 8-digit code mailed by `POST /auth/otp`. */
+/**
+ * Body of `POST /auth/otp/verify`: the 8-digit code mailed by `POST /auth/otp`, and, for a code that creates the
+ * account (`OTP_SIGN_UP`), its name; ignored when the address has an account.
+ */
 export const signInWithCodeBody = z.object({
   email,
-  code: text("code").regex(/^\d{8}$/, `code must be ${limits.signInCodeDigits} digits`),
+  code: signInCode,
+  name: name.optional().meta({
+    description: "the new account's name when the code creates it (OTP_SIGN_UP); else the address's local part",
+  }),
 });
 export type SignInWithCodeBody = z.infer<typeof signInWithCodeBody>;
 

@@ -202,14 +202,17 @@ async function guardedByCaller<Row, Result>(
   }
 }
 
+/** The 403 of an anonymous account that asks for a second factor or a passkey. */
+export function signUpBeforeAddingFactors(): ForbiddenError {
+  return new ForbiddenError("sign_up_required", "Sign up before adding a second factor or a passkey");
+}
+
 /** What the anonymous account's limits (migration 20261128000800) refused, as a 403 that says to sign up. */
 function signUpRequired(error: unknown): ForbiddenError | undefined {
   const message = error instanceof Error ? error.message : "";
   if (message === "anonymous_note_limit") {
     return new ForbiddenError("sign_up_required", "An anonymous account keeps a limited number of notes; sign up");
   }
-  if (message === "anonymous_account") {
-    return new ForbiddenError("sign_up_required", "Sign up before adding a second factor or a passkey");
-  }
+  if (message === "anonymous_account") return signUpBeforeAddingFactors();
   return undefined;
 }

@@ -40,13 +40,14 @@ export async function resolveQueuedResetRequests(batchSize = 20): Promise<number
 
 /** Resolves up to `batchSize` of the oldest sign-in code requests, as reset requests are; answers how many. */
 export async function resolveQueuedSignInCodeRequests(batchSize = 20): Promise<number> {
-  const { jwtSecret, limits } = getConfig();
+  const { jwtSecret, limits, otpSignUp } = getConfig();
   const codes = Array.from({ length: batchSize }, generateSignInCode);
   return await withServiceTransaction(resolveSignInCodeRequests({
     codeHashes: await Promise.all(codes.map((code) => signInCodeHash(jwtSecret, code))),
     mails: codes.map(signInCodeMail),
     ttlMinutes: signInCodePolicy.ttlMinutes,
     limits,
+    signUp: otpSignUp,
   }));
 }
 

@@ -106,7 +106,7 @@ export function unlinkIdentity(
 /** What completing a link found (`app.complete_identity_link`). */
 export type LinkCompletion =
   | { kind: "linked"; identity: Identity }
-  | { kind: "identity_already_linked" | "invalid_code" };
+  | { kind: "identity_already_linked" | "invalid_code" | "email_taken" };
 
 /**
  * Links the identity the link code of `codeHash` names, when the caller's session is the one that asked for it

@@ -38,10 +38,12 @@ export function resolveSignInCodeRequests(
     mails: { subject: string; body: string }[];
     ttlMinutes: number;
     limits: Pick<SecurityLimits, "verificationMailMinIntervalSeconds" | "verificationMailsPerDay">;
+    /** `OTP_SIGN_UP`: a request for an address no account holds gets a code that creates its account. */
+    signUp: boolean;
   },
 ): Query<{ resolved: number }, number> {
   return {
-    text: "select app.resolve_sign_in_code_requests($1, $2, $3, $4, $5, $6) as resolved",
+    text: "select app.resolve_sign_in_code_requests($1, $2, $3, $4, $5, $6, $7) as resolved",
     values: [
       input.codeHashes,
       input.mails.map((mail) => mail.body),
@@ -49,6 +51,7 @@ export function resolveSignInCodeRequests(
       input.limits.verificationMailMinIntervalSeconds,
       input.limits.verificationMailsPerDay,
       input.mails[0]?.subject ?? "",
+      input.signUp,
     ],
     read: ([row]) => row.resolved,
   };
@@ -59,27 +62,36 @@ export type CodeSignIn =
   | { kind: "throttled"; retryAfter: number }
   | { kind: "bad-code" }
   | { kind: "suspended" }
-  | { kind: "signed-in"; account: Account; session: SessionGrant };
+  | { kind: "signed-in" | "registered"; account: Account; session: SessionGrant };
 
 /**
  * Signs in with a code, given as its HMAC (`app.sign_in_with_code`): a right
  * code is used up, marks the address verified (reclaiming an account whose
  * address was unproven) and starts a session; a wrong one counts against the
- * address, and that commits.
+ * address, and that commits. With `signUp` (`OTP_SIGN_UP`), a right code for an
+ * address no account holds creates its account, verified, named `name` (else
+ * the address's local part), and starts its session (`registered`).
  */
 export function signInWithCode(
-  input: { email: string; codeHash: string; revokeRecentDays: number; session: NewSession },
+  input: {
+    email: string;
+    codeHash: string;
+    revokeRecentDays: number;
+    session: NewSession;
+    signUp: boolean;
+    name: string | undefined;
+  },
 ): Query<
   Partial<AccountRow & SessionColumns> & { outcome: CodeSignIn["kind"]; retry_after: number | null },
   CodeSignIn
 > {
   return {
     text: `with signed as (
-             select * from app.sign_in_with_code($1, $2, $3, $4, $5, $9, $8)
+             select * from app.sign_in_with_code($1, $2, $3, $4, $5, $9, $8, $10, $11)
            ), started as (
              select s.* from signed
              cross join lateral app.start_session(signed.id, $6, $7, $8, $9, null, null, 'email_code') s
-             where signed.outcome = 'signed-in'
+             where signed.outcome in ('signed-in', 'registered')
            )
            select signed.*, started.* from signed left join started on true`,
     values: [
@@ -89,10 +101,12 @@ export function signInWithCode(
       signInCodeWindowSeconds,
       input.revokeRecentDays,
       ...sessionValues(input.session),
+      input.signUp,
+      input.name ?? null,
     ],
     read: ([row]) => {
-      if (row.outcome === "signed-in") {
-        return { kind: "signed-in", account: toAccount(row as AccountRow), session: grantOf(row as SessionColumns) };
+      if (row.outcome === "signed-in" || row.outcome === "registered") {
+        return { kind: row.outcome, account: toAccount(row as AccountRow), session: grantOf(row as SessionColumns) };
       }
       if (row.outcome === "throttled") return { kind: "throttled", retryAfter: row.retry_after ?? 1 };
       return { kind: row.outcome } as CodeSignIn;
