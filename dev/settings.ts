@@ -5,7 +5,7 @@
 
 import { integerSetting, type IntegerSettingSpec } from "../supabase/functions/_shared/config/mod.ts";
 import type { ServerBounds } from "./bounded-server.ts";
-import { requireEmailVerificationFrom } from "./database-settings.ts";
+import { attachmentLimitsFrom, type DatabaseSettings, requireEmailVerificationFrom } from "./database-settings.ts";
 
 /** The same development secret `supabase start` uses; never for a deployment. */
 export const devJwtSecret = "super-secret-jwt-token-with-at-least-32-characters-long";
@@ -30,8 +30,8 @@ export interface StackSettings {
   keepAliveTimeoutMs: number;
   /** `MAX_CONNECTIONS`: open connections served at once; past it new ones are closed. */
   maxConnections: number;
-  /** `REQUIRE_EMAIL_VERIFICATION`, written into the database at every start (unset: false). */
-  requireEmailVerification: boolean;
+  /** What the database enforces itself, written into it at every start (REQUIRE_EMAIL_VERIFICATION unset: false). */
+  database: DatabaseSettings;
   /** `SEND_STALL_TIMEOUT_MS`: how long an answer may make no progress before its connection is closed. */
   sendStallTimeoutMs: number;
 }
@@ -102,7 +102,7 @@ export function readStackSettings(env: Deno.Env = Deno.env): StackSettings {
     headersTimeoutMs: integerSetting(env, "HEADERS_TIMEOUT_MS", stackIntegerSettings.HEADERS_TIMEOUT_MS),
     keepAliveTimeoutMs: integerSetting(env, "KEEP_ALIVE_TIMEOUT_MS", stackIntegerSettings.KEEP_ALIVE_TIMEOUT_MS),
     maxConnections,
-    requireEmailVerification: requireEmailVerificationFrom(env) ?? false,
+    database: { requireEmailVerification: requireEmailVerificationFrom(env) ?? false, ...attachmentLimitsFrom(env) },
     sendStallTimeoutMs: integerSetting(env, "SEND_STALL_TIMEOUT_MS", stackIntegerSettings.SEND_STALL_TIMEOUT_MS),
   };
 }

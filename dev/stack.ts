@@ -104,7 +104,7 @@ async function main() {
   try {
     await migrate(databaseUrl);
     // The database enforces what this start was given, whatever an earlier start wrote.
-    await writeDatabaseSettings(databaseUrl, { requireEmailVerification: settings.requireEmailVerification });
+    await writeDatabaseSettings(databaseUrl, settings.database);
   } catch (error) {
     await embedded?.stop();
     if (error instanceof MigrationError) fail(error.message);

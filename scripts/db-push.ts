@@ -10,7 +10,7 @@
  * the notes policies read it (unset: the database keeps what it holds).
  */
 import postgres from "postgres";
-import { requireEmailVerificationFrom, writeDatabaseSettings } from "../dev/database-settings.ts";
+import { attachmentLimitsFrom, requireEmailVerificationFrom, writeDatabaseSettings } from "../dev/database-settings.ts";
 import { bootstrapIfNeeded } from "../dev/migrate.ts";
 
 const repoRoot = new URL("../", import.meta.url);
@@ -28,9 +28,9 @@ if (
 }
 
 // Read before anything is pushed, so a mistyped value changes nothing.
-const requireEmailVerification = (() => {
+const { requireEmailVerification, limits } = (() => {
   try {
-    return requireEmailVerificationFrom(Deno.env);
+    return { requireEmailVerification: requireEmailVerificationFrom(Deno.env), limits: attachmentLimitsFrom(Deno.env) };
   } catch (error) {
     console.error(error instanceof Error ? error.message : String(error));
     Deno.exit(2);
@@ -57,5 +57,6 @@ const push = new Deno.Command(supabaseCli, {
 const { code } = await push.spawn().status;
 if (code !== 0) Deno.exit(code);
 
-const stored = await writeDatabaseSettings(databaseUrl, { requireEmailVerification });
+const stored = await writeDatabaseSettings(databaseUrl, { requireEmailVerification, ...limits });
 console.log(`The database requires verified addresses for notes: ${stored.requireEmailVerification}`);
+console.log(`Attachments: at most ${stored.attachmentMaxBytes} bytes each, ${stored.attachmentQuotaBytes} per account`);
