@@ -22,6 +22,11 @@ export interface StackSettings {
   jwtSecret: string;
   mfaSecretKey: string;
   anonKey: string;
+  /**
+   * `SUPABASE_SERVICE_ROLE_KEY`: what the functions present to the stack's Storage endpoints. Unset, a random key of
+   * this start's own, which nothing outside the process knows.
+   */
+  serviceRoleKey: string;
   /** Which settings fell back to a development default, for the start-up warning. */
   defaulted: string[];
   /** `HEADERS_TIMEOUT_MS`: how long a request's headers may take to arrive. */
@@ -98,6 +103,7 @@ export function readStackSettings(env: Deno.Env = Deno.env): StackSettings {
     jwtSecret: orDefault("JWT_SECRET", devJwtSecret),
     mfaSecretKey: orDefault("MFA_SECRET_KEY", devMfaSecretKey),
     anonKey: orDefault("SUPABASE_ANON_KEY", devAnonKey),
+    serviceRoleKey: env.get("SUPABASE_SERVICE_ROLE_KEY") || `local-service-role-${crypto.randomUUID()}`,
     defaulted,
     headersTimeoutMs: integerSetting(env, "HEADERS_TIMEOUT_MS", stackIntegerSettings.HEADERS_TIMEOUT_MS),
     keepAliveTimeoutMs: integerSetting(env, "KEEP_ALIVE_TIMEOUT_MS", stackIntegerSettings.KEEP_ALIVE_TIMEOUT_MS),

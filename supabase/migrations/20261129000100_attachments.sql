@@ -5,12 +5,12 @@
 --
 -- - an attachment belongs to a note and to that note's owner (a composite foreign key: the owner moves with the
 --   note in a merge, and the row goes with the note or the account); its policies are the notes' own;
--- - the object's path is chosen here (the owner's id and a random uuid), never by a client: the API roles may
---   insert only the note, name, type and size;
+-- - the object's path is chosen here (the owner's id and the attachment's id, a random uuid), never by a client:
+--   the API roles may insert only the note, name, type and size;
 -- - the insert is the reservation: one trigger locks the note and the owner's counter, then checks the size per
 --   file, the account's quota (the sum of its attachments' sizes, pending reservations included) and the 20 per
 --   note, so concurrent uploads cannot together pass a limit;
--- - an anonymous account attaches nothing (PT403 'anonymous_account', the functions' sign_up_required);
+-- - an anonymous account attaches nothing (PT403 'anonymous_attachment', the functions' sign_up_required);
 -- - every deleted attachment row queues its object for removal in the same transaction (app.attachment_removals),
 --   whether it was deleted itself, with its note, or with its account; a dispatcher retries until the store
 --   confirms;
@@ -41,7 +41,7 @@ create table public.attachments (
   id uuid primary key default gen_random_uuid(),
   note_id uuid not null,
   created_by uuid not null default auth.uid(),
-  -- Set by app.reserve_attachment, whatever an insert gives: random, so no one can name another's object.
+  -- Set by app.reserve_attachment, whatever an insert gives: <owner>/<id>, random, so no one can name another's object.
   object_path text not null unique,
   name text not null check (char_length(name) between 1 and 255 and name !~ '[[:cntrl:]/\\]'),
   content_type text not null check (content_type in (
@@ -90,12 +90,14 @@ create policy "active owners delete their attachments" on public.attachments
 create table app.attachment_removals (
   object_path text primary key,
   queued_at timestamptz not null default now(),
+  -- A pending upload's signed URL may still take bytes until it expires: its object is removed again after that.
+  settle_at timestamptz not null default now(),
   attempts integer not null default 0,
   next_attempt_at timestamptz not null default now(),
   last_error text
 );
 comment on table app.attachment_removals is
-  'Objects whose attachment row is gone: the removal dispatcher deletes them from the store, retrying with backoff until it confirms, and then the row.';
+  'Objects whose attachment row is gone: the removal dispatcher deletes them from the store, retrying with backoff until it confirms a removal at or after settle_at, and then the row.';
 create index attachment_removals_due_idx on app.attachment_removals (next_attempt_at);
 revoke all on table app.attachment_removals from public, anon, authenticated;
 
@@ -111,18 +113,19 @@ declare
   limits app.settings;
 begin
   if exists (select 1 from app.users u where u.id = new.created_by and u.is_anonymous) then
-    raise sqlstate 'PT403' using message = 'anonymous_account',
+    raise sqlstate 'PT403' using message = 'anonymous_attachment',
       detail = 'An anonymous account attaches files only once it has signed up.';
   end if;
   -- The note first, as its writes take it, then the owner's counter, as the note triggers do: one order, no deadlock.
   perform 1 from public.notes n where n.id = new.note_id and n.created_by = new.created_by for no key update;
   if not found then
-    -- The foreign key would refuse it too; this says which note, as a missing one.
-    raise sqlstate '23503' using message = 'attachment_note_missing';
+    -- The foreign key would refuse it too (23503, which the functions read as an account deleted meanwhile); this
+    -- says the note is no note of the owner's (PostgREST: 404).
+    raise sqlstate 'PT404' using message = 'attachment_note_missing';
   end if;
   perform 1 from app.note_counts c where c.user_id = new.created_by for update;
-  -- The owner's folder keeps the bucket browsable by account; the uuid makes the path unguessable.
-  new.object_path := new.created_by::text || '/' || gen_random_uuid()::text;
+  -- The owner's folder keeps the bucket browsable by account; the id, a random uuid, makes the path unguessable.
+  new.object_path := new.created_by::text || '/' || new.id::text;
   new.state := 'pending';
   new.expires_at := now() + interval '125 minutes';
   select * into limits from app.settings;
@@ -158,7 +161,9 @@ begin
   if tg_op = 'UPDATE' and old.state = 'pending' and new.state = 'ready' then
     update public.notes n set attachments = n.attachments + 1 where n.id = new.note_id;
   elsif tg_op = 'DELETE' then
-    insert into app.attachment_removals (object_path) values (old.object_path) on conflict do nothing;
+    insert into app.attachment_removals (object_path, settle_at)
+    values (old.object_path, case when old.state = 'pending' then old.created_at + interval '125 minutes' else now() end)
+    on conflict (object_path) do nothing;
     if old.state = 'ready' then
       -- With its note: the note is already gone, and this finds nothing.
       update public.notes n set attachments = n.attachments - 1 where n.id = old.note_id;

@@ -35,8 +35,8 @@ select throws_ok($$insert into public.attachments (note_id, object_path, name, c
                    values ('b0000000-0000-4000-8000-0000000000d1', 'b0000000-0000-4000-8000-0000000000b1/x', 'x.png',
                            'image/png', 1)$$,
   '42501', null, 'the path is not the client''s to choose');
-select ok((select object_path ~ '^b0000000-0000-4000-8000-0000000000a1/[0-9a-f-]{36}$' from public.attachments),
-  'the path is the owner''s folder and a random uuid');
+select ok((select object_path = 'b0000000-0000-4000-8000-0000000000a1/' || id from public.attachments),
+  'the path is the owner''s folder and the attachment''s random id');
 select is((select state from public.attachments), 'pending', 'a reservation starts pending');
 select throws_ok($$insert into public.attachments (note_id, name, content_type, size)
                    values ('b0000000-0000-4000-8000-0000000000d1', 'big.png', 'image/png', 1001)$$,
@@ -52,7 +52,7 @@ select throws_ok($$insert into public.attachments (note_id, name, content_type, 
   '23514', null, 'a type outside the allowed ones is refused');
 select throws_ok($$insert into public.attachments (note_id, name, content_type, size)
                    values ('b0000000-0000-4000-8000-0000000000e1', 'mine.png', 'image/png', 10)$$,
-  '23503', 'attachment_note_missing', 'no attachment on another user''s note: it is no note of the caller''s');
+  'PT404', 'attachment_note_missing', 'no attachment on another user''s note: it is no note of the caller''s');
 
 -- Bob sees and removes nothing of Ada's.
 select pg_temp.act_as('b0000000-0000-4000-8000-0000000000b1');
@@ -77,7 +77,7 @@ set local role authenticated;
 select pg_temp.act_as('b0000000-0000-4000-8000-0000000000c1');
 select throws_ok($$insert into public.attachments (note_id, name, content_type, size)
                    values ('b0000000-0000-4000-8000-0000000000f1', 'a.png', 'image/png', 1)$$,
-  'PT403', 'anonymous_account', 'an anonymous account attaches nothing');
+  'PT403', 'anonymous_attachment', 'an anonymous account attaches nothing');
 reset role;
 
 -- Ready: counted on the note, as a change that keeps the note's version.

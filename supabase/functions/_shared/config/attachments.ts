@@ -27,6 +27,8 @@ export interface AttachmentSettings {
   maxBytes: number;
   /** `ATTACHMENT_QUOTA_BYTES`: the sum of one account's files, pending uploads included. */
   quotaBytes: number;
+  /** `ATTACHMENT_URL_SECONDS`: how long a signed download URL serves the file. */
+  urlSeconds: number;
   /** Undefined while `SUPABASE_URL` or `SUPABASE_SERVICE_ROLE_KEY` is unset. */
   store: ObjectStore | undefined;
 }
@@ -50,6 +52,7 @@ export function attachmentSettingsFrom(env: Env): AttachmentSettings {
   return {
     maxBytes: integerSettingOf(env, "ATTACHMENT_MAX_BYTES"),
     quotaBytes: integerSettingOf(env, "ATTACHMENT_QUOTA_BYTES"),
+    urlSeconds: integerSettingOf(env, "ATTACHMENT_URL_SECONDS"),
     store: projectUrl && serviceKey
       ? { url: `${projectUrl.replace(/\/+$/, "")}/storage/v1`, serviceKey, bucket }
       : undefined,

@@ -86,6 +86,8 @@ export const integerSettings = {
   // The checks of the reservation: the functions refuse a declared size first, Postgres (app.settings) holds both.
   ATTACHMENT_MAX_BYTES: { fallback: 10 * mebibyte, min: 1, max: sqlIntegerMax, sinks: ["sql", "memory"] },
   ATTACHMENT_QUOTA_BYTES: { fallback: 100 * mebibyte, min: 1, max: sqlIntegerMax, sinks: ["sql", "memory"] },
+  // A signed download URL names one file to whoever holds it: minutes at most.
+  ATTACHMENT_URL_SECONDS: { fallback: 300, min: 1, max: 600, sinks: ["memory"] },
   // A few devices and tabs each; past it an account's next stream is 429, so one cannot hold every connection.
   STREAM_MAX_PER_USER: { fallback: 10, min: 1, max: 1_000, sinks: ["memory"] },
 } as const satisfies Record<string, IntegerSettingSpec>;

@@ -24,8 +24,6 @@ export type AttachmentType = (typeof attachmentTypes)[number];
 export const attachmentLimits = {
   perNote: 20,
   nameMaxChars: 255,
-  /** How long a signed download URL lives. */
-  downloadUrlSeconds: 300,
 } as const;
 
 /** A file name as shown and offered for saving: no path separator, no control character. */
