@@ -20,6 +20,8 @@ import {
   utf8,
 } from "./support/attachments.ts";
 import { openStream } from "../dev/harness/event-stream.ts";
+import { testAnonKey } from "../dev/harness/stack.ts";
+import { createNotesClient, NotesApiError } from "../shared/index.ts";
 
 const serviceKey = "attachments-test-service-role-key";
 const maxBytes = 4096;
@@ -300,5 +302,38 @@ describe("synced and live", () => {
     } finally {
       stream.close();
     }
+  });
+});
+
+describe("client.attachments", () => {
+  it("uploads with progress, lists, downloads, gives a URL and removes; a refusal throws its status and code", async () => {
+    const client = createNotesClient({ url: stack.baseUrl, anonKey: testAnonKey });
+    await client.auth.register({
+      name: "Client",
+      email: `client-${crypto.randomUUID()}@example.com`,
+      password: "a good long password",
+    });
+    const mine = await client.notes.create({ title: "Receipts" });
+    const progress: number[] = [];
+    const data = new Blob([pngBytes(500)], { type: "image/png" });
+    const file = await client.attachments.upload(mine.id, data, {
+      name: "receipt.png",
+      onProgress: (sent) => progress.push(sent),
+    });
+    expect(file).toMatchObject({ noteId: mine.id, name: "receipt.png", type: "image/png", size: 500 });
+    expect(progress.at(-1)).toBe(500);
+    expect(await client.attachments.list(mine.id)).toEqual([file]);
+    expect(new Uint8Array(await (await client.attachments.download(file.id)).arrayBuffer())).toEqual(pngBytes(500));
+    expect(await client.attachments.url(file.id)).toMatch(/\/storage\/v1\/object\/sign\//);
+    expect(await client.attachments.remove(file.id)).toEqual({ id: file.id });
+    expect(await client.attachments.list(mine.id)).toEqual([]);
+
+    const refused = await client.attachments.upload(mine.id, new Blob([pngBytes(maxBytes + 1)], { type: "image/png" }))
+      .catch((error) => error);
+    expect(refused).toBeInstanceOf(NotesApiError);
+    expect(refused).toMatchObject({ status: 413, code: "attachment_too_large" });
+    const mismatch = await client.attachments.upload(mine.id, new Blob([utf8("not a picture")], { type: "image/png" }))
+      .catch((error) => error);
+    expect(mismatch).toMatchObject({ status: 415, code: "attachment_type_mismatch" });
   });
 });
