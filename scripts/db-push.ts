@@ -11,6 +11,7 @@
  */
 import postgres from "postgres";
 import { attachmentLimitsFrom, requireEmailVerificationFrom, writeDatabaseSettings } from "../dev/database-settings.ts";
+import { setUpAttachmentsBucket } from "../dev/attachments-bucket.ts";
 import { bootstrapIfNeeded } from "../dev/migrate.ts";
 
 const repoRoot = new URL("../", import.meta.url);
@@ -60,3 +61,9 @@ if (code !== 0) Deno.exit(code);
 const stored = await writeDatabaseSettings(databaseUrl, { requireEmailVerification, ...limits });
 console.log(`The database requires verified addresses for notes: ${stored.requireEmailVerification}`);
 console.log(`Attachments: at most ${stored.attachmentMaxBytes} bytes each, ${stored.attachmentQuotaBytes} per account`);
+// Where the project's Storage is named, its private bucket is made (or brought up to date) with the same limits.
+const bucket = await setUpAttachmentsBucket().catch((error) => {
+  console.error(`The attachments bucket was not set up: ${error instanceof Error ? error.message : error}`);
+  Deno.exit(1);
+});
+if (bucket !== undefined) console.log(`The attachments bucket ${bucket ? "was created" : "is up to date"}`);

@@ -22,13 +22,13 @@ export const attachmentListEnvelope = notesSuccessEnvelope(attachmentList);
 export const downloadEnvelope = notesSuccessEnvelope(attachmentDownload);
 
 /** `length` bytes that start with a PNG signature. */
-export function pngBytes(length = 64): Uint8Array {
+export function pngBytes(length = 64): Uint8Array<ArrayBuffer> {
   const bytes = new Uint8Array(length).map((_, index) => (index * 7) % 256);
   bytes.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
   return bytes;
 }
 
-export const utf8 = (text: string) => new TextEncoder().encode(text);
+export const utf8 = (text: string): Uint8Array<ArrayBuffer> => new Uint8Array(new TextEncoder().encode(text));
 
 export interface UploadOptions {
   name?: string;
@@ -49,7 +49,7 @@ export async function uploadSteps(
   call: Caller,
   user: RegisteredUser,
   noteId: string,
-  bytes: Uint8Array,
+  bytes: Uint8Array<ArrayBuffer>,
   options: UploadOptions = {},
 ): Promise<UploadSteps> {
   const reserved = await call("/attachments-create", {
@@ -75,7 +75,7 @@ export async function upload(
   call: Caller,
   user: RegisteredUser,
   noteId: string,
-  bytes: Uint8Array,
+  bytes: Uint8Array<ArrayBuffer>,
   options: UploadOptions = {},
 ): Promise<Attachment> {
   const steps = await uploadSteps(call, user, noteId, bytes, options);
