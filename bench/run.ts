@@ -25,6 +25,8 @@
  *    `npm run bench:listing`), and bare inserts into public.notes with pgbench:
  *    tps with and without the triggers and WAL per insert (`bench/writes.ts`,
  *    `npm run bench:writes`), each on databases of its own.
+ * 8. Attachment uploads (reserve, PUT to the store's signed URL, complete) against writing the same bytes to the
+ *    same disk (`bench/upload-throughput.ts`, `npm run bench:uploads`), on a stack of their own.
  *
  * The listing's query plan is checked by `npm run check:plan` (in CI), and
  * what each function bundles to by `npm run check:deploy`.
@@ -47,6 +49,7 @@ import {
 import { loadFixtures } from "./fixtures.ts";
 import { drive, quantile } from "./load.ts";
 import { loginFlood } from "./login-flood.ts";
+import { measureUploadThroughput, uploadThroughputTable } from "./upload-throughput.ts";
 import { startDeno } from "../dev/processes.ts";
 import {
   compare,
@@ -392,6 +395,8 @@ async function main() {
   const listingPlans = await benchListingPlans();
   log("Bare inserts into public.notes (pgbench):");
   const writes = await benchWrites();
+  log("Attachment uploads against the disk:");
+  const uploads = await measureUploadThroughput({ megabytes: 8, rounds: 5 });
   const { comparisons, servers, variants, loginHashing, flood, roundTrips, firstPages, coldStarts, liveUpdates } =
     postgresRun;
   const record = {
@@ -416,6 +421,7 @@ async function main() {
     liveUpdates,
     listingPlans,
     writes,
+    uploads,
   };
   const file = await writeResults(record, startedAt);
 
@@ -461,6 +467,8 @@ async function main() {
   console.log(writeToEventTable(liveUpdates));
   console.log(`\n## ${settings.liveUpdates.streams} streams of one user open at once\n`);
   console.log(openStreamsTable(liveUpdates));
+  console.log("\n## Attachment upload throughput against the disk\n");
+  console.log(uploadThroughputTable(uploads));
   console.log(`\nResults: ${file}`);
 
   const failed = [...comparisons, ...servers, ...variants, loginHashing].some((row) =>
