@@ -20,6 +20,7 @@ import { type IdentityProvider, ProviderBrowser } from "../dev/harness/identity-
 import { createHash, randomBytes } from "node:crypto";
 import { passkeyCalls, passkeyTwoTransactions } from "./round-trips-passkeys.ts";
 import { anonymousCalls } from "./round-trips-anonymous.ts";
+import { attachmentCalls } from "./round-trips-attachments.ts";
 
 /** One endpoint's latencies and the round trips they imply. */
 export interface RoundTripRow {
@@ -534,6 +535,7 @@ export async function measureRoundTrips(
     ...await providerCalls(baseUrl, options.apiKey, options.provider),
     ...await passkeyCalls(baseUrl, options.apiKey),
     ...anonymousCalls(baseUrl, options.apiKey),
+    ...attachmentCalls(baseUrl, authorization),
   };
   const rows: RoundTripRow[] = [];
   for (const [endpoint, build] of Object.entries(calls)) {

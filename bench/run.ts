@@ -28,6 +28,8 @@
  * 8. The function path: `notes-create` over 1,000 users against pgbench of
  *    the transaction it sends (`bench/function-path.ts`,
  *    `npm run bench:function-path`), on a database of its own.
+ * 9. Attachment uploads (reserve, PUT to the store's signed URL, complete) against writing the same bytes to the
+ *    same disk (`bench/upload-throughput.ts`, `npm run bench:uploads`), on a stack of their own.
  *
  * The listing's query plan is checked by `npm run check:plan` (in CI), and
  * what each function bundles to by `npm run check:deploy`.
@@ -50,6 +52,7 @@ import {
 import { loadFixtures } from "./fixtures.ts";
 import { drive, quantile } from "./load.ts";
 import { loginFlood } from "./login-flood.ts";
+import { measureUploadThroughput, uploadThroughputTable } from "./upload-throughput.ts";
 import { startDeno } from "../dev/processes.ts";
 import {
   compare,
@@ -400,6 +403,8 @@ async function main() {
   const writes = await benchWrites();
   log(`notes-create over ${functionPathSettings.users} users against pgbench of its transaction:`);
   const functionPath = await benchFunctionPath(settings.functionPathSeconds);
+  log("Attachment uploads against the disk:");
+  const uploads = await measureUploadThroughput({ megabytes: 8, rounds: 5 });
   const { comparisons, servers, variants, loginHashing, flood, roundTrips, firstPages, coldStarts, liveUpdates } =
     postgresRun;
   const record = {
@@ -425,6 +430,7 @@ async function main() {
     listingPlans,
     writes,
     functionPath,
+    uploads,
   };
   const file = await writeResults(record, startedAt);
 
@@ -475,6 +481,8 @@ async function main() {
   console.log(writeToEventTable(liveUpdates));
   console.log(`\n## ${settings.liveUpdates.streams} streams of one user open at once\n`);
   console.log(openStreamsTable(liveUpdates));
+  console.log("\n## Attachment upload throughput against the disk\n");
+  console.log(uploadThroughputTable(uploads));
   console.log(`\nResults: ${file}`);
 
   const failed = [...comparisons, ...servers, ...variants, loginHashing].some((row) =>

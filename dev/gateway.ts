@@ -3,7 +3,8 @@
  * under `/functions/v1/<name>[/<subpath>]`. The request is handed over as it
  * came: functions read only the path below their own name and the query, so
  * they need no rewritten copy (which costs a body stream per request). It also
- * serves the API's documentation at `/openapi.json` and `/docs`.
+ * serves the API's documentation at `/openapi.json` and `/docs`, and Storage's
+ * endpoints under `/storage/v1/` as Supabase's gateway does.
  */
 import type { Handler } from "../supabase/functions/_shared/http/endpoint.ts";
 import { serveApiDocs } from "./api-docs.ts";
@@ -23,13 +24,17 @@ function notFound(message: string): Response {
   return Response.json({ code: "NOT_FOUND", message }, { status: 404 });
 }
 
-/** A handler routing `/functions/v1/<name>` to the function called `name`. */
-export function createGateway(functions: Map<string, Handler>): Handler {
+/** Serves `/storage/v1/...` (`local-storage.ts`); undefined for any other path. */
+export type StorageRoutes = (req: Request, pathname: string) => Promise<Response> | undefined;
+
+/** A handler routing `/functions/v1/<name>` to the function called `name`, and `/storage/v1/` to `storage`. */
+export function createGateway(functions: Map<string, Handler>, storage: StorageRoutes): Handler {
   return (req, info) => {
     const { pathname } = new URL(req.url);
     const match = /^\/functions\/v1\/([^/]+)(?:\/.*)?$/.exec(pathname);
     const handler = match ? functions.get(match[1]) : undefined;
     if (handler) return handler(req, info);
-    return serveApiDocs(req, pathname) ?? Promise.resolve(notFound("Requested function was not found"));
+    return storage(req, pathname) ?? serveApiDocs(req, pathname) ??
+      Promise.resolve(notFound("Requested function was not found"));
   };
 }

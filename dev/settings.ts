@@ -5,7 +5,12 @@
 
 import { integerSetting, type IntegerSettingSpec } from "../supabase/functions/_shared/config/mod.ts";
 import type { ServerBounds } from "./bounded-server.ts";
-import { anonymousNoteLimitFrom, requireEmailVerificationFrom } from "./database-settings.ts";
+import {
+  anonymousNoteLimitFrom,
+  attachmentLimitsFrom,
+  type DatabaseSettings,
+  requireEmailVerificationFrom,
+} from "./database-settings.ts";
 import { databaseIntegerSettings } from "../supabase/functions/_shared/config/mod.ts";
 
 /** The same development secret `supabase start` uses; never for a deployment. */
@@ -23,6 +28,11 @@ export interface StackSettings {
   jwtSecret: string;
   mfaSecretKey: string;
   anonKey: string;
+  /**
+   * `SUPABASE_SERVICE_ROLE_KEY`: what the functions present to the stack's Storage endpoints. Unset, a random key of
+   * this start's own, which nothing outside the process knows.
+   */
+  serviceRoleKey: string;
   /** Which settings fell back to a development default, for the start-up warning. */
   defaulted: string[];
   /** `HEADERS_TIMEOUT_MS`: how long a request's headers may take to arrive. */
@@ -31,10 +41,8 @@ export interface StackSettings {
   keepAliveTimeoutMs: number;
   /** `MAX_CONNECTIONS`: open connections served at once; past it new ones are closed. */
   maxConnections: number;
-  /** `REQUIRE_EMAIL_VERIFICATION`, written into the database at every start (unset: false). */
-  requireEmailVerification: boolean;
-  /** `ANONYMOUS_NOTE_LIMIT`, written into the database at every start (unset: its default, 100). */
-  anonymousNoteLimit: number;
+  /** What the database enforces itself, written into it at every start (REQUIRE_EMAIL_VERIFICATION unset: false). */
+  database: DatabaseSettings;
   /** `SEND_STALL_TIMEOUT_MS`: how long an answer may make no progress before its connection is closed. */
   sendStallTimeoutMs: number;
 }
@@ -101,12 +109,16 @@ export function readStackSettings(env: Deno.Env = Deno.env): StackSettings {
     jwtSecret: orDefault("JWT_SECRET", devJwtSecret),
     mfaSecretKey: orDefault("MFA_SECRET_KEY", devMfaSecretKey),
     anonKey: orDefault("SUPABASE_ANON_KEY", devAnonKey),
+    serviceRoleKey: env.get("SUPABASE_SERVICE_ROLE_KEY") || `local-service-role-${crypto.randomUUID()}`,
     defaulted,
     headersTimeoutMs: integerSetting(env, "HEADERS_TIMEOUT_MS", stackIntegerSettings.HEADERS_TIMEOUT_MS),
     keepAliveTimeoutMs: integerSetting(env, "KEEP_ALIVE_TIMEOUT_MS", stackIntegerSettings.KEEP_ALIVE_TIMEOUT_MS),
     maxConnections,
-    requireEmailVerification: requireEmailVerificationFrom(env) ?? false,
-    anonymousNoteLimit: anonymousNoteLimitFrom(env) ?? databaseIntegerSettings.ANONYMOUS_NOTE_LIMIT.fallback,
+    database: {
+      requireEmailVerification: requireEmailVerificationFrom(env) ?? false,
+      anonymousNoteLimit: anonymousNoteLimitFrom(env) ?? databaseIntegerSettings.ANONYMOUS_NOTE_LIMIT.fallback,
+      ...attachmentLimitsFrom(env),
+    },
     sendStallTimeoutMs: integerSetting(env, "SEND_STALL_TIMEOUT_MS", stackIntegerSettings.SEND_STALL_TIMEOUT_MS),
   };
 }

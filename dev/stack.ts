@@ -15,8 +15,11 @@ import { startEmbeddedPostgres } from "./embedded-postgres.ts";
 import { serveBounded } from "./bounded-server.ts";
 import type { Handler } from "../supabase/functions/_shared/http/endpoint.ts";
 import { createGateway, loadFunctions } from "./gateway.ts";
+import { createLocalStorage, localStorageDir } from "./local-storage.ts";
+import { setUpAttachmentsBucket } from "./attachments-bucket.ts";
 import { DataDirInUse, lockDataDir } from "./data-dir-lock.ts";
 import { startLocalMail } from "./local-mail.ts";
+import { startLocalRemovals } from "./local-removals.ts";
 import { startLocalIdentityProvider } from "./local-identity-provider.ts";
 import { migrate, MigrationError } from "./migrate.ts";
 import { writeDatabaseSettings } from "./database-settings.ts";
@@ -104,10 +107,7 @@ async function main() {
   try {
     await migrate(databaseUrl);
     // The database enforces what this start was given, whatever an earlier start wrote.
-    await writeDatabaseSettings(databaseUrl, {
-      requireEmailVerification: settings.requireEmailVerification,
-      anonymousNoteLimit: settings.anonymousNoteLimit,
-    });
+    await writeDatabaseSettings(databaseUrl, settings.database);
   } catch (error) {
     await embedded?.stop();
     if (error instanceof MigrationError) fail(error.message);
@@ -115,6 +115,9 @@ async function main() {
   }
 
   if (!functionsUrlGiven) Deno.env.set("FUNCTIONS_URL", `http://127.0.0.1:${server.port}/functions/v1`);
+  // Attachments go to this stack's own Storage endpoints, as the functions reach Storage on hosted Supabase.
+  if (!Deno.env.get("SUPABASE_URL")) Deno.env.set("SUPABASE_URL", `http://127.0.0.1:${server.port}`);
+  Deno.env.set("SUPABASE_SERVICE_ROLE_KEY", settings.serviceRoleKey);
   const localProvider = await startLocalIdentityProvider(Deno.env.get("FUNCTIONS_URL") ?? "").catch((error) =>
     fail(`cannot start the local identity provider: ${errorText(error)}`)
   );
@@ -125,8 +128,14 @@ async function main() {
     if (error instanceof ConfigError) fail(error.message);
     throw error;
   }
-  gateway.resolve(createGateway(await loadFunctions()));
+  const storageDir = localStorageDir(settings.pgliteDataDir);
+  gateway.resolve(createGateway(
+    await loadFunctions(),
+    createLocalStorage({ dataDir: storageDir, serviceKey: settings.serviceRoleKey, jwtSecret: settings.jwtSecret }),
+  ));
+  await setUpAttachmentsBucket().catch((error) => fail(`cannot set up the attachments bucket: ${errorText(error)}`));
   const stopLocalMail = startLocalMail();
+  const stopLocalRemovals = startLocalRemovals();
 
   const base = `http://127.0.0.1:${server.port}/functions/v1`;
   const database = embedded ? `embedded PGlite in ${settings.pgliteDataDir}` : "PostgreSQL from DATABASE_URL";
@@ -149,6 +158,7 @@ async function main() {
     stopChangeNotices();
     await server.close(1_000);
     await stopLocalMail();
+    await stopLocalRemovals();
     await localProvider?.stop();
     await closeDb();
     await embedded?.stop();

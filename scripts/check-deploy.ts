@@ -208,6 +208,9 @@ async function bootEach(
     MAIL_FROM: "Notes <no-reply@example.com>",
     RESEND_API_URL: "http://127.0.0.1:9",
     MAIL_DISPATCH_SECRET: dispatchSecret,
+    // A Storage that never answers: the attachment probes show what the functions do without it.
+    SUPABASE_URL: "http://127.0.0.1:9",
+    SUPABASE_SERVICE_ROLE_KEY: `service-role-${crypto.randomUUID()}`,
     // As a hosted project sets them: a relying party that is not localhost needs its app's origins.
     PASSKEY_RP_ID: "app.example",
     PASSKEY_RP_NAME: "Notes",

@@ -13,9 +13,11 @@
 import postgres from "postgres";
 import {
   anonymousNoteLimitFrom,
+  attachmentLimitsFrom,
   requireEmailVerificationFrom,
   writeDatabaseSettings,
 } from "../dev/database-settings.ts";
+import { setUpAttachmentsBucket } from "../dev/attachments-bucket.ts";
 import { bootstrapIfNeeded } from "../dev/migrate.ts";
 
 const repoRoot = new URL("../", import.meta.url);
@@ -38,6 +40,7 @@ const given = (() => {
     return {
       requireEmailVerification: requireEmailVerificationFrom(Deno.env),
       anonymousNoteLimit: anonymousNoteLimitFrom(Deno.env),
+      ...attachmentLimitsFrom(Deno.env),
     };
   } catch (error) {
     console.error(error instanceof Error ? error.message : String(error));
@@ -68,3 +71,10 @@ if (code !== 0) Deno.exit(code);
 const stored = await writeDatabaseSettings(databaseUrl, given);
 console.log(`The database requires verified addresses for notes: ${stored.requireEmailVerification}`);
 console.log(`An anonymous account may own ${stored.anonymousNoteLimit} notes`);
+console.log(`Attachments: at most ${stored.attachmentMaxBytes} bytes each, ${stored.attachmentQuotaBytes} per account`);
+// Where the project's Storage is named, its private bucket is made (or brought up to date) with the same limits.
+const bucket = await setUpAttachmentsBucket().catch((error) => {
+  console.error(`The attachments bucket was not set up: ${error instanceof Error ? error.message : error}`);
+  Deno.exit(1);
+});
+if (bucket !== undefined) console.log(`The attachments bucket ${bucket ? "was created" : "is up to date"}`);

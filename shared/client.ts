@@ -1,6 +1,6 @@
 /**
  * A typed client for the notes service, its calls grouped by concern
- * (`auth`, `notes`, `mfa`, `identities`, `admin`) over one transport. It runs
+ * (`auth`, `notes`, `attachments`, `mfa`, `identities`, `admin`) over one transport. It runs
  * unchanged in browsers, Node (20+) and Deno: it needs only `fetch` and `URL`. Every method answers the
  * `data` of the success envelope, checked against the contract; every failure,
  * an unreachable service included, throws a {@link NotesApiError}.
@@ -50,6 +50,7 @@ import type {
   User,
 } from "../supabase/functions/_shared/contract/mod.ts";
 import { type AdminApi, adminApi } from "./client/admin.ts";
+import { AttachmentsApi } from "./client/attachments.ts";
 import { AuthApi, type SecurityEventsOptions } from "./client/auth.ts";
 import { IdentitiesApi, type ProviderRedirect, type ProviderSignInResult } from "./client/identities.ts";
 import { type MfaApi, mfaApi } from "./client/mfa.ts";
@@ -73,6 +74,8 @@ export class NotesClient {
   readonly auth: AuthApi;
   /** The signed-in user's notes, their changes and a live watch of them. */
   readonly notes: NotesApi;
+  /** Files in the signed-in user's notes: upload, list, download, a short-lived URL, remove. */
+  readonly attachments: AttachmentsApi;
   /** The second factor of the signed-in user. */
   readonly mfa: MfaApi;
   /** Sign-in with a provider, and the providers linked to the account. */
@@ -86,6 +89,7 @@ export class NotesClient {
     this.#transport = new Transport(options);
     this.auth = new AuthApi(this.#transport);
     this.notes = new NotesApi(this.#transport);
+    this.attachments = new AttachmentsApi(this.#transport);
     this.mfa = mfaApi(this.#transport);
     this.identities = new IdentitiesApi(this.#transport);
     this.passkeys = passkeysApi(this.#transport, options.passkeyCeremonies);

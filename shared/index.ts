@@ -10,6 +10,7 @@
 export * from "../supabase/functions/_shared/contract/mod.ts";
 export { createNotesClient, NotesClient } from "./client.ts";
 export type { AdminApi, ListUsersOptions } from "./client/admin.ts";
+export type { AttachmentsApi, UploadOptions } from "./client/attachments.ts";
 export type { AuthApi, SecurityEventsOptions } from "./client/auth.ts";
 export {
   type IdentitiesApi,

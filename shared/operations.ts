@@ -13,6 +13,7 @@ import type { z } from "zod";
 import { accountOperations } from "./operations/accounts.ts";
 import { adminOperations } from "./operations/admin.ts";
 import { anonymousOperations } from "./operations/anonymous.ts";
+import { attachmentOperations } from "./operations/attachments.ts";
 import { notesOperations } from "./operations/notes.ts";
 import { passkeyOperations } from "./operations/passkeys.ts";
 import { providerOperations } from "./operations/providers.ts";
@@ -33,6 +34,7 @@ export const operations = {
   ...anonymousOperations,
   ...adminOperations,
   ...notesOperations,
+  ...attachmentOperations,
 } as const satisfies Record<string, OperationSpec>;
 
 export type OperationName = keyof typeof operations;

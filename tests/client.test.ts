@@ -147,6 +147,12 @@ function callsNeedingASession(client: NotesClient): Record<string, () => Promise
     streamChanges: () => client.notes.watchChanges({ onChange: () => {} }),
     saveNote: () => client.notes.save({ id, title: "never sent" }),
     deleteNote: () => client.notes.delete(id),
+    createAttachment: () => client.attachments.upload(id, new Blob(["never sent"], { type: "text/plain" })),
+    // Completing is the upload's last step: without a session its first step is refused.
+    completeAttachment: () => client.attachments.upload(id, new Blob(["never sent"], { type: "text/plain" })),
+    listAttachments: () => client.attachments.list(id),
+    getAttachment: () => client.attachments.url(id),
+    deleteAttachment: () => client.attachments.remove(id),
     mfaEnroll: () => client.mfa.enroll({ password }),
     mfaActivate: () => client.mfa.activate({ factorId: id, code: "123456" }),
     mfaVerify: () => client.mfa.verify({ code: "123456" }),
@@ -174,6 +180,7 @@ function callsNeedingASession(client: NotesClient): Record<string, () => Promise
     notePages: () => client.notes.pages().next(),
     syncNotes: () => client.notes.sync().next(),
     refreshSession: () => client.auth.refreshSession(),
+    downloadAttachment: () => client.attachments.download(id),
   };
 }
 

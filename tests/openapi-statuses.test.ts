@@ -14,11 +14,13 @@ import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   activation,
+  attachmentUpload,
   bearer,
   enrollment,
   identityLinkStart,
   identityList,
   limits,
+  notesSuccessEnvelope,
 } from "../supabase/functions/_shared/contract/mod.ts";
 import { codeAt } from "../supabase/functions/_shared/auth/totp.ts";
 import { awayFromStepEdge, period } from "./support/second-factor.ts";
@@ -971,6 +973,14 @@ describe("every documented status of every operation", () => {
     await documented(operations.streamChanges, 403, refused);
     await documented(operations.saveNote, 403, { ...refused, body: { id: owner.noteId, title: "not yet" } });
     await documented(operations.deleteNote, 403, { ...refused, query: `?id=${owner.noteId}` });
+    await documented(operations.createAttachment, 403, {
+      ...refused,
+      body: { noteId: owner.noteId, name: "a.png", type: "image/png", size: 10 },
+    });
+    await documented(operations.completeAttachment, 403, { ...refused, body: { id: crypto.randomUUID() } });
+    await documented(operations.listAttachments, 403, { ...refused, query: `?noteId=${owner.noteId}` });
+    await documented(operations.getAttachment, 403, { ...refused, query: `?id=${crypto.randomUUID()}` });
+    await documented(operations.deleteAttachment, 403, { ...refused, query: `?id=${crypto.randomUUID()}` });
     await documented(operations.upgradeAnonymous, 403, {
       ...refused,
       body: { name: "Not yet", email: uniqueEmail("mfa"), password },
@@ -1287,6 +1297,9 @@ describe("every documented status of every operation", () => {
         upgradeAnonymousWithCode: { name: "Down", email: uniqueEmail("down"), code: "12345678" },
         // The caller's own token verifies without the database; the statement that would refuse it cannot run.
         mergeAnonymous: { anonymousAccessToken: caller.token },
+        createAttachment: { noteId: caller.noteId, name: "down.png", type: "image/png", size: 10 },
+        // The store answers (nothing is there); the statement that would say so cannot run.
+        completeAttachment: { id: crypto.randomUUID() },
       };
       const queries: Record<string, string> = {
         oauthAuthorize: authorizeQuery,
@@ -1299,6 +1312,9 @@ describe("every documented status of every operation", () => {
         listAccountEvents: `?id=${crypto.randomUUID()}`,
         passkeysRename: `?id=${crypto.randomUUID()}`,
         passkeysRemove: `?id=${crypto.randomUUID()}`,
+        listAttachments: `?noteId=${caller.noteId}`,
+        getAttachment: `?id=${crypto.randomUUID()}`,
+        deleteAttachment: `?id=${crypto.randomUUID()}`,
       };
       await Promise.all(
         Object.entries(operations).map(([name, spec]) =>
@@ -1420,6 +1436,74 @@ describe("every documented status of every operation", () => {
       token: loneSession,
       query: `?id=${lone.passkeyId}`,
       code: "last_sign_in_method",
+    });
+  });
+
+  it("answers the attachments' own outcomes", async () => {
+    const caller = await signedUpCaller();
+    const { token, noteId } = caller;
+    const reserve = (body: Record<string, unknown>, status: number, code?: ErrorCode) =>
+      documented(operations.createAttachment, status, {
+        token,
+        body: { noteId, name: "a.png", type: "image/png", ...body },
+        code,
+      });
+    // Reserves, puts `bytes` (declared as `size`) to the store, and answers the attachment's id.
+    const uploaded = async (bytes: Uint8Array<ArrayBuffer>, size = bytes.length, type = "image/png") => {
+      const reserved = await reserve({ size, type }, 201);
+      const { attachment, upload } = notesSuccessEnvelope(attachmentUpload).parse(reserved.body).data;
+      const put = await fetch(upload.url, { method: "PUT", headers: upload.headers, body: bytes });
+      await put.body?.cancel();
+      return attachment.id;
+    };
+    const png = Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3, 4]);
+    const ready = await uploaded(png);
+    await documented(operations.completeAttachment, 200, { token, body: { id: ready } });
+    await documented(operations.listAttachments, 200, { token, query: `?noteId=${noteId}` });
+    await documented(operations.getAttachment, 200, { token, query: `?id=${ready}` });
+    await documented(operations.deleteAttachment, 200, { token, query: `?id=${ready}` });
+    for (const spec of [operations.getAttachment, operations.deleteAttachment]) {
+      await documented(spec, 404, { token, query: `?id=${ready}`, code: "attachment_not_found" });
+    }
+    await documented(operations.completeAttachment, 404, { token, body: { id: ready }, code: "attachment_not_found" });
+    await documented(operations.listAttachments, 404, {
+      token,
+      query: `?noteId=${crypto.randomUUID()}`,
+      code: "note_not_found",
+    });
+    await reserve({ noteId: crypto.randomUUID(), size: 1 }, 404, "note_not_found");
+    await reserve({ size: 10 * 1_048_576 + 1 }, 413, "attachment_too_large");
+    await documented(operations.completeAttachment, 413, {
+      token,
+      body: { id: await uploaded(png, png.length - 4) },
+      code: "attachment_too_large",
+    });
+    await documented(operations.completeAttachment, 400, {
+      token,
+      body: { id: await uploaded(png, png.length + 4) },
+      code: "invalid_request",
+    });
+    await documented(operations.completeAttachment, 415, {
+      token,
+      body: { id: await uploaded(new Uint8Array(new TextEncoder().encode("MZ not an image"))) },
+      code: "attachment_type_mismatch",
+    });
+    const waiting =
+      notesSuccessEnvelope(attachmentUpload).parse((await reserve({ size: 5 }, 201)).body).data.attachment;
+    await documented(operations.completeAttachment, 409, {
+      token,
+      body: { id: waiting.id },
+      code: "attachment_not_uploaded",
+    });
+    for (let index = 0; index < 19; index++) await reserve({ size: 1, type: "text/plain" }, 201);
+    await reserve({ size: 1 }, 409, "attachment_limit_reached");
+    const anonymous = await documented(operations.signInAnonymously, 201);
+    const visitor = sessionEnvelope.parse(anonymous.body).data.accessToken;
+    const visitorsNote = await documented(operations.createNote, 201, { token: visitor, body: { title: "mine" } });
+    await documented(operations.createAttachment, 403, {
+      token: visitor,
+      body: { noteId: noteEnvelope.parse(visitorsNote.body).data.id, name: "a.png", type: "image/png", size: 1 },
+      code: "sign_up_required",
     });
   });
 

@@ -24,6 +24,9 @@ export interface Probe {
   anotherAccount?: true;
 }
 
+/** An attachment id no attachment has. */
+const noAttachment = "00000000-0000-4000-8000-000000000000";
+
 /** How long a probe's event stream may take to send the event it waits for. */
 export const streamProbeMs = 30_000;
 
@@ -325,6 +328,55 @@ export function probes(
       authorized: true,
       status: 200,
     },
+    // Attachments, with a Storage that does not answer (SUPABASE_URL is a closed port): what needs only the database
+    // answers, and what needs the store is a 503 after the database has had its say (a reservation made and let go).
+    {
+      name: "attachments-create",
+      path: "/attachments-create",
+      method: "POST",
+      get body() {
+        return { noteId: noteId(), name: "deployed.png", type: "image/png", size: 100 };
+      },
+      authorized: true,
+      status: 503,
+      code: "service_unavailable",
+    },
+    {
+      name: "attachments-list",
+      get path() {
+        return `/attachments-list?noteId=${noteId()}`;
+      },
+      method: "GET",
+      authorized: true,
+      status: 200,
+    },
+    {
+      name: "attachments-get",
+      path: `/attachments-get?id=${noAttachment}`,
+      method: "GET",
+      authorized: true,
+      status: 404,
+      code: "attachment_not_found",
+    },
+    {
+      name: "attachments-complete",
+      path: "/attachments-complete",
+      method: "POST",
+      body: { id: noAttachment },
+      authorized: true,
+      status: 503,
+      code: "service_unavailable",
+    },
+    {
+      name: "attachments-delete",
+      path: `/attachments-delete?id=${noAttachment}`,
+      method: "DELETE",
+      authorized: true,
+      status: 404,
+      code: "attachment_not_found",
+    },
+    // The released reservation's object is queued: the removal is tried, fails, and stays queued.
+    { name: "attachments-dispatch", path: "/attachments-dispatch", method: "POST", dispatchSecret: true, status: 200 },
     {
       name: "notes-save",
       path: "/notes-save",

@@ -401,6 +401,31 @@ const specificErrors: Partial<
     401: { message: "Access token revoked", code: "token_revoked" },
     409: noteConflict,
   },
+  createAttachment: {
+    400: { field: "type", message: "type must be one of image/png, image/jpeg, ...", code: "invalid_request" },
+    403: { message: "Sign up before attaching files", code: "sign_up_required" },
+    409: {
+      message: "A note has at most 20 attachments, pending uploads included",
+      code: "attachment_limit_reached",
+    },
+    413: { message: "The account's attachments would pass its quota", code: "attachment_quota_exceeded" },
+  },
+  completeAttachment: {
+    400: { field: "size", message: "Fewer bytes arrived than were declared", code: "invalid_request" },
+    404: { message: "Attachment not found", code: "attachment_not_found" },
+    409: { message: "No bytes have arrived for this attachment yet", code: "attachment_not_uploaded" },
+    413: { message: "More bytes arrived than were declared", code: "attachment_too_large" },
+    415: { message: "The file is not of type image/png", code: "attachment_type_mismatch" },
+  },
+  listAttachments: { 400: { field: "noteId", message: "noteId is required", code: "invalid_request" } },
+  getAttachment: {
+    400: { field: "id", message: "id is required", code: "invalid_request" },
+    404: { message: "Attachment not found", code: "attachment_not_found" },
+  },
+  deleteAttachment: {
+    400: { field: "id", message: "id is required", code: "invalid_request" },
+    404: { message: "Attachment not found", code: "attachment_not_found" },
+  },
 };
 
 /** The example of `status` for `operation`; its code must be one that comes with `status`. */

@@ -14,6 +14,16 @@ import type { OperationName } from "../../shared/operations.ts";
 const userId = "7b0e3c52-5d8f-4a53-9a3e-0f3c2a9d1e44";
 const noteId = "c1a2f4d6-8e0b-4c2d-9f1a-3b5c7d9e1f20";
 const at = "2026-01-15T09:30:00.000Z";
+const attachmentId = "4f2b7d9e-1c3a-4e5f-8a6b-9c0d2e4f6a81";
+const attachment = {
+  id: attachmentId,
+  noteId,
+  name: "receipt.png",
+  type: "image/png",
+  size: 48213,
+  createdAt: at,
+  updatedAt: "2026-01-15T09:31:00.000Z",
+};
 
 const user = {
   id: userId,
@@ -85,6 +95,7 @@ export const note = {
   createdBy: userId,
   createdAt: at,
   updatedAt: at,
+  attachments: 0,
 };
 
 /** A request body per operation that takes one. */
@@ -113,6 +124,8 @@ export const requestExamples: Partial<Record<OperationName, unknown>> = {
   deleteAccount: { password: "correct horse battery" },
   signOut: { scope: "global" },
   createNote: { title: "Groceries", content: "Eggs, flour, milk" },
+  createAttachment: { noteId, name: "receipt.png", type: "image/png", size: 48213 },
+  completeAttachment: { id: attachmentId },
   saveNote: { id: noteId, status: "PUBLISHED", expectedUpdatedAt: at },
   setUserStatus: { id: userId, status: "SUSPENDED" },
   mfaEnroll: { password: "correct horse battery" },
@@ -434,6 +447,34 @@ export const successExamples: Record<OperationName, unknown> = {
     success: true,
     data: { id: noteId },
   },
+  createAttachment: {
+    message: "Attachment reserved: upload its bytes, then complete it",
+    success: true,
+    data: {
+      attachment: { ...attachment, createdAt: at, updatedAt: at },
+      upload: {
+        url:
+          `https://abcdefghijklmnop.supabase.co/storage/v1/object/upload/sign/attachments/${userId}/${attachmentId}` +
+          "?token=eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ1cmwiOiJhdHRhY2htZW50cy8...sig",
+        method: "PUT",
+        headers: { "Content-Type": "image/png" },
+        expiresAt: "2026-01-15T11:35:00.000Z",
+      },
+    },
+  },
+  completeAttachment: { message: "Attachment ready", success: true, data: attachment },
+  listAttachments: { message: "Attachments fetched successfully", success: true, data: { attachments: [attachment] } },
+  getAttachment: {
+    message: "Attachment fetched successfully",
+    success: true,
+    data: {
+      attachment,
+      url: `https://abcdefghijklmnop.supabase.co/storage/v1/object/sign/attachments/${userId}/${attachmentId}` +
+        "?token=eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ1cmwiOiJhdHRhY2htZW50cy8...sig",
+      expiresAt: "2026-01-15T09:36:00.000Z",
+    },
+  },
+  deleteAttachment: { message: "Attachment deleted successfully", success: true, data: { id: attachmentId } },
   oauthAuthorize: providerUrl,
   oauthCallback: "https://notes.example.com/signed-in?code=Jm4qX7c2VbR9tLw1ZsP0eYh3kN6dGf8aUo5iQyTx",
   oauthToken: { success: true, statusCode: 200, message: "Login successful", data: session },

@@ -22,6 +22,7 @@ import { accountItem, eventItem } from "./admin-item.ts";
 import { byId, onSubmit } from "./dom.ts";
 import { reportErrors, showError, showInfo } from "./messages.ts";
 import { holdsUnsavedWork, noteItem } from "./note-item.ts";
+import { noteAttachments, shownBytes, sizeText } from "./note-attachments.ts";
 import { showPasswordForms } from "./password-forms.ts";
 import { providersPanel } from "./providers.ts";
 import { secondFactorPanel } from "./second-factor.ts";
@@ -55,6 +56,7 @@ const sessionList = byId("sessions", HTMLUListElement);
 const verifyForm = byId("verify-form", HTMLFormElement);
 const list = byId("notes", HTMLUListElement);
 const summary = byId("page-summary", HTMLParagraphElement);
+const spaceUsed = byId("space-used", HTMLParagraphElement);
 const previous = byId("previous-page", HTMLButtonElement);
 const next = byId("next-page", HTMLButtonElement);
 const liveStatus = byId("live-status", HTMLParagraphElement);
@@ -268,6 +270,15 @@ function listItem(note: Note): HTMLLIElement {
         await showNotes();
         showInfo("Kept the version saved elsewhere");
       }),
+    files: () =>
+      noteAttachments(client, note, {
+        onAttached: () => {
+          readNotesAgain();
+          showInfo("File attached");
+        },
+        onShown: showSpaceUsed,
+        onError: showError,
+      }),
     remove: () =>
       reportErrors(async () => {
         await client.notes.delete(note.id);
@@ -333,6 +344,16 @@ function showItems(items: Element[]): void {
 }
 
 /** Says which notes the list shows, of how many, and which pages there are. */
+/** The space the files of the notes shown take, of the account's quota. */
+function showSpaceUsed(): void {
+  const shownIds = new Set(
+    [...list.querySelectorAll("li[data-note-id]")].map((item) => item.getAttribute("data-note-id")),
+  );
+  for (const id of shownBytes.keys()) if (!shownIds.has(id)) shownBytes.delete(id);
+  const bytes = [...shownBytes.values()].reduce((sum, size) => sum + size, 0);
+  spaceUsed.textContent = bytes === 0 ? "" : `Files on this page: ${sizeText(bytes)} of your quota`;
+}
+
 function showSummary(): void {
   summary.textContent = total === 0
     ? (filtered() ? "No notes match" : "No notes yet")

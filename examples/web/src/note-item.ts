@@ -1,6 +1,6 @@
 /**
  * One note of the list: its title, status and content, and the buttons to
- * edit, publish (or unpublish: back to draft) and delete it. Every save
+ * edit, publish (or unpublish: back to draft) and delete it, and its files. Every save
  * names the version the item shows; when the note was changed elsewhere
  * meanwhile, the item shows both versions and offers "Keep mine" (save again
  * over the stored version) or "Take theirs". Text goes in through textContent
@@ -23,6 +23,8 @@ export interface NoteActions {
   remove(): Promise<void>;
   /** Drops the user's unsaved version and shows the stored notes. */
   takeTheirs(): Promise<void>;
+  /** The note's files and a picker to attach one. */
+  files(): HTMLElement;
 }
 
 function element<K extends keyof HTMLElementTagNameMap>(
@@ -80,6 +82,7 @@ export function noteItem(note: Note, actions: NoteActions): HTMLLIElement {
     item.replaceChildren(
       element("h3", {}, title, " ", element("span", { className: `status ${note.status}`, textContent: note.status })),
       element("p", { textContent: note.content }),
+      actions.files(),
       buttons,
     );
   };

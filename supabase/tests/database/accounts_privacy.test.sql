@@ -12,8 +12,8 @@ insert into app.password_reset_codes (user_id, code_hash, expires_at, attempts_l
   ('dade0000-0000-4000-8000-000000000001', 'not-a-real-hash', now() + interval '15 minutes', 5);
 insert into app.mail_outbox (recipient, subject, body) values ('dave@example.test', 'Your code', '123456');
 
-select tables_are('public', array['notes', 'note_tombstones'],
-  'the only tables in the exposed schema public are notes and their tombstones');
+select tables_are('public', array['notes', 'note_tombstones', 'attachments'],
+  'the only tables in the exposed schema public are notes, their tombstones and their attachments');
 select ok(not has_schema_privilege('anon', 'app', 'usage'), 'anon cannot even look into schema app');
 select is_empty(
   $$select c.oid::regclass::text, r.role

@@ -9,6 +9,7 @@ import { type Env, integerSetting, type IntegerSettingSpec, sqlIntegerMax } from
 export const defaultBodyTimeoutMs = 10_000;
 
 const day = 86_400;
+const mebibyte = 1_048_576;
 /** A rate limit's count: hits, failures or mails in its window, compared in SQL. */
 const count = (fallback: number): IntegerSettingSpec => ({ fallback, min: 1, max: 1_000_000, sinks: ["sql"] });
 /** A rate limit's window in seconds, a day at most, passed to SQL. */
@@ -82,6 +83,11 @@ export const integerSettings = {
   // At most 15 s: proxies close a connection idle for longer than that, and a session that ends must end its streams.
   STREAM_KEEPALIVE_SECONDS: { fallback: 15, min: 1, max: 15, sinks: ["timer"] },
   STREAM_POLL_MS: { fallback: 2_000, min: 50, max: 60_000, sinks: ["timer"] },
+  // The checks of the reservation: the functions refuse a declared size first, Postgres (app.settings) holds both.
+  ATTACHMENT_MAX_BYTES: { fallback: 10 * mebibyte, min: 1, max: sqlIntegerMax, sinks: ["sql", "memory"] },
+  ATTACHMENT_QUOTA_BYTES: { fallback: 100 * mebibyte, min: 1, max: sqlIntegerMax, sinks: ["sql", "memory"] },
+  // A signed download URL names one file to whoever holds it: minutes at most.
+  ATTACHMENT_URL_SECONDS: { fallback: 300, min: 1, max: 600, sinks: ["memory"] },
   // A few devices and tabs each; past it an account's next stream is 429, so one cannot hold every connection.
   STREAM_MAX_PER_USER: { fallback: 10, min: 1, max: 1_000, sinks: ["memory"] },
 } as const satisfies Record<string, IntegerSettingSpec>;

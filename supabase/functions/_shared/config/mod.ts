@@ -13,6 +13,7 @@ import { integerSettingOf } from "./integer-settings.ts";
 import { limitsFrom, type SecurityLimits } from "./limits.ts";
 import { providerSignInFrom, type ProviderSignInSettings } from "./provider-sign-in.ts";
 import { type PasskeySettings, passkeySettingsFrom } from "./passkeys.ts";
+import { type AttachmentSettings, attachmentSettingsFrom } from "./attachments.ts";
 
 export {
   booleanSetting,
@@ -38,6 +39,7 @@ export {
   type ProviderSignInSettings,
 } from "./provider-sign-in.ts";
 export { allowsPasskeyOrigin, type PasskeySettings } from "./passkeys.ts";
+export type { AttachmentSettings, ObjectStore } from "./attachments.ts";
 
 export interface Config {
   /** HS256 key for access tokens. */
@@ -93,6 +95,8 @@ export interface Config {
   resetRevokesRecentDays: number;
   /** Sign-in with OpenID Connect providers; see `ProviderSignInSettings`. */
   providerSignIn: ProviderSignInSettings;
+  /** Attachments: their limits and the object store; see `AttachmentSettings`. */
+  attachments: AttachmentSettings;
   /** Passkeys: the relying party and the origins its ceremonies may run on; see `PasskeySettings`. */
   passkeys: PasskeySettings;
 }
@@ -283,6 +287,7 @@ export function loadConfig(env: Env): Config {
     resetRevokesRecentDays: integerSettingOf(env, "RESET_REVOKES_RECENT_DAYS"),
     providerSignIn: providerSignInFrom(env),
     passkeys: passkeySettingsFrom(env),
+    attachments: attachmentSettingsFrom(env),
   };
 }
 

@@ -28,5 +28,6 @@ export * from "./second-factor.ts";
 export * from "./identities.ts";
 export * from "./passkeys.ts";
 export * from "./notes.ts";
+export * from "./attachments.ts";
 export * from "./admin.ts";
 export * from "./envelopes.ts";

@@ -132,6 +132,10 @@ export const note = z.object({
   createdBy: z.string(),
   createdAt: isoTimestamp,
   updatedAt: isoTimestamp,
+  attachments: z.number().int().nonnegative().meta({
+    description: "how many files are attached (attachments-list names them); a change of it is a change of the " +
+      "note in notes-changes and notes-stream, but not of its updatedAt",
+  }),
 });
 export type Note = z.infer<typeof note>;
 

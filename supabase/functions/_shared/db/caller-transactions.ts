@@ -128,8 +128,18 @@ export function withReauthenticatedCaller<Row, Result>(
   );
 }
 
+/**
+ * As `withLiveCaller`, behind `app.require_notes_caller()`: the checks the notes policies make (active, verified
+ * where required, the second step where the account has a factor), for a write the API role is not granted, so
+ * the Data API cannot make it with any claims. Its statement names the caller's rows itself.
+ */
+export function withNotesCallerAsService<Row, Result>(claims: CallerClaims, query: Query<Row, Result>) {
+  return guardedByCaller(query, callerCheck("app.require_notes_caller", claims));
+}
+
 function callerCheck(
   check:
+    | "app.require_notes_caller"
     | "app.require_active_caller"
     | "app.require_full_caller"
     | "app.require_reauthenticated_caller",
@@ -212,6 +222,9 @@ function signUpRequired(error: unknown): ForbiddenError | undefined {
   const message = error instanceof Error ? error.message : "";
   if (message === "anonymous_note_limit") {
     return new ForbiddenError("sign_up_required", "An anonymous account keeps a limited number of notes; sign up");
+  }
+  if (message === "anonymous_attachment") {
+    return new ForbiddenError("sign_up_required", "Sign up before attaching files");
   }
   if (message === "anonymous_account") return signUpBeforeAddingFactors();
   return undefined;

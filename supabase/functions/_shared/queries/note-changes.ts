@@ -58,7 +58,7 @@ export function listChanges(
     text: `select sequence.last_change, sequence.pruned_through, entry.change_seq, entry.id, entry.created_by,
                   case when row_number() over page_order <= $3 then entry.title end as title,
                   case when row_number() over page_order <= $3 then entry.content end as content,
-                  entry.status, entry.created_at, entry.updated_at, entry.deleted
+                  entry.status, entry.created_at, entry.updated_at, entry.attachments, entry.deleted
            from app.caller_change_position() as sequence
            left join lateral (
              (select change_seq, ${noteColumns}, false as deleted
@@ -68,7 +68,7 @@ export function listChanges(
               limit $3 + 1)
              union all
              (select change_seq, note_id, null::uuid, null::text, null::text, null::text, null::timestamptz,
-                     null::timestamptz, true
+                     null::timestamptz, null::integer, true
               from public.note_tombstones
               where $4 and created_by = $1 and change_seq > $2
               order by change_seq

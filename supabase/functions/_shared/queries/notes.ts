@@ -24,9 +24,10 @@ export interface NoteRow {
   /** Postgres's text of the `timestamptz`: the note statements read it with `timestamptzAsText`. */
   created_at: string;
   updated_at: string;
+  attachments: number;
 }
 
-export const noteColumns = "id, created_by, title, content, status, created_at, updated_at";
+export const noteColumns = "id, created_by, title, content, status, created_at, updated_at, attachments";
 
 /** The API's Note from a row of `public.notes`. */
 export function toNote(row: NoteRow): Note {
@@ -38,6 +39,7 @@ export function toNote(row: NoteRow): Note {
     createdBy: row.created_by,
     createdAt: isoTimestamp(row.created_at),
     updatedAt: isoTimestamp(row.updated_at),
+    attachments: row.attachments,
   };
 }
 
@@ -106,6 +108,7 @@ export function insertNoteOnce(
         status: input.status,
         created_at: used.used_at,
         updated_at: used.used_at,
+        attachments: 0,
       });
       return used.created ? { created: note } : { replayed: note };
     },

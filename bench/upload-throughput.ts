@@ -1,0 +1,112 @@
+/**
+ * Upload throughput of attachments against the disk's own: the same bytes put through the service (reserve, PUT to
+ * the signed URL of the stack's store, complete) and copied to the same disk with one `writeFile`, each several
+ * times, in MB/s. Run by `npm run bench` and alone by `npm run bench:uploads`, each on a stack of its own on
+ * embedded PGlite, so nothing else loads the disk.
+ *
+ * @example
+ * ```ts
+ * const result = await measureUploadThroughput({ megabytes: 8, rounds: 5 });
+ * ```
+ */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startStack, testAnonKey, testSecrets } from "../dev/harness/stack.ts";
+import { markdownTable } from "./report.ts";
+import { median } from "./load.ts";
+import { send } from "./requests.ts";
+
+export interface UploadThroughput {
+  megabytes: number;
+  rounds: number;
+  /** Median MB/s of the whole upload: reserve, PUT, complete. */
+  uploadMbPerSecond: number;
+  /** Median MB/s of one `writeFile` of the same bytes to the same temporary folder's disk. */
+  diskMbPerSecond: number;
+}
+
+/** Uploads `megabytes` of image bytes `rounds` times and writes them as often to the disk; medians of each. */
+export async function measureUploadThroughput(
+  options: { megabytes: number; rounds: number },
+): Promise<UploadThroughput> {
+  const bytes = new Uint8Array(options.megabytes * 1_048_576).map((_, index) => index % 251);
+  bytes.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  const stack = await startStack({
+    env: { ...testSecrets, SUPABASE_ANON_KEY: testAnonKey, ATTACHMENT_MAX_BYTES: String(bytes.length) },
+  });
+  const scratch = await mkdtemp(join(tmpdir(), "notes-upload-bench-"));
+  try {
+    const registered = await send(stack.baseUrl, {
+      path: "/auth/register",
+      method: "POST",
+      headers: { apikey: testAnonKey },
+      body: { name: "Uploads", email: `uploads-${Date.now()}@example.com`, password: "uploads bench password" },
+      status: 201,
+    });
+    const authorization = { authorization: String(registered.body.data?.accessToken) };
+    const uploadSeconds: number[] = [];
+    const diskSeconds: number[] = [];
+    for (let round = 0; round < options.rounds; round++) {
+      const note = await send(stack.baseUrl, {
+        path: "/notes-create",
+        method: "POST",
+        headers: authorization,
+        body: { title: `Upload ${round}` },
+        status: 201,
+      });
+      const started = performance.now();
+      const reserved = await send(stack.baseUrl, {
+        path: "/attachments-create",
+        method: "POST",
+        headers: authorization,
+        body: { noteId: note.body.data?.id, name: "photo.png", type: "image/png", size: bytes.length },
+        status: 201,
+      });
+      const { attachment, upload } = reserved.body.data as {
+        attachment: { id: string };
+        upload: { url: string; headers: Record<string, string> };
+      };
+      const put = await fetch(upload.url, { method: "PUT", headers: upload.headers, body: bytes });
+      await put.body?.cancel();
+      if (!put.ok) throw new Error(`the store answered ${put.status}`);
+      await send(stack.baseUrl, {
+        path: "/attachments-complete",
+        method: "POST",
+        headers: authorization,
+        body: { id: attachment.id },
+        status: 200,
+      });
+      uploadSeconds.push((performance.now() - started) / 1000);
+      const copyStarted = performance.now();
+      await writeFile(join(scratch, `copy-${round}`), bytes);
+      diskSeconds.push((performance.now() - copyStarted) / 1000);
+    }
+    return {
+      ...options,
+      uploadMbPerSecond: options.megabytes / median(uploadSeconds),
+      diskMbPerSecond: options.megabytes / median(diskSeconds),
+    };
+  } finally {
+    await stack.stop();
+    await rm(scratch, { recursive: true, force: true });
+  }
+}
+
+/** The result as a table. */
+export function uploadThroughputTable(result: UploadThroughput): string {
+  return markdownTable(
+    ["Path", `MB/s (${result.megabytes} MB, median of ${result.rounds})`],
+    [
+      ["Upload: reserve, PUT to the store's signed URL, complete", result.uploadMbPerSecond.toFixed(0)],
+      ["The same bytes written to the same disk", result.diskMbPerSecond.toFixed(0)],
+      ["Upload against the disk", `${(result.uploadMbPerSecond / result.diskMbPerSecond).toFixed(2)}x`],
+    ],
+  );
+}
+
+if (import.meta.main) {
+  const result = await measureUploadThroughput({ megabytes: 8, rounds: 5 });
+  console.log("## Attachment upload throughput against the disk\n");
+  console.log(uploadThroughputTable(result));
+}
