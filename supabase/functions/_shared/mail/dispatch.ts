@@ -88,16 +88,23 @@ export function providerDelivery(): DeliverMail | undefined {
   return provider && ((mail) => sendWithResend(provider, mail));
 }
 
+/** The event `dispatchAfterResponse` sends on `globalThis` where a drainer of the process's own drains the outbox. */
+export const mailQueuedEvent = "notes-service:mail-queued";
+
 /**
  * On Supabase's edge runtime, drains the outbox after the response has been
  * sent (`EdgeRuntime.waitUntil`), so a mail goes out within moments without
  * delaying the answer. Without a provider it still turns queued reset requests
  * into codes and queued mails. Elsewhere (the local stack, whose mail loop
- * drains the outbox) it does nothing.
+ * drains the outbox) it tells that loop that mail is queued, so the loop can
+ * poll slowly and still deliver at once.
  */
 export function dispatchAfterResponse(): void {
   const waitUntil = edgeRuntimeWaitUntil();
-  if (!waitUntil) return;
+  if (!waitUntil) {
+    globalThis.dispatchEvent(new Event(mailQueuedEvent));
+    return;
+  }
   const deliver = providerDelivery();
   waitUntil(
     (deliver ? dispatchDueMail(deliver) : resolveQueuedCodeRequests()).catch((error) =>
