@@ -93,6 +93,30 @@ describe("one's own attachments", () => {
     expectNotesError(await stack.call(`/attachments-get?id=${file.id}`, { token: ada.accessToken }), 404);
   });
 
+  it("removes bytes put again to a deleted file's upload URL, which lives on after the delete", async () => {
+    const ada = await signUp("ada");
+    const mine = await noteOf(ada);
+    const reserved = await stack.call("/attachments-create", {
+      token: ada.accessToken,
+      body: { noteId: mine.id, name: "again.png", type: "image/png", size: 300 },
+    });
+    const { attachment, upload: target } = uploadEnvelope.parse(reserved.body).data;
+    const put = () => fetch(target.url, { method: target.method, headers: target.headers, body: pngBytes(300) });
+    expect((await put()).ok).toBe(true);
+    const done = await stack.call("/attachments-complete", { token: ada.accessToken, body: { id: attachment.id } });
+    expect(done.status, done.text).toBe(200);
+    await stack.call(`/attachments-delete?id=${attachment.id}`, { method: "DELETE", token: ada.accessToken });
+    await expect.poll(() => store.holds(pathOf(ada, attachment.id)), { timeout: 10_000 }).toBe(false);
+
+    // The URL still takes bytes (Storage's signed upload URLs are not one-time); no row counts them.
+    expect((await put()).ok).toBe(true);
+    expect(await store.holds(pathOf(ada, attachment.id))).toBe(true);
+    // Its removal stays queued until the URL is dead, so the next attempt (brought forward here) removes them too.
+    await stack.sql`update app.attachment_removals set next_attempt_at = now()
+                    where object_path = ${pathOf(ada, attachment.id)}`;
+    await expect.poll(() => store.holds(pathOf(ada, attachment.id)), { timeout: 10_000 }).toBe(false);
+  });
+
   it("serves text as a download, never inline, and refuses an unknown parameter", async () => {
     const ada = await signUp("ada");
     const mine = await noteOf(ada);

@@ -161,8 +161,10 @@ begin
   if tg_op = 'UPDATE' and old.state = 'pending' and new.state = 'ready' then
     update public.notes n set attachments = n.attachments + 1 where n.id = new.note_id;
   elsif tg_op = 'DELETE' then
+    -- Kept until the upload URL is dead whatever the file's state: the URL is no one-time token (Storage's signed
+    -- upload URL is not), so bytes put to it again after a removal are removed again, not left behind unaccounted.
     insert into app.attachment_removals (object_path, settle_at)
-    values (old.object_path, case when old.state = 'pending' then old.created_at + interval '125 minutes' else now() end)
+    values (old.object_path, greatest(now(), old.created_at + interval '125 minutes'))
     on conflict (object_path) do nothing;
     if old.state = 'ready' then
       -- With its note: the note is already gone, and this finds nothing.
