@@ -359,6 +359,19 @@ describe("POST /auth/anonymous/merge", () => {
     expect(notes.pagination.total).toBe(1);
   });
 
+  it("refuses a caller that is anonymous itself, so no merge passes the note cap, and moves nothing", async () => {
+    const visitor = await signInAnonymously();
+    const other = await signInAnonymously();
+    await createNote(asUser(other), { title: "stays put" });
+    const refused = await call("/auth/anonymous/merge", {
+      token: visitor.accessToken,
+      body: { anonymousAccessToken: other.accessToken },
+    });
+    expect(expectAuthError(refused, 403).code).toBe("sign_up_required");
+    expect((await allNotes(asUser(other))).map((note) => note.title)).toEqual(["stays put"]);
+    expect(await allNotes(asUser(visitor))).toEqual([]);
+  });
+
   it("refuses a token that is not an anonymous account's", async () => {
     const owner = await registerUser("merge-real");
     const other = await registerUser("merge-other");

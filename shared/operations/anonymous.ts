@@ -85,7 +85,8 @@ export const anonymousOperations = {
       "anonymous session by its access token: every note of that account moves into the caller's in one " +
       "transaction (the caller's feed and streams see them as new) and the anonymous account is deleted. A retry " +
       "moves nothing (moved 0). The token of an account that is not anonymous (or the caller's own) is 409 " +
-      "not_anonymous; an anonymous session that has ended is 401 token_revoked.",
+      "not_anonymous; an anonymous session that has ended is 401 token_revoked; a caller that is anonymous itself is " +
+      "403 sign_up_required.",
     body: mergeAnonymousBody,
     success: { status: 200, data: mergedAnonymous },
     errors: [...bodyErrors, 401, 403, 409, ...always],

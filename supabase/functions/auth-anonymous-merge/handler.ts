@@ -5,7 +5,7 @@ import { mergeAnonymousBody } from "../_shared/contract/accounts.ts";
 import { withFullCaller } from "../_shared/db/caller-transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { authSuccess } from "../_shared/http/envelopes.ts";
-import { ConflictError, InvalidTokenError } from "../_shared/http/errors.ts";
+import { ConflictError, ForbiddenError, InvalidTokenError } from "../_shared/http/errors.ts";
 import { readJsonBody } from "../_shared/http/request.ts";
 import { mergeAnonymous } from "../_shared/queries/anonymous.ts";
 
@@ -35,6 +35,10 @@ export const handler = defineEndpoint({
     );
     if (outcome === "not_anonymous") {
       throw new ConflictError("not_anonymous", "The token is not an anonymous account's, or is the caller's own");
+    }
+    if (outcome === "target_anonymous") {
+      // Notes moved into another anonymous account would pass its note cap, which only creates check.
+      throw new ForbiddenError("sign_up_required", "Sign up before merging another account's notes into this one");
     }
     if (outcome === "revoked") throw new InvalidTokenError("token_revoked", "The anonymous session has ended");
     return authSuccess(200, moved > 0 ? "Notes merged" : "Nothing to merge", { moved });

@@ -95,7 +95,7 @@ export function deleteUnusedAnonymousAccounts(ttlDays: number): Statement {
 }
 
 /** What a merge did: moved `moved` notes, or found the anonymous account gone (a retry), or refused. */
-export type MergeOutcome = "merged" | "gone" | "not_anonymous" | "revoked";
+export type MergeOutcome = "merged" | "gone" | "not_anonymous" | "target_anonymous" | "revoked";
 
 /**
  * Moves every note of the anonymous account whose live session `anonymous`
