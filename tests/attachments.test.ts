@@ -117,6 +117,19 @@ describe("one's own attachments", () => {
     await expect.poll(() => store.holds(pathOf(ada, attachment.id)), { timeout: 10_000 }).toBe(false);
   });
 
+  it("answers 400 for a name with a control character, C1 ones included, which Postgres also refuses", async () => {
+    const ada = await signUp("ada");
+    const mine = await noteOf(ada);
+    for (const name of ["tab\there.png", "next\u0085line.png", "csi\u009b.png"]) {
+      const refused = await stack.call("/attachments-create", {
+        token: ada.accessToken,
+        body: { noteId: mine.id, name, type: "image/png", size: 10 },
+      });
+      expect(expectNotesError(refused, 400), name).toMatch(/control characters/);
+    }
+    expect(await listOf(ada, mine.id)).toEqual([]);
+  });
+
   it("serves text as a download, never inline, and refuses an unknown parameter", async () => {
     const ada = await signUp("ada");
     const mine = await noteOf(ada);

@@ -30,8 +30,9 @@ export const attachmentLimits = {
 const attachmentName = text("name")
   .min(1, "name is required")
   .max(attachmentLimits.nameMaxChars, `name must be at most ${attachmentLimits.nameMaxChars} characters`)
+  // C1 controls too (U+0080 to U+009F): Postgres's check ([[:cntrl:]] in a UTF-8 locale) refuses them as well.
   // deno-lint-ignore no-control-regex
-  .refine((name) => !/[\u0000-\u001f\u007f/\\]/.test(name), "name must not contain / \\ or control characters");
+  .refine((name) => !/[\u0000-\u001f\u007f-\u009f/\\]/.test(name), "name must not contain / \\ or control characters");
 
 /** Body of `POST /attachments-create`: the file as the client declares it; the service checks it against the bytes. */
 export const createAttachmentBody = z.object({
