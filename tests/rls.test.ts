@@ -119,6 +119,16 @@ describe("public.notes under row-level security", () => {
     await expect(attempt).rejects.toMatchObject({ code: "42501" });
   });
 
+  it("refuses B setting a column the triggers keep when inserting: the attachment count, times, change number", async () => {
+    for (const column of ["attachments", "created_at", "updated_at", "change_seq"]) {
+      const attempt = database.rolledBack(async (query) => {
+        await actAs(query, "authenticated", bob);
+        await query(`insert into public.notes (title, ${column}) select 'forged', ${column} from public.notes limit 1`);
+      });
+      await expect(attempt, column).rejects.toMatchObject({ code: "42501" });
+    }
+  });
+
   it("refuses B handing B's note over to A", async () => {
     const attempt = database.rolledBack(async (query) => {
       await actAs(query, "authenticated", bob);
