@@ -1,7 +1,8 @@
 -- A merge moves an anonymous account's notes into a real account only. Into another anonymous account it would add
 -- them past that account's note cap (ANONYMOUS_NOTE_LIMIT): the cap is checked as notes are created, not as they
 -- change owner, so merging anonymous account after anonymous account into one visitor held any number of notes.
--- Found in review. The function is 20261128000820's with that check first; 'target_anonymous' is the new outcome.
+-- Found in review. The function is 20261128000820's with that check after the anonymous account's own; 'target_anonymous' is the new
+-- outcome.
 
 create or replace function app.merge_anonymous_account(
   target uuid,
@@ -19,10 +20,6 @@ declare
 begin
   -- Both owners' rows, in a fixed order, as a note write locks its owner's: a write racing the merge waits for it.
   perform 1 from app.users u where u.id in (target, anonymous) order by u.id for update;
-  if exists (select 1 from app.users u where u.id = target and u.is_anonymous) then
-    return query select 'target_anonymous'::text, 0;
-    return;
-  end if;
   select u.id, u.is_anonymous, u.token_version into source from app.users u where u.id = anonymous;
   if not found then
     return query select 'gone'::text, 0;
@@ -30,6 +27,10 @@ begin
   end if;
   if not source.is_anonymous or anonymous = target then
     return query select 'not_anonymous'::text, 0;
+    return;
+  end if;
+  if exists (select 1 from app.users u where u.id = target and u.is_anonymous) then
+    return query select 'target_anonymous'::text, 0;
     return;
   end if;
   if source.token_version <> anonymous_token_version or not exists (

@@ -7,7 +7,7 @@ begin;
 create extension if not exists pgtap with schema extensions;
 set local search_path = public, extensions;
 
-select plan(20);
+select plan(22);
 
 update app.settings set anonymous_note_limit = 2, require_email_verification = true;
 insert into app.users (id, name, is_anonymous) values
@@ -45,6 +45,9 @@ select lives_ok($$insert into public.notes (created_by, title)
 select is((select outcome from app.merge_anonymous_account('a0000000-0000-4000-8000-0000000000a1',
             'a0000000-0000-4000-8000-0000000000b1', 'a0000000-0000-4000-8000-0000000000c1', 0)),
   'not_anonymous', 'a real account is never merged away');
+select is((select outcome from app.merge_anonymous_account('a0000000-0000-4000-8000-0000000000a2',
+            'a0000000-0000-4000-8000-0000000000a1', 'a0000000-0000-4000-8000-0000000000c1', 0)),
+  'target_anonymous', 'nothing merges into an anonymous account, where it would pass the note cap');
 select is((select row(outcome, moved)::text from app.merge_anonymous_account('a0000000-0000-4000-8000-0000000000b1',
             'a0000000-0000-4000-8000-0000000000a1', 'a0000000-0000-4000-8000-0000000000c1', 0)),
   '(merged,2)', 'the anonymous account''s notes move');
@@ -76,6 +79,24 @@ select is((select outcome from app.upgrade_anonymous_with_code('a0000000-0000-40
 select is((select row(outcome, email, is_anonymous, is_verified)::text from app.upgrade_anonymous_with_code(
             'a0000000-0000-4000-8000-0000000000a3', 'new-anonymous-test@example.test', 'hash-u', 'Una', 10, 3600)),
   '(upgraded,new-anonymous-test@example.test,f,t)', 'the right code signs the account up, verified, keeping its id');
+
+-- The address's mail quota counts the mails sent to it, however many accounts asked and wherever they moved since:
+-- two accounts each mail the victim and then another address (2 a day allowed), and a third finds the victim's quota
+-- spent.
+insert into app.users (id, name, is_anonymous) values
+  ('a0000000-0000-4000-8000-0000000000a4', 'Anonymous', true),
+  ('a0000000-0000-4000-8000-0000000000a5', 'Anonymous', true),
+  ('a0000000-0000-4000-8000-0000000000a6', 'Anonymous', true);
+select app.request_upgrade_code('a0000000-0000-4000-8000-0000000000a4', 'victim-anonymous-test@example.test',
+  'hash-v', 10, 0, 2, 'subject', 'body');
+select app.request_upgrade_code('a0000000-0000-4000-8000-0000000000a4', 'elsewhere-1-anonymous-test@example.test',
+  'hash-v', 10, 0, 2, 'subject', 'body');
+select app.request_upgrade_code('a0000000-0000-4000-8000-0000000000a5', 'victim-anonymous-test@example.test',
+  'hash-v', 10, 0, 2, 'subject', 'body');
+select app.request_upgrade_code('a0000000-0000-4000-8000-0000000000a5', 'elsewhere-2-anonymous-test@example.test',
+  'hash-v', 10, 0, 2, 'subject', 'body');
+select is(app.request_upgrade_code('a0000000-0000-4000-8000-0000000000a6', 'victim-anonymous-test@example.test',
+  'hash-v', 10, 0, 2, 'subject', 'body'), 'throttled', 'an address''s quota holds when its askers move elsewhere');
 
 -- The sweep: only anonymous accounts unused past the days given.
 update app.users set created_at = now() - interval '31 days'

@@ -7,7 +7,7 @@ begin;
 create extension if not exists pgtap with schema extensions;
 set local search_path = public, extensions;
 
-select plan(7);
+select plan(8);
 
 select ok(
   (select relrowsecurity and relforcerowsecurity from pg_class where oid = 'public.notes'::regclass),
@@ -30,8 +30,13 @@ select is_empty(
   'every notes policy compares the owner with auth.uid()'
 );
 select table_privs_are('public', 'notes', 'anon', array[]::text[], 'anon holds no privilege on notes');
-select table_privs_are('public', 'notes', 'authenticated', array['SELECT', 'INSERT', 'DELETE'],
-  'authenticated may only select, insert and delete whole rows (no truncate, references or trigger)');
+select table_privs_are('public', 'notes', 'authenticated', array['SELECT', 'DELETE'],
+  'authenticated may only select and delete whole rows (no truncate, references or trigger)');
+select is(
+  (select array_agg(column_name::text order by column_name) from information_schema.column_privileges
+   where table_schema = 'public' and table_name = 'notes' and grantee = 'authenticated' and privilege_type = 'INSERT'),
+  array['content', 'created_by', 'id', 'status', 'title'],
+  'authenticated inserts only id, owner, title, content and status: never the times, the change number or the count');
 select is(
   (select array_agg(column_name::text order by column_name) from information_schema.column_privileges
    where table_schema = 'public' and table_name = 'notes' and grantee = 'authenticated' and privilege_type = 'UPDATE'),
