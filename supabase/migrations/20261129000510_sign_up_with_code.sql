@@ -153,7 +153,9 @@ declare
   code_matches boolean;
   wait integer;
 begin
-  -- Wrong codes count per address, across every code asked for: a new code starts no new count.
+  -- Wrong codes count per address, across every code asked for: a new code starts no new count. The address's key
+  -- is locked first, so concurrent guesses are counted one after another and none passes a count it did not see.
+  perform app.lock_rate_limit_keys('sign-in-code-email ' || target_email);
   wait := app.rate_limit_wait('sign-in-code-email', target_email, max_wrong_codes);
   if wait > 0 then
     return query select 'throttled', wait, null::uuid, null, null, null, null, null, null::boolean,

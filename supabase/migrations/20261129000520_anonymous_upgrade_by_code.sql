@@ -26,6 +26,19 @@ comment on table app.upgrade_codes is
 revoke all on table app.upgrade_codes from public, anon, authenticated;
 alter table app.upgrade_codes enable row level security;
 
+-- Every upgrade code mailed, by address, for a day: the address's quota. It cannot live in app.upgrade_codes, whose one
+-- row per account moves to whatever address the account asks for last, so accounts taking turns between a victim's
+-- address and another would never be counted against the victim's.
+create table app.upgrade_code_mails (
+  email text not null,
+  sent_at timestamptz not null default now()
+);
+create index upgrade_code_mails_email on app.upgrade_code_mails (email, sent_at);
+comment on table app.upgrade_code_mails is
+  'Each upgrade code mailed in the last day, by address: the per-address quota of app.request_upgrade_code.';
+revoke all on table app.upgrade_code_mails from public, anon, authenticated;
+alter table app.upgrade_code_mails enable row level security;
+
 -- Answers 'sent', 'throttled' (a mail quota), 'email_taken' or 'not_anonymous'.
 create function app.request_upgrade_code(
   owner uuid,
@@ -48,14 +61,15 @@ begin
   if exists (select from app.users u where u.email = target_email) then
     return 'email_taken';
   end if;
-  -- The address's quota, across every anonymous account that asked for it.
+  -- The address's quota, across every anonymous account that asked for it, from the mails sent to it (under the
+  -- address's lock, so concurrent requests count one after another); a day's older ones go.
+  perform app.lock_rate_limit_keys('upgrade-code-email ' || target_email);
+  delete from app.upgrade_code_mails m where m.email = target_email and m.sent_at <= now() - interval '1 day';
   if exists (
-       select from app.upgrade_codes c
-       where c.email = target_email and c.user_id <> owner
-         and c.sent_at > now() - make_interval(secs => min_interval_seconds)
+       select from app.upgrade_code_mails m
+       where m.email = target_email and m.sent_at > now() - make_interval(secs => min_interval_seconds)
      )
-     or (select count(*) from app.upgrade_codes c
-         where c.email = target_email and c.sent_at > now() - interval '1 day') >= mails_per_day then
+     or (select count(*) from app.upgrade_code_mails m where m.email = target_email) >= mails_per_day then
     return 'throttled';
   end if;
   insert into app.upgrade_codes as c (user_id, email, code_hash, expires_at)
@@ -72,6 +86,7 @@ begin
   if not found then
     return 'throttled';
   end if;
+  insert into app.upgrade_code_mails (email) values (target_email);
   insert into app.mail_outbox (recipient, subject, body) values (target_email, mail_subject, mail_body);
   return 'sent';
 end;
@@ -112,6 +127,8 @@ declare
   code_matches boolean;
   wait integer;
 begin
+  -- Locked first, as app.sign_in_with_code does, so concurrent guesses are counted one after another.
+  perform app.lock_rate_limit_keys('sign-in-code-email ' || target_email);
   wait := app.rate_limit_wait('sign-in-code-email', target_email, max_wrong_codes);
   if wait > 0 then
     return query select 'throttled', wait, null::uuid, null, null, null, null, null, null::boolean, null::boolean,
