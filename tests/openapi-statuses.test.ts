@@ -158,9 +158,12 @@ function withSlowBody(spec: OperationSpec, headers: Record<string, string>): Pro
     let raw = "";
     socket.setEncoding("utf8").on("data", (chunk) => {
       raw += chunk;
-      const [header, body = ""] = raw.split("\r\n\r\n");
+      // The answer may come in pieces: wait for the whole head, then for as much body as it announces.
+      const headEnd = raw.indexOf("\r\n\r\n");
+      if (headEnd < 0) return;
+      const [header, body] = [raw.slice(0, headEnd), raw.slice(headEnd + 4)];
       const length = Number(/content-length: (\d+)/i.exec(header)?.[1] ?? Number.NaN);
-      if (body.length < length) return;
+      if (!(body.length >= length)) return;
       socket.destroy();
       const lines = header.split("\r\n");
       const responseHeaders = new Headers();
