@@ -114,8 +114,14 @@ function listingChecks(owner: string, listing: NoteListing): [string, Statement,
     `limit ${listing.limit} offset ${listing.offset}`,
   ].filter(Boolean).join(", ");
   if (listing.q !== undefined) {
-    // The matches come from app.caller_note_matches; its own statement is checked by wordsLookupCheck.
-    const search = { indexes: ["notes_pkey"], functions: ["caller_note_matches"], sorts: true, countsNotes: true };
+    // The matches come from app.caller_note_matches; its own statement is checked by wordsLookupCheck. Each match is
+    // looked up by its id and owner, which the unique key on both (the one attachments refer to) answers in one probe.
+    const search = {
+      indexes: ["notes_id_owner_key"],
+      functions: ["caller_note_matches"],
+      sorts: true,
+      countsNotes: true,
+    };
     return [[`page (${filters})`, query, search], [`total (${filters})`, total, search]];
   }
   const index = `notes_owner_${listing.status ? "status_" : ""}${
