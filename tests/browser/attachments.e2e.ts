@@ -36,7 +36,7 @@ afterAll(async () => {
 async function signedInPage(user: RegisteredUser): Promise<Page> {
   const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
   const page = await context.newPage();
-  await page.goto(app.url);
+  await page.goto(app.signInUrl);
   const form = page.locator("#login-form");
   await form.getByLabel("Email", { exact: true }).fill(user.email);
   await form.getByLabel("Password", { exact: true }).fill(user.password);
