@@ -2,7 +2,8 @@
  * `GET /notes-stream`: live updates that never lose a change, on a stack as
  * deployed (woken by notices on its database, on a direct connection behind a
  * pooler; keep-alive every 15 s). How streams end, and their stacks of their
- * own, are in `notes-stream-endings.test.ts`.
+ * own, are in `notes-stream-endings.test.ts`, `notes-stream-closing.test.ts`
+ * and `notes-stream-notices.test.ts`.
  */
 import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
