@@ -139,10 +139,17 @@ export async function analyzeNotes(sql: postgres.Sql): Promise<void> {
 
 /**
  * Drops the table's indexes (those backing constraints through their
- * constraint) and returns the statements that recreate them exactly as the
- * migrations defined them, read back from the catalog.
+ * constraint), and first the other tables' foreign keys that need them, and
+ * returns the statements that recreate them exactly as the migrations defined
+ * them, read back from the catalog: the indexes first, then those keys.
  */
 async function dropIndexes(tx: postgres.TransactionSql, table: string): Promise<string[]> {
+  const referencing = await tx<{ drop: string; create: string }[]>`
+    select format('alter table %s drop constraint %I', f.conrelid::regclass, f.conname) as drop,
+           format('alter table %s add constraint %I %s', f.conrelid::regclass, f.conname,
+                  pg_get_constraintdef(f.oid)) as create
+    from pg_constraint f
+    where f.confrelid = ${table}::regclass and f.contype = 'f'`;
   const indexes = await tx<{ drop: string; create: string }[]>`
     select format('alter table %s drop constraint %I', c.conrelid::regclass, c.conname) as drop,
            format('alter table %s add constraint %I %s', c.conrelid::regclass, c.conname,
@@ -154,6 +161,6 @@ async function dropIndexes(tx: postgres.TransactionSql, table: string): Promise<
     from pg_index i
     where i.indrelid = ${table}::regclass
       and not exists (select from pg_constraint c where c.conrelid = i.indrelid and c.conindid = i.indexrelid)`;
-  for (const index of indexes) await tx.unsafe(index.drop);
-  return indexes.map((index) => index.create);
+  for (const statement of [...referencing, ...indexes]) await tx.unsafe(statement.drop);
+  return [...indexes, ...referencing].map((statement) => statement.create);
 }
