@@ -4,7 +4,8 @@
  * limits, under one folder. An upload is written to a temporary file and
  * linked into place only once complete and within the bucket's size limit, so
  * a cut upload or a refused one leaves nothing, and of two uploads to one path
- * exactly one wins.
+ * exactly one wins; a resumable upload's file is linked the same way once its
+ * last byte is in.
  *
  * @example
  * ```ts
@@ -74,8 +75,7 @@ export class ObjectFiles {
     contentType: string,
     limit: number | undefined,
   ): Promise<"stored" | "too_large" | "exists"> {
-    const target = this.objectFile(bucket, path);
-    if (await stat(target).then(() => true, () => false)) return "exists";
+    if (await this.holds(bucket, path)) return "exists";
     const temporary = join(this.root, "incoming", crypto.randomUUID());
     await mkdir(dirname(temporary), { recursive: true });
     const file = await open(temporary, "w");
@@ -90,15 +90,29 @@ export class ObjectFiles {
         await file.write(chunk);
       }
       await file.close();
-      await mkdir(dirname(target), { recursive: true });
-      await mkdir(dirname(this.typeFile(bucket, path)), { recursive: true });
-      await writeFile(this.typeFile(bucket, path), contentType);
-      const linked = await link(temporary, target).then(() => true, () => false);
-      return linked ? "stored" : "exists";
+      return await this.place(bucket, path, temporary, contentType);
     } finally {
       await file.close().catch(() => {});
       await rm(temporary, { force: true });
     }
+  }
+
+  /**
+   * Links the complete file `source` into place as the object at the path, unless an object is there already (of
+   * two at once, exactly one wins). `source` stays where it is, for its writer to remove.
+   */
+  async place(bucket: string, path: string, source: string, contentType: string): Promise<"stored" | "exists"> {
+    const target = this.objectFile(bucket, path);
+    await mkdir(dirname(target), { recursive: true });
+    await mkdir(dirname(this.typeFile(bucket, path)), { recursive: true });
+    await writeFile(this.typeFile(bucket, path), contentType);
+    const linked = await link(source, target).then(() => true, () => false);
+    return linked ? "stored" : "exists";
+  }
+
+  /** Whether an object is at the path. */
+  async holds(bucket: string, path: string): Promise<boolean> {
+    return await stat(this.objectFile(bucket, path)).then(() => true, () => false);
   }
 
   /** The object at the path (the range of `rangeHeader` when it names one), or undefined when there is none. */
@@ -121,9 +135,8 @@ export class ObjectFiles {
   async remove(bucket: string, paths: readonly string[]): Promise<string[]> {
     const removed: string[] = [];
     for (const path of paths) {
-      const file = this.objectFile(bucket, path);
-      if (await stat(file).then(() => true, () => false)) removed.push(path);
-      await rm(file, { force: true });
+      if (await this.holds(bucket, path)) removed.push(path);
+      await rm(this.objectFile(bucket, path), { force: true });
       await rm(this.typeFile(bucket, path), { force: true });
     }
     return removed;

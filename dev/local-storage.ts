@@ -6,7 +6,8 @@
  * is the one credential that may sign URLs, read, remove and set up buckets;
  * a signed URL (an HS256 token under JWT_SECRET, as Storage signs its own)
  * names one object and lives a fixed time; a bucket refuses files over its
- * size limit and of types it does not allow.
+ * size limit and of types it does not allow. A signed upload's token also
+ * takes the file in parts, resumably (`local-storage-resumable.ts`).
  *
  * @example
  * ```ts
@@ -17,6 +18,7 @@ import { jwtVerify, SignJWT } from "jose";
 import { timingSafeEqual } from "node:crypto";
 import { dirname, join } from "node:path";
 import { type BucketRecord, ObjectFiles } from "./local-storage-files.ts";
+import { createResumableUploads, resumablePath } from "./local-storage-resumable.ts";
 
 export interface LocalStorageOptions {
   dataDir: string;
@@ -65,8 +67,7 @@ export function createLocalStorage(options: LocalStorageOptions) {
   const sign = (url: string, purpose: string, seconds: number) =>
     new SignJWT({ url, purpose }).setProtectedHeader({ alg: "HS256" }).setIssuedAt()
       .setExpirationTime(Math.floor(Date.now() / 1000) + seconds).sign(key);
-  const tokenNames = async (req: Request, url: string, purpose: string) => {
-    const token = new URL(req.url).searchParams.get("token") ?? "";
+  const tokenNames = async (token: string, url: string, purpose: string) => {
     try {
       const { payload } = await jwtVerify(token, key, { algorithms: ["HS256"] });
       return payload.url === url && payload.purpose === purpose;
@@ -74,6 +75,13 @@ export function createLocalStorage(options: LocalStorageOptions) {
       return false;
     }
   };
+  const queryTokenNames = (req: Request, url: string, purpose: string) =>
+    tokenNames(new URL(req.url).searchParams.get("token") ?? "", url, purpose);
+  const resumable = createResumableUploads({
+    directory: join(options.dataDir, "resumable"),
+    files,
+    tokenNames: (token, url) => tokenNames(token, url, "upload"),
+  });
 
   async function upload(req: Request, bucket: BucketRecord, ref: { bucket: string; path: string }) {
     const type = (req.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
@@ -110,6 +118,7 @@ export function createLocalStorage(options: LocalStorageOptions) {
 
   return (req: Request, pathname: string): Promise<Response> | undefined => {
     if (!pathname.startsWith("/storage/v1/")) return undefined;
+    if (pathname === resumablePath || pathname.startsWith(`${resumablePath}/`)) return resumable(req);
     return (async () => {
       if (req.method === "OPTIONS") return new Response(null, { status: 204, headers: corsHeaders });
       const route = pathname.slice("/storage/v1".length);
@@ -124,7 +133,7 @@ export function createLocalStorage(options: LocalStorageOptions) {
           const token = await sign(url, "upload", uploadUrlSeconds);
           return ok({ url: `/object/upload/sign/${url}?token=${token}`, token });
         }
-        if (req.method === "PUT" && await tokenNames(req, url, "upload")) return await upload(req, bucket, ref);
+        if (req.method === "PUT" && await queryTokenNames(req, url, "upload")) return await upload(req, bucket, ref);
         return storageError(400, "403", "Unauthorized", "Invalid signature");
       }
       const signed = /^\/object\/sign\/(.+)$/.exec(route);
@@ -139,7 +148,7 @@ export function createLocalStorage(options: LocalStorageOptions) {
           }
           return ok({ signedURL: `/object/sign/${url}?token=${await sign(url, "download", expiresIn)}` });
         }
-        if ((req.method === "GET" || req.method === "HEAD") && await tokenNames(req, url, "download")) {
+        if ((req.method === "GET" || req.method === "HEAD") && await queryTokenNames(req, url, "download")) {
           return await serve(req, ref, query.get("download"));
         }
         return storageError(400, "400", "InvalidJWT", "Invalid or expired signature");

@@ -1,0 +1,121 @@
+/**
+ * The local Storage stand-in's resumable uploads: the tus endpoint that
+ * Supabase Storage serves for signed uploads (`/storage/v1/upload/resumable/sign`),
+ * served by `@tus/server` over `@tus/file-store` under the stand-in's folder.
+ * As on Storage (supabase/storage, `src/http/routes/tus/lifecycle.ts`): every
+ * request but a preflight carries the signed upload token as `x-signature`,
+ * which must name the object of the upload (`bucketName`/`objectName` of its
+ * metadata); the bucket's size and type limits hold; the object appears only
+ * once its last byte is in, linked into place as a PUT's is, and never over
+ * an object that is there. An upload left unfinished expires with its token.
+ *
+ * @example
+ * ```ts
+ * const resumable = createResumableUploads({ directory, files, tokenNames });
+ * const answer = await resumable(request);
+ * ```
+ */
+import { FileStore } from "@tus/file-store";
+import { Server, type Upload } from "@tus/server";
+import { join } from "node:path";
+import type { ObjectFiles } from "./local-storage-files.ts";
+
+/** Where Storage serves signed resumable uploads, under the stand-in's `/storage/v1`. */
+export const resumablePath = "/storage/v1/upload/resumable/sign";
+
+/** How long an unfinished upload is kept: its token's lifetime, Storage's 2 hours for a signed upload URL. */
+const unfinishedUploadMs = 7_200_000;
+
+export interface ResumableUploadsOptions {
+  /** The folder of unfinished uploads. */
+  directory: string;
+  files: ObjectFiles;
+  /** Whether `token` is a signed upload token for `url` (`<bucket>/<path>`). */
+  tokenNames(token: string, url: string): Promise<boolean>;
+}
+
+/** A tus refusal: @tus/server answers `status_code` with `body`. */
+function refusal(status: number, statusCode: string, error: string, message: string) {
+  return { status_code: status, body: JSON.stringify({ statusCode, error, message }) };
+}
+
+/** The upload's id: its object and a random part, base64url so the id is one path segment (as Storage's). */
+function uploadId(bucket: string, path: string): string {
+  return btoa(`${bucket}/${path}/${crypto.randomUUID()}`).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+}
+
+/** The bucket and path an upload id names, or undefined for an id that is not one of `uploadId`'s. */
+function objectOf(id: string): { bucket: string; path: string } | undefined {
+  try {
+    const parts = atob(id.replaceAll("-", "+").replaceAll("_", "/")).split("/");
+    if (parts.length < 3) return undefined;
+    return { bucket: parts[0], path: parts.slice(1, -1).join("/") };
+  } catch {
+    return undefined;
+  }
+}
+
+/** A handler for requests under `resumablePath`. */
+export function createResumableUploads(options: ResumableUploadsOptions): (req: Request) => Promise<Response> {
+  const { directory, files } = options;
+  const datastore = new FileStore({ directory, expirationPeriodInMilliseconds: unfinishedUploadMs });
+  const server = new Server({
+    path: resumablePath,
+    datastore,
+    allowedHeaders: ["apikey", "authorization", "x-signature", "x-client-info"],
+    namingFunction: (_req, metadata) => {
+      const bucket = metadata?.bucketName;
+      const path = metadata?.objectName;
+      if (!bucket || !path) throw refusal(400, "400", "invalid_request", "bucketName and objectName are required");
+      return uploadId(bucket, path);
+    },
+    getFileIdFromRequest: (_req, lastPath) => lastPath && objectOf(lastPath) ? lastPath : undefined,
+    maxSize: async (_req, id) => {
+      const bucket = id ? await files.bucket(objectOf(id)?.bucket ?? "") : undefined;
+      return bucket?.fileSizeLimit ?? 0;
+    },
+    onIncomingRequest: async (req, id) => {
+      const object = objectOf(id);
+      const token = req.headers.get("x-signature");
+      if (!token) throw refusal(400, "400", "invalid_request", "Missing x-signature header");
+      if (!object || !await options.tokenNames(token, `${object.bucket}/${object.path}`)) {
+        throw refusal(400, "403", "Unauthorized", "Invalid signature");
+      }
+    },
+    onUploadCreate: async (_req, upload) => {
+      const object = objectOf(upload.id);
+      const bucket = object && await files.bucket(object.bucket);
+      if (!object || !bucket) throw refusal(400, "404", "Bucket not found", "Bucket not found");
+      const type = (upload.metadata?.contentType ?? "").split(";")[0].trim().toLowerCase();
+      if (bucket.allowedMimeTypes.length > 0 && !bucket.allowedMimeTypes.includes(type)) {
+        throw refusal(400, "415", "invalid_mime_type", `mime type ${type} is not supported`);
+      }
+      if (await files.holds(object.bucket, object.path)) {
+        throw refusal(409, "409", "Duplicate", "The resource already exists");
+      }
+      return { metadata: upload.metadata };
+    },
+    onUploadFinish: async (_req, upload: Upload) => {
+      const object = objectOf(upload.id);
+      try {
+        const type = (upload.metadata?.contentType ?? "application/octet-stream").split(";")[0].trim().toLowerCase();
+        const placed = object
+          ? await files.place(object.bucket, object.path, join(directory, upload.id), type)
+          : "exists";
+        if (placed === "exists") throw refusal(409, "409", "Duplicate", "The resource already exists");
+        return {};
+      } finally {
+        await datastore.remove(upload.id);
+      }
+    },
+  });
+  let lastSweep = 0;
+  return (req) => {
+    // Unfinished uploads past their time go when uploads are made, at most every ten minutes: no timer of its own.
+    if (req.method === "POST" && Date.now() - lastSweep > 600_000) {
+      lastSweep = Date.now();
+      server.cleanUpExpiredUploads().catch((error) => console.error(`[storage] expired uploads: ${error}`));
+    }
+    return server.handleWeb(req);
+  };
+}
