@@ -1,13 +1,18 @@
 import { requireCaller } from "../_shared/auth/caller.ts";
 import { getConfig } from "../_shared/config/mod.ts";
-import { type AttachmentUpload, createAttachmentBody } from "../_shared/contract/attachments.ts";
+import { type AttachmentUpload, createAttachmentBody, resumableAboveBytes } from "../_shared/contract/attachments.ts";
 import { withCallerTransaction } from "../_shared/db/caller-transactions.ts";
 import { defineEndpoint } from "../_shared/http/endpoint.ts";
 import { notesSuccess } from "../_shared/http/envelopes.ts";
 import { HttpError } from "../_shared/http/errors.ts";
 import { readJsonBody } from "../_shared/http/request.ts";
 import { isUuid } from "../_shared/http/uuid.ts";
-import { signedUploadUrl, withObjectStore } from "../_shared/attachments/object-store.ts";
+import {
+  resumableUploadUrl,
+  type SignedUpload,
+  signedUpload,
+  withObjectStore,
+} from "../_shared/attachments/object-store.ts";
 import { noteNotFound, withAttachmentRules } from "../_shared/attachments/refusals.ts";
 import { requireObjectStore } from "../_shared/attachments/store.ts";
 import { deleteAttachment, reserveAttachment } from "../_shared/queries/attachments.ts";
@@ -15,7 +20,7 @@ import { deleteAttachment, reserveAttachment } from "../_shared/queries/attachme
 /**
  * `POST /attachments-create`: reserves a file on one of the caller's notes, checked against the size per file, the
  * account's quota and the note's 20 in the statement that reserves it, and answers a signed URL of the object store
- * that takes the bytes (PUT) for this file alone. The file is listed once `attachments-complete` has checked them.
+ * that takes the bytes for this file alone: one PUT, or for a file over 6 MiB a resumable (tus) upload in parts. The file is listed once `attachments-complete` has checked them.
  */
 export const handler = defineEndpoint({
   name: "attachments-create",
@@ -35,18 +40,26 @@ export const handler = defineEndpoint({
     }
     if (!isUuid(file.noteId)) throw noteNotFound();
     const reserved = await withAttachmentRules(() => withCallerTransaction(caller, reserveAttachment(file)));
-    let url: string;
+    let signed: SignedUpload;
     try {
-      url = await withObjectStore(store, (reachable) => signedUploadUrl(reachable, reserved.objectPath));
+      signed = await withObjectStore(store, (reachable) => signedUpload(reachable, reserved.objectPath));
     } catch (error) {
       // No URL, no upload: the reservation would only hold the quota until it expires.
       await withCallerTransaction(caller, deleteAttachment(caller.sub, reserved.attachment.id)).catch(() => {});
       throw error;
     }
-    const data: AttachmentUpload = {
-      attachment: reserved.attachment,
-      upload: { url, method: "PUT", headers: { "Content-Type": file.type }, expiresAt: reserved.expiresAt },
-    };
+    const { expiresAt } = reserved;
+    const upload: AttachmentUpload["upload"] = file.size > resumableAboveBytes
+      ? {
+        url: resumableUploadUrl(store),
+        method: "tus",
+        headers: { "x-signature": signed.token },
+        metadata: { bucketName: store.bucket, objectName: reserved.objectPath, contentType: file.type },
+        chunkSize: resumableAboveBytes,
+        expiresAt,
+      }
+      : { url: signed.url, method: "PUT", headers: { "Content-Type": file.type }, expiresAt };
+    const data: AttachmentUpload = { attachment: reserved.attachment, upload };
     return notesSuccess(201, "Attachment reserved: upload its bytes, then complete it", data);
   },
 });

@@ -2,7 +2,7 @@
  * The object store of attachments, through Supabase Storage's HTTP API with
  * the service role key: hosted Supabase Storage (a private bucket), or the
  * local stack's stand-in that serves the same endpoints from disk. Only the
- * calls the service makes: signed upload and download URLs, the first bytes
+ * calls the service makes: signed upload (whole or resumable) and download URLs, the first bytes
  * and size of an object, removal, and creating the bucket. Shapes as
  * supabase/storage-api answers them (`/object/upload/sign`, `/object/sign`,
  * `/object/authenticated`, `DELETE /object/{bucket}`, `POST /bucket`).
@@ -64,11 +64,29 @@ export async function withObjectStore<T>(store: ObjectStore, work: (store: Objec
   }
 }
 
-/** A URL that takes one upload of `path` (PUT, the bytes as the body) for the store's fixed time, 2 hours. */
-export async function signedUploadUrl(store: ObjectStore, path: string): Promise<string> {
+/** A signed upload of one object: the URL that takes it whole, and its token, which also takes it in parts. */
+export interface SignedUpload {
+  /** PUT the bytes as the body. */
+  url: string;
+  /** The same signature, as `x-signature` of a resumable upload at {@link resumableUploadUrl}. */
+  token: string;
+}
+
+/** A signed upload of `path`, good once, for the store's fixed time, 2 hours. */
+export async function signedUpload(store: ObjectStore, path: string): Promise<SignedUpload> {
   const response = await call(store, objectUrl(store, "upload/sign", path), { method: "POST" });
   const { url } = await json<{ url: string }>(response, "signed upload URL");
-  return `${store.url}${url}`;
+  const token = new URL(url, store.url).searchParams.get("token");
+  if (!token) throw new ObjectStoreError("signed upload URL: no token");
+  return { url: `${store.url}${url}`, token };
+}
+
+/**
+ * The store's tus endpoint for signed uploads (supabase/storage, `src/http/routes/tus/index.ts`): a file sent in
+ * parts of 6 MiB at most resumes where a cut left it.
+ */
+export function resumableUploadUrl(store: ObjectStore): string {
+  return `${store.url}/upload/resumable/sign`;
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * The contract of attachments: files in one's own notes. A file is reserved
  * (`attachments-create`, which answers a signed upload URL of the object
- * store), its bytes go straight to the store, and `attachments-complete`
+ * store, resumable for a file over 6 MiB), its bytes go straight to the store, and `attachments-complete`
  * checks what arrived before the file is listed. Downloads are short-lived
  * signed URLs.
  */
@@ -65,15 +65,39 @@ export const attachment = z.object({
 });
 export type Attachment = z.infer<typeof attachment>;
 
+const uploadExpiresAt = isoTimestamp.meta({ description: "an upload not completed by then is given up and removed" });
+
+/** A file of at most `resumableAboveBytes`: one PUT of all its bytes. */
+export const wholeUpload = z.object({
+  url: z.string().meta({ description: "a signed URL of the object store naming this file alone" }),
+  method: z.literal("PUT"),
+  headers: z.record(z.string(), z.string()).meta({ description: "send these with the bytes" }),
+  expiresAt: uploadExpiresAt,
+});
+export type WholeUpload = z.infer<typeof wholeUpload>;
+
+/** A larger file: a tus upload (the object store's resumable uploads), which resumes where a cut left it. */
+export const resumableUpload = z.object({
+  url: z.string().meta({ description: "the object store's tus endpoint for signed uploads: create the upload here" }),
+  method: z.literal("tus"),
+  headers: z.record(z.string(), z.string()).meta({
+    description: "send these with every tus request (the signature, `x-signature`, names this file alone)",
+  }),
+  metadata: z.record(z.string(), z.string()).meta({
+    description: "the upload's `Upload-Metadata`: `bucketName`, `objectName` and `contentType`",
+  }),
+  chunkSize: z.number().int().meta({ description: "bytes per PATCH, at most" }),
+  expiresAt: uploadExpiresAt,
+});
+export type ResumableUpload = z.infer<typeof resumableUpload>;
+
+/** Files over this many bytes are uploaded resumably: Supabase Storage's part size, 6 MiB. */
+export const resumableAboveBytes = 6 * 1024 * 1024;
+
 /** `data` of `POST /attachments-create`: the reservation, and where to put the bytes. */
 export const attachmentUpload = z.object({
   attachment,
-  upload: z.object({
-    url: z.string().meta({ description: "a signed URL of the object store naming this file alone" }),
-    method: z.literal("PUT"),
-    headers: z.record(z.string(), z.string()).meta({ description: "send these with the bytes" }),
-    expiresAt: isoTimestamp.meta({ description: "an upload not completed by then is given up and removed" }),
-  }),
+  upload: z.discriminatedUnion("method", [wholeUpload, resumableUpload]),
 });
 export type AttachmentUpload = z.infer<typeof attachmentUpload>;
 
