@@ -1,7 +1,7 @@
 /**
  * Files in the signed-in user's notes: `client.attachments`. An upload
  * reserves the file, puts its bytes straight to the object store's signed URL
- * (never through a function), and completes it, so the service checks the
+ * (never through a function; in resumable parts over 6 MiB), and completes it, so the service checks the
  * bytes before the file is listed. Downloads go through short-lived signed
  * URLs. A refusal at any step throws a {@link NotesApiError} with its status and
  * code, as every call does.
@@ -11,11 +11,13 @@ import type {
   AttachmentDownload,
   AttachmentType,
   AttachmentUpload,
+  WholeUpload,
 } from "../../supabase/functions/_shared/contract/mod.ts";
 import { NotesApiError } from "../errors.ts";
 import type { RequestOptions } from "./options.ts";
 import type { Transport } from "./transport.ts";
 import { unreachable } from "./failures.ts";
+import { type StoreAnswer, uploadResumably } from "./resumable-upload.ts";
 
 /** Options of {@link AttachmentsApi.upload}. */
 export interface UploadOptions extends RequestOptions {
@@ -37,12 +39,6 @@ interface ProgressRequest {
   open(method: string, url: string): void;
   setRequestHeader(name: string, value: string): void;
   send(body: Blob): void;
-}
-
-/** What the store answered a PUT: its status and body. */
-interface StoreAnswer {
-  status: number;
-  text: string;
 }
 
 /** A refusal of the object store as the client's error: its own code where the store says why. */
@@ -81,7 +77,11 @@ export class AttachmentsApi {
       body: { noteId, name, type, size: data.size },
       deadline: this.#transport.deadline(options),
     }) as AttachmentUpload;
-    const answer = await this.#put(reserved.upload, data, options.onProgress);
+    const { upload } = reserved;
+    const answer = upload.method === "tus"
+      ? await uploadResumably(upload, data, { fetch: this.#transport.fetch, onProgress: options.onProgress })
+        .catch((error) => Promise.reject(unreachable(new URL(upload.url), error)))
+      : await this.#put(upload, data, options.onProgress);
     if (answer.status < 200 || answer.status > 299) throw storeRefusal(answer, reserved.upload.url);
     return await this.#transport.call("completeAttachment", {
       body: { id: reserved.attachment.id },
@@ -133,7 +133,7 @@ export class AttachmentsApi {
 
   /** Puts the bytes to the signed URL; through XMLHttpRequest where there is one, for its progress events. */
   async #put(
-    upload: AttachmentUpload["upload"],
+    upload: WholeUpload,
     data: Blob,
     onProgress: UploadOptions["onProgress"],
   ): Promise<StoreAnswer> {

@@ -1,0 +1,104 @@
+/**
+ * A resumable upload (tus 1.0: the core protocol and its creation extension),
+ * as the object store takes files over 6 MiB: create the upload, then PATCH
+ * parts of at most `chunkSize` bytes. After a part that did not arrive (a cut
+ * connection, a 5xx, an offset the store disagrees with) it asks the store
+ * where the upload stands (HEAD) and goes on from there, so a cut costs at
+ * most the part it cut. Fetch and `Blob.slice` only, so it runs alike in
+ * browsers, Deno and Node. (tus-js-client 4 reads only Buffers and streams
+ * outside a browser, and only through XMLHttpRequest in one.)
+ */
+import type { ResumableUpload } from "../../supabase/functions/_shared/contract/mod.ts";
+
+/** What the store answered: its status and body. */
+export interface StoreAnswer {
+  status: number;
+  text: string;
+}
+
+export interface ResumableUploadOptions {
+  fetch: typeof fetch;
+  /** Called after each part the store confirmed: how many bytes it holds of how many. */
+  onProgress?: (sent: number, total: number) => void;
+  /** The waits before each try again after a part that did not arrive; the upload fails past the last. */
+  retryDelaysMs?: readonly number[];
+}
+
+const defaultRetryDelaysMs = [0, 1_000, 3_000, 5_000, 10_000];
+
+/** `Upload-Metadata`: each key, a space, and its value in base64 of UTF-8. */
+function metadataHeader(metadata: Record<string, string>): string {
+  return Object.entries(metadata)
+    .map(([key, value]) => `${key} ${btoa(String.fromCharCode(...new TextEncoder().encode(value)))}`)
+    .join(",");
+}
+
+async function answerOf(response: Response): Promise<StoreAnswer> {
+  return { status: response.status, text: await response.text() };
+}
+
+/** A status worth trying again after: the store's or the way's trouble, or an offset to learn again. */
+function worthRetrying(status: number): boolean {
+  return status >= 500 || status === 409 || status === 423 || status === 429;
+}
+
+/**
+ * Uploads `data` as `upload` says. Resolves with the store's last answer: 2xx once it holds every byte, or the
+ * refusal that stopped it; rejects with the last network error when the store stayed out of reach past every retry.
+ */
+export async function uploadResumably(
+  upload: ResumableUpload,
+  data: Blob,
+  options: ResumableUploadOptions,
+): Promise<StoreAnswer> {
+  const { fetch: send, onProgress, retryDelaysMs = defaultRetryDelaysMs } = options;
+  const tus = { "Tus-Resumable": "1.0.0", ...upload.headers };
+  const created = await send(upload.url, {
+    method: "POST",
+    headers: { ...tus, "Upload-Length": String(data.size), "Upload-Metadata": metadataHeader(upload.metadata) },
+  });
+  const location = created.headers.get("location");
+  if (created.status !== 201 || !location) return await answerOf(created);
+  await created.body?.cancel();
+  const uploadUrl = new URL(location, upload.url).href;
+  let offset = 0;
+  let failures = 0;
+  onProgress?.(0, data.size);
+  while (offset < data.size) {
+    let failure: { answer?: Response; error?: unknown };
+    try {
+      const answer = await send(uploadUrl, {
+        method: "PATCH",
+        headers: { ...tus, "Upload-Offset": String(offset), "Content-Type": "application/offset+octet-stream" },
+        body: data.slice(offset, offset + upload.chunkSize),
+      });
+      if (answer.status === 204) {
+        await answer.body?.cancel();
+        offset = Number(answer.headers.get("upload-offset"));
+        failures = 0;
+        onProgress?.(offset, data.size);
+        continue;
+      }
+      if (!worthRetrying(answer.status)) return await answerOf(answer);
+      failure = { answer };
+    } catch (error) {
+      failure = { error };
+    }
+    if (failures >= retryDelaysMs.length) {
+      if (failure.answer) return await answerOf(failure.answer);
+      throw failure.error;
+    }
+    await failure.answer?.body?.cancel();
+    await new Promise((resolve) => setTimeout(resolve, retryDelaysMs[failures++]));
+    // Where the store stands: the bytes of a cut part that arrived are kept, and not sent again.
+    try {
+      const head = await send(uploadUrl, { method: "HEAD", headers: tus });
+      if (head.status === 404 || head.status === 410 || head.status === 403) return await answerOf(head);
+      if (head.ok) offset = Number(head.headers.get("upload-offset") ?? offset);
+      await head.body?.cancel();
+    } catch {
+      // Still out of reach: the next PATCH finds out, and counts as another failure.
+    }
+  }
+  return { status: 200, text: "" };
+}
