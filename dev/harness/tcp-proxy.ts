@@ -7,7 +7,8 @@
  * dropped, no reset), and new ones are swallowed as by `cut()`; `restore()`
  * lets traffic through again. `delay(ms)` holds
  * every chunk that long in each direction, so a round trip costs twice that:
- * a database far away, as the bench's round-trip count needs.
+ * a database far away, as the bench's round-trip count needs. The same proxy
+ * stands in front of an object store, counting the bytes clients send it.
  */
 import { createConnection, createServer, type Server, type Socket } from "node:net";
 
@@ -20,6 +21,8 @@ export interface TcpProxy {
   restore(): void;
   /** From now on, each chunk waits `ms` in either direction (0: passed on at once). */
   delay(ms: number): void;
+  /** Bytes passed on from clients to the upstream so far: what clients sent, resends included. */
+  bytesUpstream(): number;
   close(): Promise<void>;
 }
 
@@ -28,6 +31,7 @@ export async function startTcpProxy(upstream: { host: string; port: number }): P
   let isCut = false;
   let isStalled = false;
   let delayMs = 0;
+  let upstreamBytes = 0;
   const open = new Set<Socket>();
   // Same delay for every chunk of a direction, so timers fire, and chunks arrive, in order.
   const forward = (from: Socket, to: Socket) =>
@@ -55,6 +59,9 @@ export async function startTcpProxy(upstream: { host: string; port: number }): P
     client.on("close", () => database.destroy());
     forward(client, database);
     forward(database, client);
+    client.on("data", (chunk: Buffer) => {
+      if (!isStalled) upstreamBytes += chunk.length;
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const address = server.address();
@@ -82,6 +89,7 @@ export async function startTcpProxy(upstream: { host: string; port: number }): P
     delay(ms) {
       delayMs = ms;
     },
+    bytesUpstream: () => upstreamBytes,
     restore() {
       isCut = false;
       isStalled = false;

@@ -72,3 +72,28 @@ it("attaches a picture on one page and shows it in the note there and on a secon
   await expect.poll(() => pictureShown(second), { timeout: 15_000 }).toBe(true);
   await second.screenshot({ path: `${screenshots}/attachment-second-page.png`, fullPage: true });
 });
+
+it("attaches a picture over 6 MiB resumably, in tus parts the browser sends straight to the store", async () => {
+  const bea = await registerUser("bea-files");
+  await createNote(bea, { title: "Scans" });
+  const page = await signedInPage(bea);
+  const parts: string[] = [];
+  page.on("requestfinished", (request) => {
+    if (request.method() === "PATCH" && request.url().includes("/storage/v1/upload/resumable/sign/")) {
+      parts.push(request.url());
+    }
+  });
+  // The same pixel, then 8 MiB after its end that a decoder ignores: too large for one PUT, so a tus upload.
+  const large = Buffer.concat([redPixel, Buffer.alloc(8 * 1024 * 1024)]);
+  await page.getByLabel("Attach a file to Scans").setInputFiles({
+    name: "scan.png",
+    mimeType: "image/png",
+    buffer: large,
+  });
+  await expect.poll(() => pictureShown(page), { timeout: 30_000 }).toBe(true);
+  await page.screenshot({ path: `${screenshots}/attachment-resumable.png`, fullPage: true });
+  // Two parts of at most 6 MiB, to one upload.
+  expect(parts.length).toBe(2);
+  expect(new Set(parts).size).toBe(1);
+  await expect.poll(() => page.locator("#space-used").textContent()).toMatch(/Files on this page: 8\.0 MB/);
+});
