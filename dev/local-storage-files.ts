@@ -104,10 +104,16 @@ export class ObjectFiles {
   async place(bucket: string, path: string, source: string, contentType: string): Promise<"stored" | "exists"> {
     const target = this.objectFile(bucket, path);
     await mkdir(dirname(target), { recursive: true });
+    try {
+      await link(source, target);
+    } catch (error) {
+      if ((error as { code?: string }).code === "EEXIST") return "exists";
+      throw error;
+    }
+    // The winner's type only; written before its writer answers, so before anyone completes the file.
     await mkdir(dirname(this.typeFile(bucket, path)), { recursive: true });
     await writeFile(this.typeFile(bucket, path), contentType);
-    const linked = await link(source, target).then(() => true, () => false);
-    return linked ? "stored" : "exists";
+    return "stored";
   }
 
   /** Whether an object is at the path. */

@@ -7,7 +7,9 @@
  * which must name the object of the upload (`bucketName`/`objectName` of its
  * metadata); the bucket's size and type limits hold; the object appears only
  * once its last byte is in, linked into place as a PUT's is, and never over
- * an object that is there. An upload left unfinished expires with its token.
+ * an object that is there. An object has at most one unfinished upload: a
+ * new one for it replaces the last, so one signature cannot fill the disk.
+ * An upload left unfinished expires with its token.
  *
  * @example
  * ```ts
@@ -16,7 +18,7 @@
  * ```
  */
 import { FileStore } from "@tus/file-store";
-import { Server, type Upload } from "@tus/server";
+import { EVENTS, Server, type Upload } from "@tus/server";
 import { join } from "node:path";
 import type { ObjectFiles } from "./local-storage-files.ts";
 
@@ -39,17 +41,17 @@ function refusal(status: number, statusCode: string, error: string, message: str
   return { status_code: status, body: JSON.stringify({ statusCode, error, message }) };
 }
 
-/** The upload's id: its object and a random part, base64url so the id is one path segment (as Storage's). */
+/** The upload's id: its object, base64url so the id is one path segment (as Storage's); one per object. */
 function uploadId(bucket: string, path: string): string {
-  return btoa(`${bucket}/${path}/${crypto.randomUUID()}`).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+  return btoa(`${bucket}/${path}`).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
 }
 
 /** The bucket and path an upload id names, or undefined for an id that is not one of `uploadId`'s. */
 function objectOf(id: string): { bucket: string; path: string } | undefined {
   try {
     const parts = atob(id.replaceAll("-", "+").replaceAll("_", "/")).split("/");
-    if (parts.length < 3) return undefined;
-    return { bucket: parts[0], path: parts.slice(1, -1).join("/") };
+    if (parts.length < 2) return undefined;
+    return { bucket: parts[0], path: parts.slice(1).join("/") };
   } catch {
     return undefined;
   }
@@ -93,29 +95,36 @@ export function createResumableUploads(options: ResumableUploadsOptions): (req: 
       if (await files.holds(object.bucket, object.path)) {
         throw refusal(409, "409", "Duplicate", "The resource already exists");
       }
+      // The object's last unfinished upload, if any, gives way: a client whose answer was lost starts again.
+      await datastore.remove(upload.id).catch(() => {});
       return { metadata: upload.metadata };
     },
     onUploadFinish: async (_req, upload: Upload) => {
       const object = objectOf(upload.id);
-      try {
-        const type = (upload.metadata?.contentType ?? "application/octet-stream").split(";")[0].trim().toLowerCase();
-        const placed = object
-          ? await files.place(object.bucket, object.path, join(directory, upload.id), type)
-          : "exists";
-        if (placed === "exists") throw refusal(409, "409", "Duplicate", "The resource already exists");
-        return {};
-      } finally {
-        await datastore.remove(upload.id);
-      }
+      const type = (upload.metadata?.contentType ?? "application/octet-stream").split(";")[0].trim().toLowerCase();
+      const placed = object
+        ? await files.place(object.bucket, object.path, join(directory, upload.id), type)
+        : "exists";
+      if (placed === "exists") throw refusal(409, "409", "Duplicate", "The resource already exists");
+      return {};
     },
+    // An absolute Location would name the Host a request came in on, over plain HTTP.
+    relativeLocation: true,
   });
+  // A finished upload is let go once its answer is written (the server reads it for that answer); its bytes live on
+  // as the object, to which they are linked. A HEAD for it then answers 404.
+  server.on(EVENTS.POST_FINISH, (_req, _res, upload) => {
+    datastore.remove(upload.id).catch(() => {});
+  });
+  // Unfinished uploads past their time go at start and when uploads are made, at most every ten minutes.
   let lastSweep = 0;
+  const sweep = () => {
+    lastSweep = Date.now();
+    server.cleanUpExpiredUploads().catch((error) => console.error(`[storage] expired uploads: ${error}`));
+  };
+  sweep();
   return (req) => {
-    // Unfinished uploads past their time go when uploads are made, at most every ten minutes: no timer of its own.
-    if (req.method === "POST" && Date.now() - lastSweep > 600_000) {
-      lastSweep = Date.now();
-      server.cleanUpExpiredUploads().catch((error) => console.error(`[storage] expired uploads: ${error}`));
-    }
+    if (req.method === "POST" && Date.now() - lastSweep > 600_000) sweep();
     return server.handleWeb(req);
   };
 }

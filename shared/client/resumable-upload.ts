@@ -4,7 +4,8 @@
  * parts of at most `chunkSize` bytes. After a part that did not arrive (a cut
  * connection, a 5xx, an offset the store disagrees with) it asks the store
  * where the upload stands (HEAD) and goes on from there, so a cut costs at
- * most the part it cut. Fetch and `Blob.slice` only, so it runs alike in
+ * most the part it cut; `onProgress` reports the bytes the store holds, after
+ * each part and after each such look. Fetch and `Blob.slice` only, so it runs alike in
  * browsers, Deno and Node. (tus-js-client 4 reads only Buffers and streams
  * outside a browser, and only through XMLHttpRequest in one.)
  */
@@ -37,6 +38,14 @@ async function answerOf(response: Response): Promise<StoreAnswer> {
   return { status: response.status, text: await response.text() };
 }
 
+/** The answer's `Upload-Offset` when it is a whole number of bytes within the file, else undefined. */
+function offsetOf(answer: Response, size: number): number | undefined {
+  const offset = Number(answer.headers.get("upload-offset") ?? "");
+  return answer.headers.has("upload-offset") && Number.isInteger(offset) && offset >= 0 && offset <= size
+    ? offset
+    : undefined;
+}
+
 /** A status worth trying again after: the store's or the way's trouble, or an offset to learn again. */
 function worthRetrying(status: number): boolean {
   return status >= 500 || status === 409 || status === 423 || status === 429;
@@ -60,7 +69,11 @@ export async function uploadResumably(
   const location = created.headers.get("location");
   if (created.status !== 201 || !location) return await answerOf(created);
   await created.body?.cancel();
-  const uploadUrl = new URL(location, upload.url).href;
+  const uploadUrl = new URL(location, upload.url);
+  // The signature goes nowhere but the store that was named.
+  if (uploadUrl.origin !== new URL(upload.url).origin) {
+    return { status: 502, text: `The store sent the upload to another origin, ${uploadUrl.origin}` };
+  }
   let offset = 0;
   let failures = 0;
   onProgress?.(0, data.size);
@@ -72,15 +85,23 @@ export async function uploadResumably(
         headers: { ...tus, "Upload-Offset": String(offset), "Content-Type": "application/offset+octet-stream" },
         body: data.slice(offset, offset + upload.chunkSize),
       });
-      if (answer.status === 204) {
+      const confirmed = offsetOf(answer, data.size);
+      if (answer.status === 204 && confirmed !== undefined && confirmed > offset) {
         await answer.body?.cancel();
-        offset = Number(answer.headers.get("upload-offset"));
+        offset = confirmed;
         failures = 0;
         onProgress?.(offset, data.size);
         continue;
       }
-      if (!worthRetrying(answer.status)) return await answerOf(answer);
-      failure = { answer };
+      if (answer.status === 204) {
+        // A part taken that does not move the upload on is a failure too, so the loop ends whatever the store says.
+        await answer.body?.cancel();
+        failure = { error: new Error(`the store answered offset ${confirmed} to a part at ${offset}`) };
+      } else if (!worthRetrying(answer.status)) {
+        return await answerOf(answer);
+      } else {
+        failure = { answer };
+      }
     } catch (error) {
       failure = { error };
     }
@@ -93,9 +114,19 @@ export async function uploadResumably(
     // Where the store stands: the bytes of a cut part that arrived are kept, and not sent again.
     try {
       const head = await send(uploadUrl, { method: "HEAD", headers: tus });
-      if (head.status === 404 || head.status === 410 || head.status === 403) return await answerOf(head);
-      if (head.ok) offset = Number(head.headers.get("upload-offset") ?? offset);
+      // Gone: the last part's answer was lost after the store finished the upload and let it go (or the upload
+      // expired). Completing the file tells which, as it checks what the store holds.
+      if (head.status === 404 || head.status === 410) {
+        await head.body?.cancel();
+        return { status: 200, text: "" };
+      }
+      if (head.status >= 400 && head.status < 500) return await answerOf(head);
       await head.body?.cancel();
+      const stands = offsetOf(head, data.size);
+      if (head.ok && stands !== undefined) {
+        offset = stands;
+        onProgress?.(offset, data.size);
+      }
     } catch {
       // Still out of reach: the next PATCH finds out, and counts as another failure.
     }

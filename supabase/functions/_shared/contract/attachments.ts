@@ -86,7 +86,7 @@ export const resumableUpload = z.object({
   metadata: z.record(z.string(), z.string()).meta({
     description: "the upload's `Upload-Metadata`: `bucketName`, `objectName` and `contentType`",
   }),
-  chunkSize: z.number().int().meta({ description: "bytes per PATCH, at most" }),
+  chunkSize: z.number().int().positive().meta({ description: "bytes per PATCH, at most" }),
   expiresAt: uploadExpiresAt,
 });
 export type ResumableUpload = z.infer<typeof resumableUpload>;
