@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import { StacksFirstSequencer } from "./tests/support/sequencer.ts";
 
 export default defineConfig({
   test: {
@@ -15,5 +16,6 @@ export default defineConfig({
     fileParallelism: true,
     maxWorkers: 4,
     minWorkers: 1,
+    sequence: { sequencer: StacksFirstSequencer },
   },
 });
