@@ -25,7 +25,9 @@ export interface ResumableUploadOptions {
   retryDelaysMs?: readonly number[];
 }
 
-const defaultRetryDelaysMs = [0, 1_000, 3_000, 5_000, 10_000];
+// The first wait is a second, not none: a store still writing a cut part's bytes can answer an offset short of them,
+// and a part sent from there is refused only after much of it went out.
+const defaultRetryDelaysMs = [1_000, 3_000, 5_000, 10_000, 20_000];
 
 /** `Upload-Metadata`: each key, a space, and its value in base64 of UTF-8. */
 function metadataHeader(metadata: Record<string, string>): string {
