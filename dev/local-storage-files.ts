@@ -18,6 +18,11 @@ import { link, mkdir, open, readFile, rm, stat, writeFile } from "node:fs/promis
 import { dirname, join } from "node:path";
 import { Readable } from "node:stream";
 
+/** The media type of a `Content-Type` value, without its parameters, in lower case ("" for none). */
+export function mediaTypeOf(contentType: string | null | undefined): string {
+  return (contentType ?? "").split(";")[0].trim().toLowerCase();
+}
+
 /** A bucket's limits, as `POST /bucket` sets them. */
 export interface BucketRecord {
   fileSizeLimit?: number;

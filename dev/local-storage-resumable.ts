@@ -20,7 +20,7 @@
 import { FileStore } from "@tus/file-store";
 import { EVENTS, Server, type Upload } from "@tus/server";
 import { join } from "node:path";
-import type { ObjectFiles } from "./local-storage-files.ts";
+import { mediaTypeOf, type ObjectFiles } from "./local-storage-files.ts";
 
 /** Where Storage serves signed resumable uploads, under the stand-in's `/storage/v1`. */
 export const resumablePath = "/storage/v1/upload/resumable/sign";
@@ -88,7 +88,7 @@ export function createResumableUploads(options: ResumableUploadsOptions): (req: 
       const object = objectOf(upload.id);
       const bucket = object && await files.bucket(object.bucket);
       if (!object || !bucket) throw refusal(400, "404", "Bucket not found", "Bucket not found");
-      const type = (upload.metadata?.contentType ?? "").split(";")[0].trim().toLowerCase();
+      const type = mediaTypeOf(upload.metadata?.contentType);
       if (bucket.allowedMimeTypes.length > 0 && !bucket.allowedMimeTypes.includes(type)) {
         throw refusal(400, "415", "invalid_mime_type", `mime type ${type} is not supported`);
       }
@@ -101,7 +101,7 @@ export function createResumableUploads(options: ResumableUploadsOptions): (req: 
     },
     onUploadFinish: async (_req, upload: Upload) => {
       const object = objectOf(upload.id);
-      const type = (upload.metadata?.contentType ?? "application/octet-stream").split(";")[0].trim().toLowerCase();
+      const type = mediaTypeOf(upload.metadata?.contentType) || "application/octet-stream";
       const placed = object
         ? await files.place(object.bucket, object.path, join(directory, upload.id), type)
         : "exists";

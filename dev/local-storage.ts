@@ -17,7 +17,7 @@
 import { jwtVerify, SignJWT } from "jose";
 import { timingSafeEqual } from "node:crypto";
 import { dirname, join } from "node:path";
-import { type BucketRecord, ObjectFiles } from "./local-storage-files.ts";
+import { type BucketRecord, mediaTypeOf, ObjectFiles } from "./local-storage-files.ts";
 import { createResumableUploads, resumablePath } from "./local-storage-resumable.ts";
 
 export interface LocalStorageOptions {
@@ -84,7 +84,7 @@ export function createLocalStorage(options: LocalStorageOptions) {
   });
 
   async function upload(req: Request, bucket: BucketRecord, ref: { bucket: string; path: string }) {
-    const type = (req.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
+    const type = mediaTypeOf(req.headers.get("content-type"));
     if (bucket.allowedMimeTypes.length > 0 && !bucket.allowedMimeTypes.includes(type)) {
       return storageError(400, "415", "invalid_mime_type", `mime type ${type} is not supported`);
     }
