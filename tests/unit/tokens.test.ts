@@ -1,12 +1,14 @@
 import { type JWTPayload, SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
 import { bearer, type TokenErrorCode } from "../../supabase/functions/_shared/contract/mod.ts";
-import { InvalidTokenError } from "../../supabase/functions/_shared/http/errors.ts";
+import { InvalidRefreshTokenError, InvalidTokenError } from "../../supabase/functions/_shared/http/errors.ts";
 import {
   jwtFromAuthorization,
   malformedAuthorization,
   verifyAccessToken,
 } from "../../supabase/functions/_shared/auth/access-tokens.ts";
+import { issueRefreshToken, readRefreshToken } from "../../supabase/functions/_shared/auth/refresh-tokens.ts";
+import { issueDeviceToken, trustedDevice } from "../../supabase/functions/_shared/auth/device-tokens.ts";
 
 const secret = new TextEncoder().encode("unit-test-secret-of-at-least-32-bytes!!");
 const userId = "7b3c1b8e-58f6-4d6e-9d64-1f7e3f0f8a11";
@@ -175,5 +177,29 @@ describe("bearer", () => {
   it("is the accessToken form of interface.md, and leaves a prefixed token as it is", () => {
     expect(bearer("a.b.c")).toBe("Bearer a.b.c");
     expect(bearer("Bearer a.b.c")).toBe("Bearer a.b.c");
+  });
+});
+
+/** Every other spelling of a token's MAC that decodes to the same bytes: its last character with other padding bits. */
+function respellings(token: string): string[] {
+  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  const value = alphabet.indexOf(token.at(-1)!);
+  return [1, 2, 3].map((padding) => `${token.slice(0, -1)}${alphabet[(value & ~3) | padding]}`);
+}
+
+describe("refresh and device tokens", () => {
+  it("verify only the spelling the service issued, not one that differs in the MAC's padding bits", async () => {
+    const refresh = await issueRefreshToken({ sessionId, generation: 3 }, secret);
+    await expect(readRefreshToken(refresh, secret)).resolves.toEqual({ sessionId, generation: 3 });
+    for (const respelt of respellings(refresh)) {
+      await expect(readRefreshToken(respelt, secret), respelt).rejects.toEqual(
+        new InvalidRefreshTokenError("refresh_token_invalid"),
+      );
+    }
+    const device = await issueDeviceToken(userId, 2, secret);
+    await expect(trustedDevice(device, secret)).resolves.toMatchObject({ userId, generation: 2 });
+    for (const respelt of respellings(device)) {
+      await expect(trustedDevice(respelt, secret), respelt).resolves.toBeUndefined();
+    }
   });
 });

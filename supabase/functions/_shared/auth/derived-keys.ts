@@ -48,6 +48,13 @@ async function derive(jwtSecret: Uint8Array, purpose: KeyPurpose): Promise<Crypt
 
 const hmac = { name: "HMAC", hash: "SHA-256" } as const;
 
+/**
+ * A 256-bit MAC in base64url as `base64url.encode` writes it: 43 characters, the last carrying 4 bits and 2 zero bits.
+ * A decoder ignores those 2 bits, so without the narrow last character one MAC had four spellings, and a token
+ * altered in its last character could still verify.
+ */
+export const macSource = "[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]";
+
 /** Hex HMAC-SHA256 of `input` under the key of `purpose`: how codes are stored and compared. */
 export async function hexMac(jwtSecret: Uint8Array, purpose: KeyPurpose, input: string): Promise<string> {
   const key = await derivedKey(jwtSecret, purpose);

@@ -18,14 +18,14 @@
  */
 import { base64url } from "jose";
 import type { TrustedDevice } from "../queries/rate-limits.ts";
-import { derivedKey } from "./derived-keys.ts";
+import { derivedKey, macSource } from "./derived-keys.ts";
 import { uuidSource } from "./access-tokens.ts";
 
 /** How long a device token is honoured after it was issued; every sign-in answers a fresh one. */
 export const deviceTokenLifetimeSeconds = 90 * 86_400;
 
 const encoder = new TextEncoder();
-const tokenPattern = new RegExp(`^((${uuidSource})\\.(\\d{1,9})\\.(\\d{1,12}))\\.([A-Za-z0-9_-]{43})$`);
+const tokenPattern = new RegExp(`^((${uuidSource})\\.(\\d{1,9})\\.(\\d{1,12}))\\.(${macSource})$`);
 
 async function macOf(signed: string, jwtSecret: Uint8Array): Promise<Uint8Array> {
   const key = await derivedKey(jwtSecret, "device token");

@@ -16,7 +16,7 @@
  * ```
  */
 import { base64url } from "jose";
-import { derivedKey } from "./derived-keys.ts";
+import { derivedKey, macSource } from "./derived-keys.ts";
 import { InvalidRefreshTokenError } from "../http/errors.ts";
 import { uuidSource } from "./access-tokens.ts";
 
@@ -27,7 +27,7 @@ export interface RefreshTokenClaims {
 }
 
 const encoder = new TextEncoder();
-const tokenPattern = new RegExp(`^(${uuidSource})\\.(0|[1-9]\\d{0,9})\\.([A-Za-z0-9_-]{43})$`);
+const tokenPattern = new RegExp(`^(${uuidSource})\\.(0|[1-9]\\d{0,9})\\.(${macSource})$`);
 
 function signedPart({ sessionId, generation }: RefreshTokenClaims): Uint8Array<ArrayBuffer> {
   return encoder.encode(`${sessionId}.${generation}`);
