@@ -8,7 +8,9 @@
  *    `supabase/functions/deno.json`, which holds `imports` only (no
  *    `nodeModulesDir`: the upload never includes `node_modules`).
  * 2. Each function's import graph stays inside `supabase/functions/`: relative
- *    `.ts` imports, `node:` built-ins, and bare names the map sends to `npm:`.
+ *    `.ts` imports, `node:` built-ins, and bare names the map sends to `npm:`;
+ *    every relative import, dynamic ones too, in a form the CLI's upload walk
+ *    matches (`check-deploy/upload-walk.ts`).
  * 3. Exactly what the CLI uploads (the import map and the files the
  *    entrypoints reach; supabase/cli `pkg/function/deploy.go`, `writeForm` and
  *    `WalkImportPaths`) is copied to an empty folder. There, with an empty Deno
@@ -25,6 +27,7 @@ import { functionNames, functionsDir } from "../dev/functions.ts";
 import { migrate } from "../dev/migrate.ts";
 import { runCommand, startDeno } from "../dev/processes.ts";
 import { probes, readUntilEvent, streamProbeMs } from "./check-deploy/probes.ts";
+import { uploadWalkSpecifiers } from "./check-deploy/upload-walk.ts";
 
 const repoRoot = new URL("../", import.meta.url);
 const supabaseDir = new URL("supabase/", repoRoot);
@@ -131,6 +134,7 @@ function checkGraph(
       module.kind !== "esm" || !module.specifier.startsWith(functionsDir.href)
     ) continue;
     files.push(relative(module.specifier));
+    const walked = new Set(uploadWalkSpecifiers(Deno.readTextFileSync(new URL(module.specifier))));
     for (const dependency of module.dependencies ?? []) {
       const from = `${name}: ${relative(module.specifier)} imports "${dependency.specifier}"`;
       const { specifier } = dependency;
@@ -146,6 +150,10 @@ function checkGraph(
           // The CLI's upload follows only relative imports that carry a file extension.
           problems.push(
             `${from} without a file extension, which the deploy would not upload`,
+          );
+        } else if (!walked.has(specifier)) {
+          problems.push(
+            `${from} in a form the deploy's upload walk does not match (write a dynamic import's specifier on one line: import("${specifier}"))`,
           );
         }
         continue;

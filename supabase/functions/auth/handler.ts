@@ -1,91 +1,55 @@
-import { handler as changePassword } from "../auth-change-password/handler.ts";
-import { handler as createPassword } from "../auth-create-password/handler.ts";
-import { handler as deleteAccount } from "../auth-delete-account/handler.ts";
-import { handler as events } from "../auth-events/handler.ts";
-import { handler as login } from "../auth-login/handler.ts";
-import { handler as logout } from "../auth-logout/handler.ts";
-import { handler as refresh } from "../auth-refresh/handler.ts";
-import { handler as sessions } from "../auth-sessions/handler.ts";
-import { handler as user } from "../auth-user/handler.ts";
-import { handler as register } from "../auth-register/handler.ts";
-import { handler as requestPasswordReset } from "../auth-request-password-reset/handler.ts";
-import { handler as resendVerification } from "../auth-resend-verification/handler.ts";
-import { handler as verifyEmail } from "../auth-verify-email/handler.ts";
-import { handler as mfa } from "../auth-mfa/handler.ts";
-import { handler as mfaActivate } from "../auth-mfa-activate/handler.ts";
-import { handler as mfaEnroll } from "../auth-mfa-enroll/handler.ts";
-import { handler as mfaRecover } from "../auth-mfa-recover/handler.ts";
-import { handler as mfaRecoveryCodes } from "../auth-mfa-recovery-codes/handler.ts";
-import { handler as mfaUnenroll } from "../auth-mfa-unenroll/handler.ts";
-import { handler as mfaVerify } from "../auth-mfa-verify/handler.ts";
-import { handler as oauthAuthorize } from "../auth-oauth-authorize/handler.ts";
-import { handler as oauthCallback } from "../auth-oauth-callback/handler.ts";
-import { handler as oauthToken } from "../auth-oauth-token/handler.ts";
-import { handler as identities } from "../auth-identities/handler.ts";
-import { handler as identitiesLink } from "../auth-identities-link/handler.ts";
-import { handler as identitiesLinkComplete } from "../auth-identities-link-complete/handler.ts";
-import { handler as identitiesLinkAuthorize } from "../auth-identities-link-authorize/handler.ts";
-import { handler as reauthenticate } from "../auth-reauthenticate/handler.ts";
-import { handler as reauthenticateProvider } from "../auth-reauthenticate-provider/handler.ts";
-import { handler as passkeys } from "../auth-passkeys/handler.ts";
-import { handler as passkeysLogin } from "../auth-passkeys-login/handler.ts";
-import { handler as passkeysLoginOptions } from "../auth-passkeys-login-options/handler.ts";
-import { handler as passkeysRegister } from "../auth-passkeys-register/handler.ts";
-import { handler as passkeysRegisterOptions } from "../auth-passkeys-register-options/handler.ts";
-import { handler as otp } from "../auth-otp/handler.ts";
-import { handler as otpVerify } from "../auth-otp-verify/handler.ts";
-// Anonymous accounts.
-import { handler as anonymous } from "../auth-anonymous/handler.ts";
-import { handler as anonymousUpgrade } from "../auth-anonymous-upgrade/handler.ts";
-import { handler as anonymousUpgradeCode } from "../auth-anonymous-upgrade-code/handler.ts";
-import { handler as anonymousUpgradeVerify } from "../auth-anonymous-upgrade-verify/handler.ts";
-import { handler as anonymousMerge } from "../auth-anonymous-merge/handler.ts";
-import { routeBySubpath } from "../_shared/http/router.ts";
+import { loadedOnFirstRequest as lazy, routeBySubpath } from "../_shared/http/router.ts";
 
-/** `/auth/<action>`: the interface's paths, served by the same handlers as the single-purpose functions. */
+const oauthCallback = lazy(() => import("../auth-oauth-callback/handler.ts"));
+
+/**
+ * `/auth/<action>`: the interface's paths, served by the same handlers as the single-purpose functions. Each route's
+ * module loads on its first request, so a cold start loads the router and the route asked for, not the passkey
+ * verifier, the provider client and the password hashing of every other route.
+ */
 export const handler = routeBySubpath("auth", {
-  "/login": login,
-  "/register": register,
-  "/create-password": createPassword,
-  "/request-password-reset": requestPasswordReset,
-  "/refresh": refresh,
-  "/logout": logout,
-  "/sessions": sessions,
-  "/user": user,
-  "/verify-email": verifyEmail,
-  "/resend-verification": resendVerification,
-  "/change-password": changePassword,
-  "/delete-account": deleteAccount,
-  "/events": events,
-  "/mfa": mfa,
-  "/mfa/enroll": mfaEnroll,
-  "/mfa/activate": mfaActivate,
-  "/mfa/verify": mfaVerify,
-  "/mfa/recover": mfaRecover,
-  "/mfa/unenroll": mfaUnenroll,
-  "/mfa/recovery-codes": mfaRecoveryCodes,
-  "/oauth/authorize": oauthAuthorize,
+  "/login": lazy(() => import("../auth-login/handler.ts")),
+  "/register": lazy(() => import("../auth-register/handler.ts")),
+  "/create-password": lazy(() => import("../auth-create-password/handler.ts")),
+  "/request-password-reset": lazy(() => import("../auth-request-password-reset/handler.ts")),
+  "/refresh": lazy(() => import("../auth-refresh/handler.ts")),
+  "/logout": lazy(() => import("../auth-logout/handler.ts")),
+  "/sessions": lazy(() => import("../auth-sessions/handler.ts")),
+  "/user": lazy(() => import("../auth-user/handler.ts")),
+  "/verify-email": lazy(() => import("../auth-verify-email/handler.ts")),
+  "/resend-verification": lazy(() => import("../auth-resend-verification/handler.ts")),
+  "/change-password": lazy(() => import("../auth-change-password/handler.ts")),
+  "/delete-account": lazy(() => import("../auth-delete-account/handler.ts")),
+  "/events": lazy(() => import("../auth-events/handler.ts")),
+  "/mfa": lazy(() => import("../auth-mfa/handler.ts")),
+  "/mfa/enroll": lazy(() => import("../auth-mfa-enroll/handler.ts")),
+  "/mfa/activate": lazy(() => import("../auth-mfa-activate/handler.ts")),
+  "/mfa/verify": lazy(() => import("../auth-mfa-verify/handler.ts")),
+  "/mfa/recover": lazy(() => import("../auth-mfa-recover/handler.ts")),
+  "/mfa/unenroll": lazy(() => import("../auth-mfa-unenroll/handler.ts")),
+  "/mfa/recovery-codes": lazy(() => import("../auth-mfa-recovery-codes/handler.ts")),
+  "/oauth/authorize": lazy(() => import("../auth-oauth-authorize/handler.ts")),
   // A redirect URI per provider (/oauth/callback/<provider>); without one, the callback finds no flow.
   "/oauth/callback": oauthCallback,
   "/oauth/callback/*": oauthCallback,
-  "/oauth/token": oauthToken,
-  "/identities": identities,
-  "/identities/link": identitiesLink,
-  "/identities/link/complete": identitiesLinkComplete,
-  "/identities/link/authorize": identitiesLinkAuthorize,
-  "/reauthenticate": reauthenticate,
-  "/reauthenticate/provider": reauthenticateProvider,
-  "/passkeys": passkeys,
-  "/passkeys/register/options": passkeysRegisterOptions,
-  "/passkeys/register": passkeysRegister,
-  "/passkeys/login/options": passkeysLoginOptions,
-  "/passkeys/login": passkeysLogin,
-  "/otp": otp,
-  "/otp/verify": otpVerify,
+  "/oauth/token": lazy(() => import("../auth-oauth-token/handler.ts")),
+  "/identities": lazy(() => import("../auth-identities/handler.ts")),
+  "/identities/link": lazy(() => import("../auth-identities-link/handler.ts")),
+  "/identities/link/complete": lazy(() => import("../auth-identities-link-complete/handler.ts")),
+  "/identities/link/authorize": lazy(() => import("../auth-identities-link-authorize/handler.ts")),
+  "/reauthenticate": lazy(() => import("../auth-reauthenticate/handler.ts")),
+  "/reauthenticate/provider": lazy(() => import("../auth-reauthenticate-provider/handler.ts")),
+  "/passkeys": lazy(() => import("../auth-passkeys/handler.ts")),
+  "/passkeys/register/options": lazy(() => import("../auth-passkeys-register-options/handler.ts")),
+  "/passkeys/register": lazy(() => import("../auth-passkeys-register/handler.ts")),
+  "/passkeys/login/options": lazy(() => import("../auth-passkeys-login-options/handler.ts")),
+  "/passkeys/login": lazy(() => import("../auth-passkeys-login/handler.ts")),
+  "/otp": lazy(() => import("../auth-otp/handler.ts")),
+  "/otp/verify": lazy(() => import("../auth-otp-verify/handler.ts")),
   // Anonymous accounts.
-  "/anonymous": anonymous,
-  "/anonymous/upgrade": anonymousUpgrade,
-  "/anonymous/upgrade/code": anonymousUpgradeCode,
-  "/anonymous/upgrade/verify": anonymousUpgradeVerify,
-  "/anonymous/merge": anonymousMerge,
+  "/anonymous": lazy(() => import("../auth-anonymous/handler.ts")),
+  "/anonymous/upgrade": lazy(() => import("../auth-anonymous-upgrade/handler.ts")),
+  "/anonymous/upgrade/code": lazy(() => import("../auth-anonymous-upgrade-code/handler.ts")),
+  "/anonymous/upgrade/verify": lazy(() => import("../auth-anonymous-upgrade-verify/handler.ts")),
+  "/anonymous/merge": lazy(() => import("../auth-anonymous-merge/handler.ts")),
 });

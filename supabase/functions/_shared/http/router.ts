@@ -7,6 +7,22 @@ import { z } from "zod";
 import { defineEndpoint, type Handler } from "./endpoint.ts";
 import { NotFoundError } from "./errors.ts";
 
+/**
+ * A handler whose module loads on its first request, so a router starts without loading every route's libraries.
+ * A load that fails is tried again by the next request. Write `load` as `() => import("<relative path>")`, the
+ * specifier a literal on one line: the CLI's deploy finds the files to upload by matching that text.
+ */
+export function loadedOnFirstRequest(load: () => Promise<{ handler: Handler }>): Handler {
+  let loading: Promise<Handler> | undefined;
+  return async (req, info) => {
+    loading ??= load().then((module) => module.handler, (error) => {
+      loading = undefined;
+      throw error;
+    });
+    return (await loading)(req, info);
+  };
+}
+
 /** The path below `/<functionName>`, or undefined when the URL is not under it. */
 export function subpathOf(url: string, functionName: string): string | undefined {
   const pathname = new URL(url).pathname.replace(/^\/functions\/v1(?=\/)/, "");
