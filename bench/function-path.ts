@@ -36,6 +36,7 @@ import { median } from "./load.ts";
 import { runWrk } from "./wrk.ts";
 import { backendPids, cpuPerSecondDuring, pidsNamed } from "./process-cpu.ts";
 import { markdownTable } from "./report.ts";
+import { profileDuring, type ProfileSummary, profileTable, summarizeProfile } from "./cpu-profile.ts";
 import { type SignedInUser, signedInUsers } from "./operator.ts";
 import {
   createScratchDatabase,
@@ -87,6 +88,8 @@ export interface FunctionPathResult {
   databaseCpu: CpuPerRequest[];
   ratios: number[];
   ratio: number;
+  /** Where the stack's CPU went in one more run, on a stack of its own started with its inspector open. */
+  profile?: ProfileSummary;
 }
 
 const claimsTable = "bench_function_path_claims";
@@ -227,9 +230,14 @@ export async function measureFunctionPath(input: FunctionPathInput): Promise<Fun
   }
 }
 
-/** The function path's result as a Markdown table: rates, and CPU milliseconds per request of each part. */
+/** The function path's result as Markdown tables: rates, CPU milliseconds per request of each part, and the profile. */
 export function functionPathTable(result: FunctionPathResult): string {
   const ms = (value: number) => value.toFixed(2);
+  const profile = result.profile
+    ? `\n\nThe stack's CPU in one more run (${result.profile.busyMs.toFixed(0)} ms busy):\n\n${
+      profileTable(result.profile)
+    }`
+    : "";
   return markdownTable(
     [
       "Round",
@@ -254,7 +262,33 @@ export function functionPathTable(result: FunctionPathResult): string {
       }),
       ["median", "", "", `${result.ratio.toFixed(2)}×`, "", ""],
     ],
-  );
+  ) + profile;
+}
+
+/** A port nothing listens on now, for a process that must be told its port before it starts. */
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  listener.close();
+  return (listener.addr as Deno.NetAddr).port;
+}
+
+/**
+ * A CPU profile of a stack of its own, started with its inspector open (not the measured one, which runs as
+ * `npm start` does), over a warm-up and then one run of `seconds` of the same load.
+ */
+async function profileStack(input: Omit<FunctionPathInput, "stackUrl" | "stackPid">, env: Record<string, string>) {
+  const port = freePort();
+  const stack = await startStack({ env, denoFlags: [`--inspect=127.0.0.1:${port}`] });
+  const sampler = postgres(input.databaseUrl, { max: 1, onnotice: () => {} });
+  try {
+    const profiled = { ...input, stackUrl: stack.baseUrl, stackPid: stack.pid };
+    await functionRun({ ...profiled, seconds: 2 }, sampler);
+    const { profile } = await profileDuring(port, () => functionRun(profiled, sampler));
+    return summarizeProfile(profile);
+  } finally {
+    await sampler.end({ timeout: 5 });
+    await stack.stop();
+  }
 }
 
 /**
@@ -270,22 +304,23 @@ export async function benchFunctionPath(seconds: number): Promise<FunctionPathRe
     const env = { ...testSecrets, SUPABASE_ANON_KEY: testAnonKey, ...sharedStackLimits, DATABASE_URL: databaseUrl };
     const config = loadConfig(new Map(Object.entries(env)));
     const users = await signedInUsers(databaseUrl, functionPathSettings.users, "path");
+    const load = {
+      databaseUrl,
+      users,
+      poolSize: config.dbPoolMax,
+      connections: 2 * config.dbPoolMax,
+      seconds,
+      rounds: functionPathSettings.rounds,
+      statementTimeoutMs: config.statementTimeoutMs,
+    };
     const stack = await startStack({ env });
+    let result: FunctionPathResult;
     try {
-      return await measureFunctionPath({
-        databaseUrl,
-        stackUrl: stack.baseUrl,
-        users,
-        poolSize: config.dbPoolMax,
-        connections: 2 * config.dbPoolMax,
-        seconds,
-        rounds: functionPathSettings.rounds,
-        statementTimeoutMs: config.statementTimeoutMs,
-        stackPid: stack.pid,
-      });
+      result = await measureFunctionPath({ ...load, stackUrl: stack.baseUrl, stackPid: stack.pid });
     } finally {
       await stack.stop();
     }
+    return { ...result, profile: await profileStack(load, env) };
   } finally {
     await scratch?.drop();
   }

@@ -102,14 +102,21 @@ export async function stopProcess(child: ChildProcess): Promise<void> {
 
 /** Starts `deno run dev/stack.ts` on a free port (with `openFilesLimit`, under that `ulimit -n`) and waits until it is ready. */
 export async function startStack(
-  options: { env?: Record<string, string>; databaseUrl?: string; openFilesLimit?: number } = {},
+  options: {
+    env?: Record<string, string>;
+    databaseUrl?: string;
+    openFilesLimit?: number;
+    /** More `deno run` flags, such as `--inspect` for a profile. */
+    denoFlags?: string[];
+  } = {},
 ): Promise<RunningStack> {
   const workDir = mkdtempSync(join(tmpdir(), "notes-stack-"));
   const logFile = join(workDir, "stack.log");
   // The stack writes its log straight to the file, so a test or benchmark process never spends
   // its own time relaying the stack's output.
   const logFd = openSync(logFile, "a");
-  const command = ["deno", ...stackDenoArgs];
+  const [run, ...rest] = stackDenoArgs;
+  const command = ["deno", run, ...(options.denoFlags ?? []), ...rest];
   // A descriptor limit of its own, as `ulimit -n` in the shell that starts it; `exec` keeps the pid Deno's.
   const child: ChildProcess = spawn(
     options.openFilesLimit ? "sh" : command[0],
