@@ -9,8 +9,10 @@ import { NotFoundError } from "./errors.ts";
 
 /**
  * A handler whose module loads on its first request, so a router starts without loading every route's libraries.
- * A load that fails is tried again by the next request. Write `load` as `() => import("<relative path>")`, the
- * specifier a literal on one line: the CLI's deploy finds the files to upload by matching that text.
+ * Concurrent first requests share one load. A load that fails rejects the request (`routeBySubpath` answers it with
+ * a 500 in its envelope), and the next request imports again; a module that threw while it ran stays failed, as the
+ * module system keeps its error. Write `load` as `() => import("<relative path>")`, the specifier a literal on one
+ * line: the CLI's deploy finds the files to upload by matching that text.
  */
 export function loadedOnFirstRequest(load: () => Promise<{ handler: Handler }>): Handler {
   let loading: Promise<Handler> | undefined;
@@ -39,12 +41,13 @@ export function subpathOf(url: string, functionName: string): string | undefined
  */
 export function routeBySubpath(functionName: string, routes: Record<string, Handler>): Handler {
   const methods = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"];
+  // Whatever its query, a path of no endpoint is a 404, and a route that failed a 500.
+  const anyQuery = Object.fromEntries(methods.map((method) => [method, z.looseObject({})]));
   const notFound = defineEndpoint({
     name: functionName,
     envelope: "auth",
     methods,
-    // Whatever its query, a path of no endpoint is a 404.
-    queries: Object.fromEntries(methods.map((method) => [method, z.looseObject({})])),
+    queries: anyQuery,
     handle: (req) => {
       throw new NotFoundError(
         "endpoint_not_found",
@@ -52,7 +55,18 @@ export function routeBySubpath(functionName: string, routes: Record<string, Hand
       );
     },
   });
-  return (req, info) => {
+  // A route that failed to load, answered as every endpoint answers a fault: a 500 in the envelope, logged.
+  const failed = (error: unknown) =>
+    defineEndpoint({
+      name: functionName,
+      envelope: "auth",
+      methods,
+      queries: anyQuery,
+      // The route's own checks never ran; the answer is the same 500 whatever the request held.
+      browserNavigation: true,
+      handle: () => Promise.reject(error),
+    });
+  return async (req, info) => {
     const subpath = subpathOf(req.url, functionName);
     const wildcard = subpath?.replace(/\/[^/]+$/, "/*");
     const route = subpath === undefined
@@ -62,6 +76,10 @@ export function routeBySubpath(functionName: string, routes: Record<string, Hand
       : wildcard !== undefined && Object.hasOwn(routes, wildcard)
       ? routes[wildcard]
       : undefined;
-    return (route ?? notFound)(req, info);
+    try {
+      return await (route ?? notFound)(req, info);
+    } catch (error) {
+      return await failed(error)(req, info);
+    }
   };
 }
