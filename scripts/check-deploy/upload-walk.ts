@@ -10,9 +10,17 @@
  * ```
  */
 
-/** The CLI's pattern, as written in Go (RE2 and JavaScript agree on it): a static import or export, or `import("…")`. */
-const importPathPattern =
-  /(?:import|export)\s+(?:type\s+)?(?:{[^{}]+}|.*?)\s*(?:from)?\s*['"](.*?)['"]|import\(\s*['"](.*?)['"]\)/gi;
+/**
+ * The CLI's pattern, `(?i)(?:import|export)\s+(?:type\s+)?(?:{[^{}]+}|.*?)\s*(?:from)?\s*['"](.*?)['"]|import\(\s*['"](.*?)['"]\)`,
+ * with Go's meaning of `\s` (ASCII space, tab, line feed, form feed, carriage return) and `.` (anything but a line
+ * feed) written out, as JavaScript's `\s` and `.` would match other characters.
+ */
+const space = "[\\t\\n\\f\\r ]";
+const importPathPattern = new RegExp(
+  `(?:import|export)${space}+(?:type${space}+)?(?:{[^{}]+}|[^\\n]*?)${space}*(?:from)?${space}*['"]([^\\n]*?)['"]` +
+    `|import\\(${space}*['"]([^\\n]*?)['"]\\)`,
+  "gi",
+);
 
 /** The specifiers the CLI's upload walk finds in `source`, trimmed as it trims them. */
 export function uploadWalkSpecifiers(source: string): string[] {

@@ -23,6 +23,8 @@ describe("uploadWalkSpecifiers", () => {
       `);`,
       "const computed = await import(`../${name}/handler.ts`);",
       `const closedLate = await import("./closed-late.ts" );`,
+      // Go's \s is ASCII whitespace only: a no-break space is not one.
+      `const spacedOddly = await import(\u00a0"./no-break-space.ts");`,
     ].join("\n");
     expect(uploadWalkSpecifiers(source)).toEqual([]);
   });
