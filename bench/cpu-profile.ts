@@ -76,14 +76,15 @@ export async function profileDuring<T>(
   }
 }
 
-const repositoryFolder = /\/(supabase\/functions\/[^/]+|dev|shared)\/(?:([^/]+)\/)?/;
+const repositoryRoot = new URL("../", import.meta.url).href;
+const repositoryFolder = /^(supabase\/functions\/[^/]+|dev|shared)\/(?:([^/]+)\/)?/;
 const npmPackage = /\/node_modules\/(?:\.deno\/[^/]+\/node_modules\/)?((?:@[^/]+\/)?[^/]+)\//;
 
 /** The module a frame's code belongs to, or undefined for a frame of Deno's runtime or V8 that no module owns. */
 function moduleOf({ url }: CallFrame): string | undefined {
   const npm = npmPackage.exec(url);
   if (npm) return `npm ${npm[1]}`;
-  const own = repositoryFolder.exec(url);
+  const own = url.startsWith(repositoryRoot) ? repositoryFolder.exec(url.slice(repositoryRoot.length)) : null;
   if (!own) return undefined;
   // _shared/ by concern folder; a function's own folder, dev/ and shared/ as a whole.
   return own[1] === "supabase/functions/_shared" && own[2] ? `_shared/${own[2]}` : own[1].replace(/^supabase\//, "");
@@ -116,7 +117,8 @@ export function summarizeProfile(profile: CpuProfile): ProfileSummary {
   profile.samples.forEach((id, index) => {
     const frame = byId.get(id)!.callFrame;
     if (frame.functionName === "(idle)") return;
-    const micros = profile.timeDeltas[index] ?? 0;
+    // A delta is the time since the sample before; a sample's own time runs until the next (as DevTools counts it).
+    const micros = profile.timeDeltas[index + 1] ?? 0;
     busy += micros;
     const module = moduleOf(frame) ?? runtimePartOf(frame);
     modules.set(module, (modules.get(module) ?? 0) + micros);
