@@ -404,7 +404,7 @@ async function main() {
   log(`notes-create over ${functionPathSettings.users} users against pgbench of its transaction:`);
   const functionPath = await benchFunctionPath(settings.functionPathSeconds);
   log("Attachment uploads against the disk:");
-  const uploads = await measureUploadThroughput({ megabytes: 8, rounds: 5 });
+  const uploads = await measureUploadThroughput({ mebibytes: 6, rounds: 5 });
   const { comparisons, servers, variants, loginHashing, flood, roundTrips, firstPages, coldStarts, liveUpdates } =
     postgresRun;
   const record = {

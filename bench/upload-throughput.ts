@@ -1,12 +1,12 @@
 /**
  * Upload throughput of attachments against the disk's own: the same bytes put through the service (reserve, PUT to
  * the signed URL of the stack's store, complete) and copied to the same disk with one `writeFile`, each several
- * times, in MB/s. Run by `npm run bench` and alone by `npm run bench:uploads`, each on a stack of its own on
+ * times, in MiB/s. The file is 6 MiB, the largest that goes up in one PUT (a larger one goes in resumable parts). Run by `npm run bench` and alone by `npm run bench:uploads`, each on a stack of its own on
  * embedded PGlite, so nothing else loads the disk.
  *
  * @example
  * ```ts
- * const result = await measureUploadThroughput({ megabytes: 8, rounds: 5 });
+ * const result = await measureUploadThroughput({ mebibytes: 6, rounds: 5 });
  * ```
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -18,19 +18,19 @@ import { median } from "./load.ts";
 import { send } from "./requests.ts";
 
 export interface UploadThroughput {
-  megabytes: number;
+  mebibytes: number;
   rounds: number;
-  /** Median MB/s of the whole upload: reserve, PUT, complete. */
+  /** Median MiB/s of the whole upload: reserve, PUT, complete. */
   uploadMbPerSecond: number;
-  /** Median MB/s of one `writeFile` of the same bytes to the same temporary folder's disk. */
+  /** Median MiB/s of one `writeFile` of the same bytes to the same temporary folder's disk. */
   diskMbPerSecond: number;
 }
 
-/** Uploads `megabytes` of image bytes `rounds` times and writes them as often to the disk; medians of each. */
+/** Uploads `mebibytes` of image bytes `rounds` times and writes them as often to the disk; medians of each. */
 export async function measureUploadThroughput(
-  options: { megabytes: number; rounds: number },
+  options: { mebibytes: number; rounds: number },
 ): Promise<UploadThroughput> {
-  const bytes = new Uint8Array(options.megabytes * 1_048_576).map((_, index) => index % 251);
+  const bytes = new Uint8Array(options.mebibytes * 1_048_576).map((_, index) => index % 251);
   bytes.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
   const stack = await startStack({
     env: { ...testSecrets, SUPABASE_ANON_KEY: testAnonKey, ATTACHMENT_MAX_BYTES: String(bytes.length) },
@@ -65,8 +65,11 @@ export async function measureUploadThroughput(
       });
       const { attachment, upload } = reserved.body.data as {
         attachment: { id: string };
-        upload: { url: string; headers: Record<string, string> };
+        upload: { url: string; method: string; headers: Record<string, string> };
       };
+      if (upload.method !== "PUT") {
+        throw new Error(`a ${options.mebibytes} MiB file was answered a ${upload.method} upload`);
+      }
       const put = await fetch(upload.url, { method: "PUT", headers: upload.headers, body: bytes });
       await put.body?.cancel();
       if (!put.ok) throw new Error(`the store answered ${put.status}`);
@@ -84,8 +87,8 @@ export async function measureUploadThroughput(
     }
     return {
       ...options,
-      uploadMbPerSecond: options.megabytes / median(uploadSeconds),
-      diskMbPerSecond: options.megabytes / median(diskSeconds),
+      uploadMbPerSecond: options.mebibytes / median(uploadSeconds),
+      diskMbPerSecond: options.mebibytes / median(diskSeconds),
     };
   } finally {
     await stack.stop();
@@ -96,7 +99,7 @@ export async function measureUploadThroughput(
 /** The result as a table. */
 export function uploadThroughputTable(result: UploadThroughput): string {
   return markdownTable(
-    ["Path", `MB/s (${result.megabytes} MB, median of ${result.rounds})`],
+    ["Path", `MiB/s (${result.mebibytes} MiB, median of ${result.rounds})`],
     [
       ["Upload: reserve, PUT to the store's signed URL, complete", result.uploadMbPerSecond.toFixed(0)],
       ["The same bytes written to the same disk", result.diskMbPerSecond.toFixed(0)],
@@ -106,7 +109,7 @@ export function uploadThroughputTable(result: UploadThroughput): string {
 }
 
 if (import.meta.main) {
-  const result = await measureUploadThroughput({ megabytes: 8, rounds: 5 });
+  const result = await measureUploadThroughput({ mebibytes: 6, rounds: 5 });
   console.log("## Attachment upload throughput against the disk\n");
   console.log(uploadThroughputTable(result));
 }
