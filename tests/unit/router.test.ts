@@ -7,9 +7,9 @@ describe("routeBySubpath with routes loaded on their first request", () => {
   it("loads a route once for concurrent first requests, and answers from it", async () => {
     let loads = 0;
     const handler = routeBySubpath("auth", {
-      "/ready": loadedOnFirstRequest(async () => {
+      "/ready": loadedOnFirstRequest(() => {
         loads++;
-        return { handler: () => Promise.resolve(new Response("from the route")) };
+        return Promise.resolve({ handler: () => Promise.resolve(new Response("from the route")) });
       }),
     });
     const answers = await Promise.all([handler(post("/ready")), handler(post("/ready"))]);
