@@ -105,11 +105,14 @@ export function summarizeProfile(profile: CpuProfile): ProfileSummary {
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const parentOf = new Map<number, number>();
   for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id);
+  // A node's owner is its own module or its parent's owner, found once per node, not once per sample.
+  const ownerByNode = new Map<number, string | undefined>();
   const ownerOf = (id: number): string | undefined => {
-    for (let at: number | undefined = id; at !== undefined; at = parentOf.get(at)) {
-      const owner = moduleOf(byId.get(at)!.callFrame);
-      if (owner) return owner;
+    if (!ownerByNode.has(id)) {
+      const parent = parentOf.get(id);
+      ownerByNode.set(id, moduleOf(byId.get(id)!.callFrame) ?? (parent === undefined ? undefined : ownerOf(parent)));
     }
+    return ownerByNode.get(id);
   };
   const modules = new Map<string, number>();
   const owners = new Map<string, number>();
