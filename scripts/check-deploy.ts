@@ -116,6 +116,17 @@ function relative(url: string): string {
 }
 
 /** Problems in one function's import graph, and the repository files it reaches (what the CLI uploads). */
+/** What the CLI's upload walk finds in each module, read once however many functions import it. */
+const walkedByModule = new Map<string, Set<string>>();
+function walkedFrom(specifier: string): Set<string> {
+  let walked = walkedByModule.get(specifier);
+  if (!walked) {
+    walked = new Set(uploadWalkSpecifiers(Deno.readTextFileSync(new URL(specifier))));
+    walkedByModule.set(specifier, walked);
+  }
+  return walked;
+}
+
 function checkGraph(
   name: string,
   modules: ModuleInfo[],
@@ -134,7 +145,7 @@ function checkGraph(
       module.kind !== "esm" || !module.specifier.startsWith(functionsDir.href)
     ) continue;
     files.push(relative(module.specifier));
-    const walked = new Set(uploadWalkSpecifiers(Deno.readTextFileSync(new URL(module.specifier))));
+    const walked = walkedFrom(module.specifier);
     for (const dependency of module.dependencies ?? []) {
       const from = `${name}: ${relative(module.specifier)} imports "${dependency.specifier}"`;
       const { specifier } = dependency;
