@@ -1,8 +1,9 @@
 /**
  * Upload throughput of attachments against the disk's own: the same bytes put through the service (reserve, PUT to
  * the signed URL of the stack's store, complete) and copied to the same disk with one `writeFile`, each several
- * times, in MiB/s. The file is 6 MiB, the largest that goes up in one PUT (a larger one goes in resumable parts). Run by `npm run bench` and alone by `npm run bench:uploads`, each on a stack of its own on
- * embedded PGlite, so nothing else loads the disk.
+ * times, in MiB/s. The file is 6 MiB, the largest that goes up in one PUT (a larger one goes in resumable parts).
+ * Run by `npm run bench` and alone by `npm run bench:uploads`, each on a stack of its own on embedded PGlite, so
+ * nothing else loads the disk.
  *
  * @example
  * ```ts
@@ -21,9 +22,9 @@ export interface UploadThroughput {
   mebibytes: number;
   rounds: number;
   /** Median MiB/s of the whole upload: reserve, PUT, complete. */
-  uploadMbPerSecond: number;
+  uploadMibPerSecond: number;
   /** Median MiB/s of one `writeFile` of the same bytes to the same temporary folder's disk. */
-  diskMbPerSecond: number;
+  diskMibPerSecond: number;
 }
 
 /** Uploads `mebibytes` of image bytes `rounds` times and writes them as often to the disk; medians of each. */
@@ -87,8 +88,8 @@ export async function measureUploadThroughput(
     }
     return {
       ...options,
-      uploadMbPerSecond: options.mebibytes / median(uploadSeconds),
-      diskMbPerSecond: options.mebibytes / median(diskSeconds),
+      uploadMibPerSecond: options.mebibytes / median(uploadSeconds),
+      diskMibPerSecond: options.mebibytes / median(diskSeconds),
     };
   } finally {
     await stack.stop();
@@ -101,9 +102,9 @@ export function uploadThroughputTable(result: UploadThroughput): string {
   return markdownTable(
     ["Path", `MiB/s (${result.mebibytes} MiB, median of ${result.rounds})`],
     [
-      ["Upload: reserve, PUT to the store's signed URL, complete", result.uploadMbPerSecond.toFixed(0)],
-      ["The same bytes written to the same disk", result.diskMbPerSecond.toFixed(0)],
-      ["Upload against the disk", `${(result.uploadMbPerSecond / result.diskMbPerSecond).toFixed(2)}x`],
+      ["Upload: reserve, PUT to the store's signed URL, complete", result.uploadMibPerSecond.toFixed(0)],
+      ["The same bytes written to the same disk", result.diskMibPerSecond.toFixed(0)],
+      ["Upload against the disk", `${(result.uploadMibPerSecond / result.diskMibPerSecond).toFixed(2)}x`],
     ],
   );
 }
