@@ -36,11 +36,26 @@ export async function writeCluster(file: string, prepare: (url: string) => Promi
   const database = await serve(db);
   try {
     await prepare(database.url);
+    await trimForSuites(db);
     const cluster = await db.dumpDataDir("none");
     await writeFile(file, new Uint8Array(await cluster.arrayBuffer()));
   } finally {
     await database.drop();
   }
+}
+
+/**
+ * Leaves a cluster only what a suite database uses. Starting one unpacks every file of the cluster and zeroes its
+ * shared buffers, and a run starts one for every suite with a stack of its own. The two template databases are 14 of
+ * the cluster's 43 MB and serve only CREATE DATABASE, which no suite runs on an embedded database; 128 MB of buffers
+ * hold data of a few megabytes. A suite database then starts in about half the CPU time (medians of six first
+ * starts: 1.6 s against 3.0 s). Takes effect at the next start, from the written cluster.
+ */
+async function trimForSuites(db: PGlite): Promise<void> {
+  await db.exec(`alter system set shared_buffers = '16MB'`);
+  await db.exec(`update pg_database set datistemplate = false where datname in ('template0', 'template1')`);
+  await db.exec(`drop database template0`);
+  await db.exec(`drop database template1`);
 }
 
 /**

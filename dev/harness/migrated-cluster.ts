@@ -4,8 +4,8 @@
  * written cluster under one, and a run starts dozens of databases. It is
  * written once, by a stack started on an empty cluster (which migrates it, as
  * any stack would), and kept in `node_modules/.cache/` under a key made of
- * what it is built from: PGlite's version, the local bootstrap and every
- * migration. A changed migration makes a new one; `npm ci` removes them all.
+ * what it is built from: PGlite's version, the local bootstrap, the code that
+ * writes it and every migration. A changed migration makes a new one; `npm ci` removes them all.
  */
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
@@ -23,6 +23,8 @@ function keyOfSchema(): string {
     JSON.parse(readFileSync(join(repoRoot, "node_modules/@electric-sql/pglite/package.json"), "utf8")).version,
   );
   hash.update(readFileSync(join(repoRoot, "dev/bootstrap.sql")));
+  // How a cluster is written (what it keeps of PGlite's initdb).
+  hash.update(readFileSync(join(repoRoot, "dev/harness/embedded-database.ts")));
   const migrations = join(repoRoot, "supabase/migrations");
   for (const name of readdirSync(migrations).filter((name) => name.endsWith(".sql")).sort()) {
     hash.update(name);
