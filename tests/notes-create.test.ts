@@ -1,6 +1,7 @@
-import { beforeAll, describe, expect, it } from "vitest";
+import { connect } from "node:net";
+import { beforeAll, describe, expect, inject, it } from "vitest";
 import { limits, titleOrContentRequired } from "../supabase/functions/_shared/contract/mod.ts";
-import { call, type RegisteredUser, registerUser } from "./support/api.ts";
+import { anonKey, call, type RegisteredUser, registerUser } from "./support/api.ts";
 import { allNotes, createNote, expectNotesError, noteEnvelope } from "./support/notes.ts";
 
 let ada: RegisteredUser;
@@ -92,4 +93,46 @@ describe("POST /notes-create", () => {
     expect(expectNotesError(response, 413)).toMatch(/at most/);
     expect(await allNotes(ada)).toHaveLength(before);
   });
+
+  // The body's first part leaves at once and its last a moment later, as from a slow uplink. A server that answered
+  // 413 and closed with those last bytes unread would reset the connection: their write fails (EPIPE), and fetch, in
+  // one run of ten, reported "fetch failed" instead of the 413.
+  it.each(
+    [
+      ["by its declared length, before reading it", "length"],
+      ["once more than 1 MiB of a chunked body has arrived", "chunked"],
+    ] as const,
+  )(
+    "takes the rest of a body refused %s before answering 413, so a client still sending gets it, not a reset",
+    async (_, framing) => {
+      const oversized = Buffer.alloc(limits.bodyMaxBytes + 4096, "x");
+      const chunk = (bytes: Buffer) =>
+        Buffer.concat([Buffer.from(`${bytes.byteLength.toString(16)}\r\n`), bytes, Buffer.from("\r\n")]);
+      const [first, last] = framing === "length"
+        ? [oversized.subarray(0, 64 * 1024), oversized.subarray(64 * 1024)]
+        : [chunk(oversized), Buffer.concat([chunk(Buffer.alloc(64 * 1024, "x")), Buffer.from("0\r\n\r\n")])];
+      const { hostname, port, pathname } = new URL(`${inject("baseUrl")}/notes-create`);
+      const socket = connect(Number(port), hostname);
+      let answer = "";
+      socket.on("data", (received) => answer += received.toString());
+      const closed = new Promise((resolve) => socket.on("close", resolve));
+      const lastWrite = new Promise<string>((resolve) => {
+        socket.on("error", (error: NodeJS.ErrnoException) => resolve(error.code ?? "error"));
+        socket.on("connect", () => {
+          socket.write(
+            `POST ${pathname} HTTP/1.1\r\nHost: ${hostname}\r\napikey: ${anonKey}\r\n` +
+              `Authorization: Bearer ${ada.accessToken}\r\nContent-Type: application/json\r\nConnection: close\r\n` +
+              (framing === "length"
+                ? `Content-Length: ${oversized.byteLength}\r\n\r\n`
+                : "Transfer-Encoding: chunked\r\n\r\n"),
+          );
+          socket.write(first);
+          setTimeout(() => socket.write(last, (error) => resolve(error ? "failed" : "sent")), 300);
+        });
+      });
+      expect(await lastWrite).toBe("sent");
+      await closed;
+      expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+    },
+  );
 });

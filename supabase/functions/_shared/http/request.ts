@@ -47,6 +47,38 @@ export function validate<S extends z.ZodType>(schema: S, input: unknown): z.outp
 const wholeBodyMaxBytes = 64 * 1024;
 
 /**
+ * How much of a refused body is still read, and dropped, before the 413 goes out. The runtime resets a connection it
+ * closes with bytes unread, so a client still sending would get the reset instead of the refusal (fetch's "fetch
+ * failed", EPIPE). The reading comes before the answer: read in the background after it, the rest was reset all the
+ * same. Past this size the connection is let go as before, rather than take more to refuse.
+ */
+const refusedBodyReadMaxBytes = 4 * 1024 * 1024;
+
+/** Reads and drops `body`, for at most `timeoutMs`. */
+async function discardBody(body: ReadableStream<Uint8Array>, timeoutMs: number): Promise<void> {
+  const reader = body.getReader();
+  const deadline = setTimeout(() => reader.cancel().catch(() => {}), timeoutMs);
+  try {
+    await discardRest(reader, refusedBodyReadMaxBytes);
+  } finally {
+    clearTimeout(deadline);
+  }
+}
+
+/** Reads and drops what `reader` still has, up to `allowance` bytes; a failed read (the deadline, a hang-up) ends it. */
+async function discardRest(reader: ReadableStreamDefaultReader<Uint8Array>, allowance: number): Promise<void> {
+  try {
+    for (let left = allowance; left > 0;) {
+      const read = await reader.read();
+      if (read.done) return;
+      left -= read.value.byteLength;
+    }
+  } catch {
+    // The refusal stands whatever became of the rest.
+  }
+}
+
+/**
  * Reads the body within `maxBytes` and `timeoutMs`. Throws 413 past the limit,
  * 408 when the body has not fully arrived in time, and `ClientAbortedError`
  * when the client hangs up.
@@ -54,7 +86,10 @@ const wholeBodyMaxBytes = 64 * 1024;
 async function readLimitedBytes(req: Request, maxBytes: number, timeoutMs: number): Promise<Uint8Array> {
   const length = req.headers.get("content-length");
   const declared = Number(length ?? "0");
-  if (declared > maxBytes) throw new PayloadTooLargeError(maxBytes);
+  if (declared > maxBytes) {
+    if (declared <= refusedBodyReadMaxBytes && req.body) await discardBody(req.body, timeoutMs);
+    throw new PayloadTooLargeError(maxBytes);
+  }
   // Checked before `req.body` is touched: reading that makes the runtime build a stream, which a whole read avoids.
   if (length !== null && declared <= wholeBodyMaxBytes) return await readWholeBody(req, timeoutMs);
   if (!req.body) return new Uint8Array(0);
@@ -110,7 +145,10 @@ async function readBodyChunks(
       if (read.done) break;
       const chunk = read.value;
       // Content-Length can be absent or wrong (chunked uploads), so count what arrives.
-      if (size + chunk.byteLength > maxBytes) throw new PayloadTooLargeError(maxBytes);
+      if (size + chunk.byteLength > maxBytes) {
+        await discardRest(reader, refusedBodyReadMaxBytes - size - chunk.byteLength);
+        throw new PayloadTooLargeError(maxBytes);
+      }
       if (size + chunk.byteLength > buffer.byteLength) {
         const grown = new Uint8Array(Math.min(maxBytes, Math.max(1024, 2 * (size + chunk.byteLength))));
         grown.set(buffer.subarray(0, size));
