@@ -46,14 +46,39 @@ describe("readJsonBody", () => {
     }
   });
 
-  it("refuses a declared Content-Length over 1 MiB before reading anything", async () => {
-    const request = post("{}", {
-      "Content-Type": "application/json",
-      "Content-Length": String(limits.bodyMaxBytes + 1),
+  it("refuses a declared Content-Length over 1 MiB, reading the rest first only while it may still be arriving", async () => {
+    const declared = (bytes: number, more: Record<string, string> = {}) =>
+      post("{}", { "Content-Type": "application/json", "Content-Length": String(bytes), ...more });
+    // Up to 4 MiB the rest is read, so the client gets the 413 rather than a connection reset.
+    const read = declared(limits.bodyMaxBytes + 1);
+    expect((await failure(readJsonBody(read, anyObject))).status).toBe(413);
+    expect(read.bodyUsed).toBe(true);
+    // Past that, or when the client waits for 100 Continue before sending, nothing is read.
+    for (
+      const unread of [declared(4 * 1024 * 1024 + 1), declared(limits.bodyMaxBytes + 1, { Expect: "100-continue" })]
+    ) {
+      expect((await failure(readJsonBody(unread, anyObject))).status).toBe(413);
+      expect(unread.bodyUsed).toBe(false);
+    }
+  });
+
+  it("still refuses with 413 a declared body whose rest never comes, once the body's time is up", async () => {
+    const never = new ReadableStream<Uint8Array>({ pull: () => new Promise(() => {}) });
+    const request = post(never, { "Content-Type": "application/json", "Content-Length": String(2 * 1024 * 1024) });
+    expect((await failure(readJsonBody(request, anyObject, 100))).status).toBe(413);
+  });
+
+  it("counts the bytes of a chunked body that also declares a small Content-Length", async () => {
+    const chunk = new Uint8Array(256 * 1024).fill(0x20);
+    let chunks = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (chunks++ === 5) return controller.close();
+        controller.enqueue(chunk);
+      },
     });
-    const error = await failure(readJsonBody(request, anyObject));
-    expect(error.status).toBe(413);
-    expect(request.bodyUsed).toBe(false);
+    const headers = { "Content-Type": "application/json", "Content-Length": "10", "Transfer-Encoding": "chunked" };
+    expect((await failure(readJsonBody(post(stream, headers), anyObject))).status).toBe(413);
   });
 
   it("counts the bytes that arrive when no length is declared", async () => {

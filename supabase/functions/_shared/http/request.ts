@@ -50,7 +50,8 @@ const wholeBodyMaxBytes = 64 * 1024;
  * How much of a refused body is still read, and dropped, before the 413 goes out. The runtime resets a connection it
  * closes with bytes unread, so a client still sending would get the reset instead of the refusal (fetch's "fetch
  * failed", EPIPE). The reading comes before the answer: read in the background after it, the rest was reset all the
- * same. Past this size the connection is let go as before, rather than take more to refuse.
+ * same. A body declared larger is not read at all, and one that passes this while arriving is read no further: their
+ * connections go as before, rather than take more to refuse.
  */
 const refusedBodyReadMaxBytes = 4 * 1024 * 1024;
 
@@ -84,10 +85,13 @@ async function discardRest(reader: ReadableStreamDefaultReader<Uint8Array>, allo
  * when the client hangs up.
  */
 async function readLimitedBytes(req: Request, maxBytes: number, timeoutMs: number): Promise<Uint8Array> {
-  const length = req.headers.get("content-length");
+  // A chunked body's framing overrides a Content-Length beside it (RFC 9112, 6.3), which then says nothing of its size.
+  const length = req.headers.has("transfer-encoding") ? null : req.headers.get("content-length");
   const declared = Number(length ?? "0");
   if (declared > maxBytes) {
-    if (declared <= refusedBodyReadMaxBytes && req.body) await discardBody(req.body, timeoutMs);
+    // A client that asked to be told first (`Expect: 100-continue`) sends nothing unless the body is read.
+    const beingSent = req.headers.get("expect")?.toLowerCase() !== "100-continue";
+    if (beingSent && declared <= refusedBodyReadMaxBytes && req.body) await discardBody(req.body, timeoutMs);
     throw new PayloadTooLargeError(maxBytes);
   }
   // Checked before `req.body` is touched: reading that makes the runtime build a stream, which a whole read avoids.
