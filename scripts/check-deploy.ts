@@ -115,7 +115,6 @@ function relative(url: string): string {
   return url.startsWith(repoRoot.href) ? url.slice(repoRoot.href.length) : url;
 }
 
-/** Problems in one function's import graph, and the repository files it reaches (what the CLI uploads). */
 /** What the CLI's upload walk finds in each module, read once however many functions import it. */
 const walkedByModule = new Map<string, Set<string>>();
 function walkedFrom(specifier: string): Set<string> {
@@ -127,6 +126,7 @@ function walkedFrom(specifier: string): Set<string> {
   return walked;
 }
 
+/** Problems in one function's import graph, and the repository files it reaches (what the CLI uploads). */
 function checkGraph(
   name: string,
   modules: ModuleInfo[],
