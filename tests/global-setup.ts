@@ -2,7 +2,9 @@
  * One stack for the whole run: on a fresh embedded PGlite by default (started
  * from the migrated cluster every suite database of the run starts from), or on a
  * fresh PostgreSQL database with TEST_DATABASE=postgres (or on a database
- * given in TEST_DATABASE_URL, e.g. one prepared by `npm run db:push`). With
+ * given in TEST_DATABASE_URL, e.g. one prepared by `npm run db:push`), which the
+ * stack migrates; a PostgreSQL run's suite databases are copies of a template
+ * database migrated once for the run. With
  * TEST_POOLER=pgbouncer the stack reaches that database through PgBouncer in
  * transaction mode; the tests' own SQL still connects directly.
  */
@@ -11,6 +13,7 @@ import { startEmbeddedDatabase, type SuiteDatabase } from "../dev/harness/embedd
 import { migratedClusterFile } from "../dev/harness/migrated-cluster.ts";
 import { type RunningPooler, startPgBouncer } from "../dev/harness/pgbouncer.ts";
 import {
+  createMigratedTemplate,
   createScratchDatabase,
   type RunningStack,
   runUsesPostgres,
@@ -26,6 +29,8 @@ declare module "vitest" {
     databaseUrl: string | undefined;
     /** On an embedded run, the migrated PGlite cluster every suite database starts from. */
     migratedCluster: string | undefined;
+    /** On a PostgreSQL run, the migrated database every suite database is copied from. */
+    migratedTemplate: string | undefined;
   }
 }
 
@@ -40,14 +45,17 @@ export default async function setup(project: TestProject) {
   let pooler: RunningPooler | undefined;
   let embedded: SuiteDatabase | undefined;
   let stack: RunningStack | undefined;
+  let template: Awaited<ReturnType<typeof createMigratedTemplate>> | undefined;
   const migratedCluster = runUsesPostgres() ? undefined : await migratedClusterFile();
   const teardown = async () => {
     await stack?.stop();
     await pooler?.stop();
     await embedded?.drop();
     await scratch?.drop();
+    await template?.drop();
   };
   try {
+    template = runUsesPostgres() ? await createMigratedTemplate() : undefined;
     pooler = process.env.TEST_POOLER === "pgbouncer" && databaseUrl ? await startPgBouncer(databaseUrl) : undefined;
     embedded = migratedCluster ? await startEmbeddedDatabase(migratedCluster) : undefined;
     stack = await startStack({
@@ -74,5 +82,6 @@ export default async function setup(project: TestProject) {
   project.provide("logFile", stack.logFile);
   project.provide("databaseUrl", databaseUrl);
   project.provide("migratedCluster", migratedCluster);
+  project.provide("migratedTemplate", template?.name);
   return teardown;
 }

@@ -53,15 +53,19 @@ export interface RunningStack {
 
 const adminUrl = process.env.TEST_PG_ADMIN_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 
-/** Creates an empty PostgreSQL database for one run and returns its URL and a dropper. */
-export async function createScratchDatabase(prefix: string) {
+/**
+ * Creates a PostgreSQL database for one run, empty or, with `template`, a copy of that database, and returns its URL
+ * and a dropper.
+ */
+export async function createScratchDatabase(prefix: string, template?: string) {
   const name = `${prefix}_${Date.now()}_${process.pid}`;
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database "${name}"`);
+  await admin.unsafe(`create database "${name}"${template ? ` template "${template}"` : ""}`);
   await admin.end();
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   return {
+    name,
     url: url.toString(),
     async drop() {
       const dropper = postgres(adminUrl, { max: 1, onnotice: () => {} });
@@ -69,6 +73,23 @@ export async function createScratchDatabase(prefix: string) {
       await dropper.end();
     },
   };
+}
+
+/**
+ * A PostgreSQL database with the schema applied, migrated by a stack as any stack migrates its database, for a run's
+ * suite databases to be copied from: a stack migrating an empty database of its own spends about 0.4 s on an idle
+ * machine and seconds on a busy one, and a run starts dozens; a copy takes under 0.1 s. Nothing may connect to it
+ * while it is copied, so only `createSuiteDatabase` names it.
+ */
+export async function createMigratedTemplate(): Promise<{ name: string; drop(): Promise<void> }> {
+  const template = await createScratchDatabase("notes_template");
+  try {
+    await (await startStack({ databaseUrl: template.url })).stop();
+  } catch (error) {
+    await template.drop();
+    throw error;
+  }
+  return template;
 }
 
 /**
@@ -82,13 +103,16 @@ export function runUsesPostgres(): boolean {
 }
 
 /**
- * A database for a suite that starts a stack of its own: a scratch
- * PostgreSQL database on a PostgreSQL run, else an embedded PGlite (started
- * from `cluster`, a file `writeCluster` wrote, when given).
+ * A database for a suite that starts a stack of its own: on a PostgreSQL run a scratch database, copied from
+ * `from.template` (written by `createMigratedTemplate`) when given; else an embedded PGlite, started from
+ * `from.cluster` (a file `writeCluster` wrote) when given.
  */
-export async function createSuiteDatabase(prefix: string, cluster?: string): Promise<SuiteDatabase> {
-  if (!runUsesPostgres()) return await startEmbeddedDatabase(cluster);
-  return { ...(await createScratchDatabase(prefix)), embedded: false };
+export async function createSuiteDatabase(
+  prefix: string,
+  from: { cluster?: string; template?: string } = {},
+): Promise<SuiteDatabase> {
+  if (!runUsesPostgres()) return await startEmbeddedDatabase(from.cluster);
+  return { ...(await createScratchDatabase(prefix, from.template)), embedded: false };
 }
 
 /** Sends SIGTERM to `child`, unless it has exited already, and waits until it has. */

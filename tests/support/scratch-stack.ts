@@ -3,9 +3,9 @@
  * the suite can also read and change with SQL: to shift a limit's window into
  * the past instead of waiting for it, to suspend or delete an account as an
  * operator would, or to compare the tables before and after a request. The
- * database is a scratch PostgreSQL database on a PostgreSQL run and an
- * embedded PGlite otherwise (dev/harness/embedded-database.ts), so these
- * suites need no PostgreSQL. It is dropped when the stack stops.
+ * database is a scratch PostgreSQL database on a PostgreSQL run (a copy
+ * of the run's migrated template) and an embedded PGlite otherwise
+ * (dev/harness/embedded-database.ts), so these suites need no PostgreSQL. It is dropped when the stack stops.
  */
 import postgres from "postgres";
 import { inject } from "vitest";
@@ -53,7 +53,10 @@ export async function startScratchStack(
     poll?: boolean;
   } = {},
 ): Promise<ScratchStack> {
-  const database = await createSuiteDatabase(prefix, inject("migratedCluster"));
+  const database = await createSuiteDatabase(prefix, {
+    cluster: inject("migratedCluster"),
+    template: inject("migratedTemplate"),
+  });
   let proxy: TcpProxy | undefined;
   let pooler: RunningPooler | undefined;
   let stack: RunningStack;
