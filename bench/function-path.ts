@@ -8,7 +8,13 @@
  * binds them, for a random one of the same users. pgbench has as many clients
  * as the stack's pool has connections, so both sides hold the same number of
  * transactions open. Rounds alternate the two (pgbench, function, function,
- * pgbench) and the ratio is the median of the rounds'. Both load generators
+ * pgbench) and the ratio is the median of the rounds'. Between the two
+ * function runs of a round run two of the floor (`bench/baseline/server.ts`
+ * on a bare `Deno.serve`): the same transaction through the same pool, the
+ * claims read from the token unchecked, the body taken on trust, no
+ * envelope and no log line. Its ratio to pgbench is what Deno and the
+ * driver allow on this machine before any of the service's code runs; the
+ * function's ratio to it is what that code costs. Both load generators
  * are in C, so neither side pays for its driver's CPU more than the other
  * (autocannon, in Node, spends a large share of a core of its own), and in
  * the middle of each run the CPU time per request of the stack, of the
@@ -26,7 +32,7 @@
  *
  * @example
  * ```ts
- * const path = await measureFunctionPath({ databaseUrl, stackUrl, users, poolSize: 5, seconds: 10, rounds: 3 });
+ * const path = await measureFunctionPath({ databaseUrl, stack, floor, users, poolSize: 5, seconds: 10, rounds: 3, ... });
  * ```
  */
 import { decodeJwt } from "jose";
@@ -46,16 +52,25 @@ import {
   testSecrets,
 } from "../dev/harness/stack.ts";
 import { migrate } from "../dev/migrate.ts";
+import { startDeno } from "../dev/processes.ts";
 import { loadConfig } from "../supabase/functions/_shared/config/mod.ts";
 import { notesCallerCheck } from "../supabase/functions/_shared/db/caller-transactions.ts";
 import { insertNote } from "../supabase/functions/_shared/queries/notes.ts";
 
 export const functionPathSettings = { users: 1_000, rounds: 3 };
 
+/** A server wrk drives: its functions base URL (`.../functions/v1`) and its process, whose CPU time is counted. */
+export interface ServerUnderLoad {
+  name: "stack" | "floor";
+  url: string;
+  pid: number;
+}
+
 export interface FunctionPathInput {
   databaseUrl: string;
-  /** The stack's functions base URL (`.../functions/v1`). */
-  stackUrl: string;
+  /** The stack, and the floor on `Deno.serve`. */
+  stack: ServerUnderLoad;
+  floor: ServerUnderLoad;
   users: SignedInUser[];
   /** The stack's `DB_POOL_MAX`: pgbench's clients. */
   poolSize: number;
@@ -65,14 +80,12 @@ export interface FunctionPathInput {
   rounds: number;
   /** The statement timeout the function sets (`STATEMENT_TIMEOUT_MS`), sent as it sends it. */
   statementTimeoutMs: number;
-  /** The stack's process, whose CPU time per request is counted. */
-  stackPid: number;
 }
 
 /** CPU milliseconds per request (or per pgbench transaction) of each part, in the middle of a timed run. */
 export interface CpuPerRequest {
-  /** The stack's process, all its threads: none for pgbench. */
-  stack: number;
+  /** The process that answered the requests (the stack, or the floor), all its threads: none for pgbench. */
+  server: number;
   /** The database's server processes. */
   postgres: number;
   /** The load generator: wrk for the functions, pgbench for the database. */
@@ -82,12 +95,18 @@ export interface CpuPerRequest {
 export interface FunctionPathResult {
   users: number;
   functionRps: number[];
+  floorRps: number[];
   databaseTps: number[];
-  /** Per round: the functions' runs' CPU per request, and pgbench's runs' per transaction. */
+  /** Per round: the functions' and the floor's runs' CPU per request, and pgbench's runs' per transaction. */
   functionCpu: CpuPerRequest[];
+  floorCpu: CpuPerRequest[];
   databaseCpu: CpuPerRequest[];
+  /** Per round, the function's rate over pgbench's, and their median. */
   ratios: number[];
   ratio: number;
+  /** The same for the floor. */
+  floorRatios: number[];
+  floorRatio: number;
   /** Where the stack's CPU went in one more run, on a stack of its own started with its inspector open. */
   profile?: ProfileSummary;
 }
@@ -133,22 +152,28 @@ interface Run {
   cpu: CpuPerRequest;
 }
 
-/** Runs `load` (which answers its rate) while counting the CPU time of the stack, the database and `driver`. */
+/**
+ * Runs `load` (which answers its rate) while counting the CPU time of the server process `serverPid` (none for
+ * pgbench), the database and `driver`.
+ */
 async function countingCpu(
-  input: FunctionPathInput,
+  input: Pick<FunctionPathInput, "databaseUrl" | "seconds">,
   sql: postgres.Sql,
   driver: string,
-  withStack: boolean,
+  serverPid: number | undefined,
   load: Promise<number>,
 ): Promise<Run> {
   const database = new URL(input.databaseUrl).pathname.slice(1);
   const { result: rate, cpuPerSecond } = await cpuPerSecondDuring(load, input.seconds, {
-    stack: () => Promise.resolve(withStack ? [input.stackPid] : []),
+    server: () => Promise.resolve(serverPid === undefined ? [] : [serverPid]),
     postgres: () => backendPids(sql, database),
     driver: () => pidsNamed(driver),
   });
   const perRequest = (name: string) => cpuPerSecond[name] / rate;
-  return { rate, cpu: { stack: perRequest("stack"), postgres: perRequest("postgres"), driver: perRequest("driver") } };
+  return {
+    rate,
+    cpu: { server: perRequest("server"), postgres: perRequest("postgres"), driver: perRequest("driver") },
+  };
 }
 
 async function pgbenchRun(input: FunctionPathInput, sql: postgres.Sql, script: string): Promise<Run> {
@@ -158,33 +183,42 @@ async function pgbenchRun(input: FunctionPathInput, sql: postgres.Sql, script: s
     const clients = String(input.poolSize);
     const args = ["-M", "extended", "-c", clients, "-j", clients, "-T", String(input.seconds)];
     const tps = runPgbench(new URL(input.databaseUrl), file, args, { cwd: Deno.cwd() }).then(tpsOf);
-    return await countingCpu(input, sql, "pgbench", false, tps);
+    return await countingCpu(input, sql, "pgbench", undefined, tps);
   } finally {
     await Deno.remove(file);
   }
 }
 
-async function functionRun(input: FunctionPathInput, sql: postgres.Sql): Promise<Run> {
-  const rps = runWrk(`${input.stackUrl}/notes-create`, {
+/** The load wrk puts on a server, with how long it runs. */
+type WrkLoad = Pick<FunctionPathInput, "databaseUrl" | "users" | "connections" | "seconds">;
+
+/** wrk on `notes-create` of `server`. */
+async function functionRun(input: WrkLoad, sql: postgres.Sql, server: ServerUnderLoad): Promise<Run> {
+  const rps = runWrk(`${server.url}/notes-create`, {
     method: "POST",
     body: JSON.stringify({ title, content }),
     authorizations: input.users.map((user) => user.authorization),
     connections: input.connections,
     seconds: input.seconds,
   }).then(({ requestsPerSecond, failed }) => {
-    if (failed > 0) throw new Error(`notes-create failed ${failed} times`);
+    if (failed > 0) throw new Error(`notes-create of the ${server.name} failed ${failed} times`);
     return requestsPerSecond;
   });
-  return await countingCpu(input, sql, "wrk", true, rps);
+  return await countingCpu(input, sql, "wrk", server.pid, rps);
 }
 
 /** The mean of two runs' CPU per request, part by part. */
 function meanCpu(runs: Run[]): CpuPerRequest {
   const mean = (part: keyof CpuPerRequest) => runs.reduce((sum, run) => sum + run.cpu[part], 0) / runs.length;
-  return { stack: mean("stack"), postgres: mean("postgres"), driver: mean("driver") };
+  return { server: mean("server"), postgres: mean("postgres"), driver: mean("driver") };
 }
 
-/** Rounds of pgbench, function, function, pgbench; the ratio of each round and their median. */
+/** The mean rate of runs. */
+function meanRate(runs: Run[]): number {
+  return runs.reduce((sum, run) => sum + run.rate, 0) / runs.length;
+}
+
+/** Rounds of pgbench, function, floor, floor, function, pgbench; each round's ratios to pgbench and their medians. */
 export async function measureFunctionPath(input: FunctionPathInput): Promise<FunctionPathResult> {
   const sql = postgres(input.databaseUrl, { max: 1, onnotice: () => {} });
   try {
@@ -201,36 +235,49 @@ export async function measureFunctionPath(input: FunctionPathInput): Promise<Fun
   try {
     // A warm-up of each: the stack's pool open and its modules compiled, the server's caches filled.
     await pgbenchRun({ ...input, seconds: 2 }, sampler, script);
-    await functionRun({ ...input, seconds: 2 }, sampler);
+    await functionRun({ ...input, seconds: 2 }, sampler, input.stack);
+    await functionRun({ ...input, seconds: 2 }, sampler, input.floor);
     const result: FunctionPathResult = {
       users: input.users.length,
       functionRps: [],
+      floorRps: [],
       databaseTps: [],
       functionCpu: [],
+      floorCpu: [],
       databaseCpu: [],
       ratios: [],
       ratio: 0,
+      floorRatios: [],
+      floorRatio: 0,
     };
     for (let round = 0; round < input.rounds; round++) {
       const first = await pgbenchRun(input, sampler, script);
-      const functions = [await functionRun(input, sampler), await functionRun(input, sampler)];
-      const last = await pgbenchRun(input, sampler, script);
-      const tps = (first.rate + last.rate) / 2;
-      const rps = (functions[0].rate + functions[1].rate) / 2;
+      const firstFunction = await functionRun(input, sampler, input.stack);
+      const floors = [await functionRun(input, sampler, input.floor), await functionRun(input, sampler, input.floor)];
+      const functions = [firstFunction, await functionRun(input, sampler, input.stack)];
+      const databases = [first, await pgbenchRun(input, sampler, script)];
+      const tps = meanRate(databases);
       result.databaseTps.push(tps);
-      result.functionRps.push(rps);
+      result.functionRps.push(meanRate(functions));
+      result.floorRps.push(meanRate(floors));
       result.functionCpu.push(meanCpu(functions));
-      result.databaseCpu.push(meanCpu([first, last]));
-      result.ratios.push(rps / tps);
+      result.floorCpu.push(meanCpu(floors));
+      result.databaseCpu.push(meanCpu(databases));
+      result.ratios.push(meanRate(functions) / tps);
+      result.floorRatios.push(meanRate(floors) / tps);
     }
     result.ratio = median(result.ratios);
+    result.floorRatio = median(result.floorRatios);
     return result;
   } finally {
     await sampler.end({ timeout: 5 });
   }
 }
 
-/** The function path's result as Markdown tables: rates, CPU milliseconds per request of each part, and the profile. */
+/**
+ * The function path's result as Markdown tables: rates and ratios, CPU milliseconds per request of each part, and
+ * the profile.
+ */
 export function functionPathTable(result: FunctionPathResult): string {
   const ms = (value: number) => value.toFixed(2);
   const profile = result.profile
@@ -238,29 +285,30 @@ export function functionPathTable(result: FunctionPathResult): string {
       profileTable(result.profile)
     }`
     : "";
+  const cpu = (parts: CpuPerRequest) => `${ms(parts.server)} / ${ms(parts.postgres)} / ${ms(parts.driver)}`;
   return markdownTable(
     [
       "Round",
       "notes-create req/s",
+      "floor req/s",
       "pgbench tps of its transaction",
-      "Ratio",
-      "CPU ms per request: stack / Postgres / wrk",
+      "Ratio: function / floor",
+      "CPU ms per request, function: stack / Postgres / wrk",
+      "floor: floor / Postgres / wrk",
       "CPU ms per transaction: Postgres / pgbench",
     ],
     [
-      ...result.ratios.map((ratio, round) => {
-        const functions = result.functionCpu[round];
-        const database = result.databaseCpu[round];
-        return [
-          String(round + 1),
-          result.functionRps[round].toFixed(0),
-          result.databaseTps[round].toFixed(0),
-          `${ratio.toFixed(2)}×`,
-          `${ms(functions.stack)} / ${ms(functions.postgres)} / ${ms(functions.driver)}`,
-          `${ms(database.postgres)} / ${ms(database.driver)}`,
-        ];
-      }),
-      ["median", "", "", `${result.ratio.toFixed(2)}×`, "", ""],
+      ...result.ratios.map((ratio, round) => [
+        String(round + 1),
+        result.functionRps[round].toFixed(0),
+        result.floorRps[round].toFixed(0),
+        result.databaseTps[round].toFixed(0),
+        `${ratio.toFixed(2)}× / ${result.floorRatios[round].toFixed(2)}×`,
+        cpu(result.functionCpu[round]),
+        cpu(result.floorCpu[round]),
+        `${ms(result.databaseCpu[round].postgres)} / ${ms(result.databaseCpu[round].driver)}`,
+      ]),
+      ["median", "", "", "", `${result.ratio.toFixed(2)}× / ${result.floorRatio.toFixed(2)}×`, "", "", ""],
     ],
   ) + profile;
 }
@@ -276,14 +324,17 @@ function freePort(): number {
  * A CPU profile of a stack of its own, started with its inspector open (not the measured one, which runs as
  * `npm start` does), over a warm-up and then one run of `seconds` of the same load.
  */
-async function profileStack(input: Omit<FunctionPathInput, "stackUrl" | "stackPid">, env: Record<string, string>) {
+async function profileStack(
+  input: WrkLoad,
+  env: Record<string, string>,
+) {
   const port = freePort();
   const stack = await startStack({ env, denoFlags: [`--inspect=127.0.0.1:${port}`] });
   const sampler = postgres(input.databaseUrl, { max: 1, onnotice: () => {} });
   try {
-    const profiled = { ...input, stackUrl: stack.baseUrl, stackPid: stack.pid };
-    await functionRun({ ...profiled, seconds: 2 }, sampler);
-    const { profile } = await profileDuring(port, () => functionRun(profiled, sampler));
+    const server: ServerUnderLoad = { name: "stack", url: stack.baseUrl, pid: stack.pid };
+    await functionRun({ ...input, seconds: 2 }, sampler, server);
+    const { profile } = await profileDuring(port, () => functionRun(input, sampler, server));
     return summarizeProfile(profile);
   } finally {
     await sampler.end({ timeout: 5 });
@@ -316,7 +367,20 @@ export async function benchFunctionPath(seconds: number): Promise<FunctionPathRe
     const stack = await startStack({ env });
     let result: FunctionPathResult;
     try {
-      result = await measureFunctionPath({ ...load, stackUrl: stack.baseUrl, stackPid: stack.pid });
+      const floor = await startDeno(
+        new URL("./baseline/server.ts", import.meta.url).pathname,
+        env,
+        /and on Deno\.serve at (\S+)/,
+      );
+      try {
+        result = await measureFunctionPath({
+          ...load,
+          stack: { name: "stack", url: stack.baseUrl, pid: stack.pid },
+          floor: { name: "floor", url: floor.ready[1], pid: floor.pid },
+        });
+      } finally {
+        await floor.stop();
+      }
     } finally {
       await stack.stop();
     }

@@ -26,7 +26,7 @@
  *    tps with and without the triggers and WAL per insert (`bench/writes.ts`,
  *    `npm run bench:writes`), each on databases of its own.
  * 8. The function path: `notes-create` over 1,000 users against pgbench of
- *    the transaction it sends (`bench/function-path.ts`,
+ *    the transaction it sends, and the floor's against it (`bench/function-path.ts`,
  *    `npm run bench:function-path`), on a database of its own.
  * 9. Attachment uploads (reserve, PUT to the store's signed URL, complete) against writing the same bytes to the
  *    same disk (`bench/upload-throughput.ts`, `npm run bench:uploads`), on a stack of their own.
@@ -89,7 +89,7 @@ const settings = {
   /** bcrypt keeps both cores busy with fewer; more would only lengthen the queue. */
   loginConnections: 4,
   seconds,
-  /** Each timed run of the function path and of pgbench beside it (each of its rounds is four of them). */
+  /** Each timed run of the function path, the floor and pgbench beside them (each of its rounds is six of them). */
   functionPathSeconds: Math.ceil(seconds / 2),
   /** Rounds of floor, functions, functions, floor per scenario; the ratio is their median. */
   rounds: 5,

@@ -15,6 +15,8 @@
 /** A running child and what its ready line matched. */
 export interface DenoChild {
   ready: RegExpExecArray;
+  /** Its process id, to read its CPU time. */
+  pid: number;
   /** The last part of what it printed, for error messages. */
   output(): string;
   stop(): Promise<void>;
@@ -79,7 +81,7 @@ export async function startDeno(
       });
     });
     onOutput = () => {};
-    return { ready: match, output: () => output, stop };
+    return { ready: match, pid: child.pid, output: () => output, stop };
   } catch (error) {
     await stop();
     throw error;
