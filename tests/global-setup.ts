@@ -13,6 +13,7 @@ import { startEmbeddedDatabase, type SuiteDatabase } from "../dev/harness/embedd
 import { migratedClusterFile } from "../dev/harness/migrated-cluster.ts";
 import { type RunningPooler, startPgBouncer } from "../dev/harness/pgbouncer.ts";
 import {
+  adminServerAnswers,
   createMigratedTemplate,
   createScratchDatabase,
   type RunningStack,
@@ -47,15 +48,29 @@ export default async function setup(project: TestProject) {
   let stack: RunningStack | undefined;
   let template: Awaited<ReturnType<typeof createMigratedTemplate>> | undefined;
   const migratedCluster = runUsesPostgres() ? undefined : await migratedClusterFile();
+  // Each part goes even when one before it fails to, so no database is left on the server.
   const teardown = async () => {
-    await stack?.stop();
-    await pooler?.stop();
-    await embedded?.drop();
-    await scratch?.drop();
-    await template?.drop();
+    const parts = [
+      () => stack?.stop(),
+      () => pooler?.stop(),
+      () => embedded?.drop(),
+      () => scratch?.drop(),
+      () => template?.drop(),
+    ];
+    const failures: unknown[] = [];
+    for (const stop of parts) {
+      try {
+        await stop();
+      } catch (error) {
+        failures.push(error);
+      }
+    }
+    if (failures.length > 0) throw new AggregateError(failures, "the run's stack or databases did not all stop");
   };
   try {
-    template = runUsesPostgres() ? await createMigratedTemplate() : undefined;
+    // A run given only TEST_DATABASE_URL may have no server to make suite databases on; the suites it runs then need
+    // none (those that start stacks of their own would fail without it, template or not).
+    template = runUsesPostgres() && await adminServerAnswers() ? await createMigratedTemplate() : undefined;
     pooler = process.env.TEST_POOLER === "pgbouncer" && databaseUrl ? await startPgBouncer(databaseUrl) : undefined;
     embedded = migratedCluster ? await startEmbeddedDatabase(migratedCluster) : undefined;
     stack = await startStack({

@@ -75,6 +75,19 @@ export async function createScratchDatabase(prefix: string, template?: string) {
   };
 }
 
+/** Whether the server that scratch databases are made on (TEST_PG_ADMIN_URL, or 127.0.0.1:5432) answers. */
+export async function adminServerAnswers(): Promise<boolean> {
+  const admin = postgres(adminUrl, { max: 1, connect_timeout: 2, onnotice: () => {} });
+  try {
+    await admin`select 1`;
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await admin.end();
+  }
+}
+
 /**
  * A PostgreSQL database with the schema applied, migrated by a stack as any stack migrates its database, for a run's
  * suite databases to be copied from: a stack migrating an empty database of its own spends about 0.4 s on an idle
