@@ -12,9 +12,11 @@
  * function runs of a round run two of the floor (`bench/baseline/server.ts`
  * on a bare `Deno.serve`): the same transaction through the same pool, the
  * claims read from the token unchecked, the body taken on trust, no
- * envelope and no log line. Its ratio to pgbench is what Deno and the
- * driver allow on this machine before any of the service's code runs; the
- * function's ratio to it is what that code costs. Both load generators
+ * envelope and no log line, started with the stack's Deno flags. Its ratio
+ * to pgbench is what Deno, the driver and the pool allow on this machine
+ * before any of the service's code runs; what separates the function from it
+ * is that code and the local stack's HTTP server together (the function
+ * runs on the stack, the floor on `Deno.serve`). Both load generators
  * are in C, so neither side pays for its driver's CPU more than the other
  * (autocannon, in Node, spends a large share of a core of its own), and in
  * the middle of each run the CPU time per request of the stack, of the
@@ -52,7 +54,7 @@ import {
   testSecrets,
 } from "../dev/harness/stack.ts";
 import { migrate } from "../dev/migrate.ts";
-import { startDeno } from "../dev/processes.ts";
+import { startFloor } from "./floor.ts";
 import { loadConfig } from "../supabase/functions/_shared/config/mod.ts";
 import { notesCallerCheck } from "../supabase/functions/_shared/db/caller-transactions.ts";
 import { insertNote } from "../supabase/functions/_shared/queries/notes.ts";
@@ -292,7 +294,7 @@ export function functionPathTable(result: FunctionPathResult): string {
       "notes-create req/s",
       "floor req/s",
       "pgbench tps of its transaction",
-      "Ratio: function / floor",
+      "Ratio to pgbench: function / floor",
       "CPU ms per request, function: stack / Postgres / wrk",
       "floor: floor / Postgres / wrk",
       "CPU ms per transaction: Postgres / pgbench",
@@ -367,16 +369,12 @@ export async function benchFunctionPath(seconds: number): Promise<FunctionPathRe
     const stack = await startStack({ env });
     let result: FunctionPathResult;
     try {
-      const floor = await startDeno(
-        new URL("./baseline/server.ts", import.meta.url).pathname,
-        env,
-        /and on Deno\.serve at (\S+)/,
-      );
+      const floor = await startFloor(env);
       try {
         result = await measureFunctionPath({
           ...load,
           stack: { name: "stack", url: stack.baseUrl, pid: stack.pid },
-          floor: { name: "floor", url: floor.ready[1], pid: floor.pid },
+          floor: { name: "floor", url: floor.bareUrl, pid: floor.pid },
         });
       } finally {
         await floor.stop();

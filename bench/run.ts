@@ -53,7 +53,7 @@ import { loadFixtures } from "./fixtures.ts";
 import { drive, quantile } from "./load.ts";
 import { loginFlood } from "./login-flood.ts";
 import { measureUploadThroughput, uploadThroughputTable } from "./upload-throughput.ts";
-import { startDeno } from "../dev/processes.ts";
+import { startFloor } from "./floor.ts";
 import {
   compare,
   type Comparison,
@@ -268,12 +268,8 @@ async function onPostgres(databaseUrl: string) {
 
   log("Starting the stack and the floor");
   let stack: RunningStack | undefined;
-  const floor = await startDeno(
-    new URL("./baseline/server.ts", import.meta.url).pathname,
-    env,
-    /Ready on (\S+) and on Deno\.serve at (\S+)/,
-  );
-  const [, boundedFloorUrl, bareFloorUrl] = floor.ready;
+  const floor = await startFloor(env);
+  const { boundedUrl: boundedFloorUrl, bareUrl: bareFloorUrl } = floor;
   try {
     stack = await startStack({ databaseUrl, env });
     log("Load, per scenario:");
