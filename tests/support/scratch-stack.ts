@@ -4,9 +4,10 @@
  * the past instead of waiting for it, to suspend or delete an account as an
  * operator would, or to compare the tables before and after a request. The
  * database is a scratch PostgreSQL database on a PostgreSQL run (a copy
- * of the run's migrated template when its setup made one, as `npm test`'s
- * does; else empty, and migrated by the stack) and an embedded PGlite otherwise
- * (dev/harness/embedded-database.ts), so these suites need no PostgreSQL. It is dropped when the stack stops.
+ * of the run's migrated template when its setup made one, as
+ * tests/global-setup.ts does; else empty, and migrated by the stack) and an
+ * embedded PGlite otherwise (dev/harness/embedded-database.ts), so these
+ * suites need no PostgreSQL. It is dropped when the stack stops.
  */
 import postgres from "postgres";
 import { inject } from "vitest";
