@@ -253,20 +253,20 @@ export async function measureFunctionPath(input: FunctionPathInput): Promise<Fun
       floorRatio: 0,
     };
     for (let round = 0; round < input.rounds; round++) {
-      const first = await pgbenchRun(input, sampler, script);
-      const firstFunction = await functionRun(input, sampler, input.stack);
+      const databases = [await pgbenchRun(input, sampler, script)];
+      const functions = [await functionRun(input, sampler, input.stack)];
       const floors = [await functionRun(input, sampler, input.floor), await functionRun(input, sampler, input.floor)];
-      const functions = [firstFunction, await functionRun(input, sampler, input.stack)];
-      const databases = [first, await pgbenchRun(input, sampler, script)];
-      const tps = meanRate(databases);
+      functions.push(await functionRun(input, sampler, input.stack));
+      databases.push(await pgbenchRun(input, sampler, script));
+      const [tps, rps, floorRps] = [databases, functions, floors].map(meanRate);
       result.databaseTps.push(tps);
-      result.functionRps.push(meanRate(functions));
-      result.floorRps.push(meanRate(floors));
+      result.functionRps.push(rps);
+      result.floorRps.push(floorRps);
       result.functionCpu.push(meanCpu(functions));
       result.floorCpu.push(meanCpu(floors));
       result.databaseCpu.push(meanCpu(databases));
-      result.ratios.push(meanRate(functions) / tps);
-      result.floorRatios.push(meanRate(floors) / tps);
+      result.ratios.push(rps / tps);
+      result.floorRatios.push(floorRps / tps);
     }
     result.ratio = median(result.ratios);
     result.floorRatio = median(result.floorRatios);
