@@ -183,15 +183,21 @@ describe("clients that never read their answer", () => {
       await bystanderStream.waitFor((message) => message.kind === "event" && message.event === "ready", 10_000);
       const statuses: number[] = [];
       const created: string[] = [];
-      const probe = setInterval(async () => {
+      const probeOnce = async () => {
         const answer = await callStack("/notes-fetch", { token: bystander.accessToken }).catch(() => undefined);
         statuses.push(answer?.status ?? 0);
         const note = await callStack("/notes-create", { token: bystander.accessToken, body: { title: "small" } });
         created.push((note.body as { data: { id: string } }).data.id);
-      }, 1_000);
+      };
+      // Each probe's outcome (undefined, or what it threw), kept so that a probe still under way when the attack ends
+      // is waited for: left running, it created a note after the checks below and, once the stack had stopped, failed
+      // the run with a rejection no test caught.
+      const probes: Promise<unknown>[] = [];
+      const probe = setInterval(() => probes.push(probeOnce().then(() => undefined, (error: unknown) => error)), 1_000);
       await attackEnded;
       clearInterval(watch);
       clearInterval(probe);
+      expect((await Promise.all(probes)).filter((outcome) => outcome !== undefined)).toEqual([]);
       await bystanderStream.waitFor(() => bystanderStream.changes().length >= created.length, 10_000);
       bystanderStream.close();
 
