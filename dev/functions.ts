@@ -12,10 +12,10 @@
 
 export const functionsDir = new URL("../supabase/functions/", import.meta.url);
 
-/** The functions' names, sorted. */
-export async function functionNames(): Promise<string[]> {
+/** The names of the functions in `dir`, sorted. */
+export async function functionNames(dir = functionsDir): Promise<string[]> {
   const names: string[] = [];
-  for await (const entry of Deno.readDir(functionsDir)) {
+  for await (const entry of Deno.readDir(dir)) {
     if (entry.isDirectory && !entry.name.startsWith("_") && !entry.name.startsWith(".")) names.push(entry.name);
   }
   return names.sort();

@@ -7,18 +7,33 @@
  * endpoints under `/storage/v1/` as Supabase's gateway does.
  */
 import type { Handler } from "../supabase/functions/_shared/http/endpoint.ts";
+import { loadedOnFirstRequest } from "../supabase/functions/_shared/http/router.ts";
 import { serveApiDocs } from "./api-docs.ts";
 import { functionNames, functionsDir } from "./functions.ts";
 
-/** Imports the handler of every function. */
-export async function loadFunctions(): Promise<Map<string, Handler>> {
+/**
+ * The handler of every function in `dir`, each imported on its function's first request, as Supabase's relay boots
+ * a function's worker only when a request for it comes: a stack starts without loading what no request asks for. A
+ * function whose module fails to load answers 503 `BOOT_ERROR`, as the relay does, with the reason in the log.
+ */
+export async function functionHandlers(dir = functionsDir): Promise<Map<string, Handler>> {
   const handlers = new Map<string, Handler>();
-  for (const name of await functionNames()) {
-    const module: { handler: Handler } = await import(new URL(`${name}/handler.ts`, functionsDir).href);
-    handlers.set(name, module.handler);
+  for (const name of await functionNames(dir)) {
+    const boot = () =>
+      import(new URL(`${name}/handler.ts`, dir).href).catch((error) => {
+        console.error(JSON.stringify({ level: "error", function: name, event: "boot failed", error: String(error) }));
+        return { handler: bootFailed };
+      });
+    handlers.set(name, loadedOnFirstRequest(boot));
   }
   return handlers;
 }
+
+/** The relay's answer for a function that could not start (the Supabase CLI's `functions serve` main worker). */
+const bootFailed: Handler = () =>
+  Promise.resolve(
+    Response.json({ code: "BOOT_ERROR", message: "Worker failed to boot (please check logs)" }, { status: 503 }),
+  );
 
 function notFound(message: string): Response {
   return Response.json({ code: "NOT_FOUND", message }, { status: 404 });

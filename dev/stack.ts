@@ -14,7 +14,7 @@ import { endChangeStreams } from "../supabase/functions/_shared/notes/open-strea
 import { startEmbeddedPostgres } from "./embedded-postgres.ts";
 import { serveBounded } from "./bounded-server.ts";
 import type { Handler } from "../supabase/functions/_shared/http/endpoint.ts";
-import { createGateway, loadFunctions } from "./gateway.ts";
+import { createGateway, functionHandlers } from "./gateway.ts";
 import { createLocalStorage, localStorageDir } from "./local-storage.ts";
 import { setUpAttachmentsBucket } from "./attachments-bucket.ts";
 import { DataDirInUse, lockDataDir } from "./data-dir-lock.ts";
@@ -130,7 +130,7 @@ async function main() {
   }
   const storageDir = localStorageDir(settings.pgliteDataDir);
   gateway.resolve(createGateway(
-    await loadFunctions(),
+    await functionHandlers(),
     createLocalStorage({ dataDir: storageDir, serviceKey: settings.serviceRoleKey, jwtSecret: settings.jwtSecret }),
   ));
   await setUpAttachmentsBucket().catch((error) => fail(`cannot set up the attachments bucket: ${errorText(error)}`));
