@@ -57,7 +57,6 @@ export function serveBounded(
     keepAliveTimeout: options.keepAliveTimeoutMs,
     connectionsCheckingInterval: timeoutCheckIntervalMs,
   }, (incoming, outgoing) => {
-    const origin = `http://${options.hostname}:${port()}`;
     exchange(handler, origin, incoming, outgoing, options.sendStallTimeoutMs).catch((error) => {
       console.error(JSON.stringify({ level: "error", event: "answer not written", error: String(error) }));
       outgoing.destroy();
@@ -65,10 +64,13 @@ export function serveBounded(
   });
   server.maxConnections = options.maxConnections;
   const port = () => (server.address() as AddressInfo).port;
+  // Known once listening, before any request: read then, not from the socket on each request.
+  let origin = "";
   return new Promise((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port, options.hostname, () => {
       server.off("error", reject);
+      origin = `http://${options.hostname}:${port()}`;
       // A failed accept (a descriptor limit reached despite the cap) is logged; the server goes on.
       server.on(
         "error",
@@ -103,7 +105,7 @@ async function exchange(
   for (let i = 0; i < raw.length; i += 2) headers.append(raw[i], raw[i + 1]);
   const method = incoming.method ?? "GET";
   // The request line's target is a path (or, from a proxy-style client, an absolute URL): only its path and query are used.
-  const target = URL.canParse(incoming.url ?? "/", origin) ? new URL(incoming.url ?? "/", origin) : new URL(origin);
+  const target = URL.parse(incoming.url ?? "/", origin) ?? new URL(origin);
   const request = new Request(target, {
     method,
     headers,
