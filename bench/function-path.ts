@@ -70,8 +70,13 @@ export interface ServerUnderLoad {
 
 export interface FunctionPathInput {
   databaseUrl: string;
-  /** The stack, and the floor on `Deno.serve`. */
+  /**
+   * The stack; the floor on the stack's own HTTP server (`dev/bounded-server.ts`), which differs from the stack
+   * only in the service's code; and the floor on a bare `Deno.serve`, which differs from pgbench only in Deno, the
+   * driver and HTTP.
+   */
   stack: ServerUnderLoad;
+  boundedFloor: ServerUnderLoad;
   floor: ServerUnderLoad;
   users: SignedInUser[];
   /** The stack's `DB_POOL_MAX`: pgbench's clients. */
@@ -97,16 +102,20 @@ export interface CpuPerRequest {
 export interface FunctionPathResult {
   users: number;
   functionRps: number[];
+  boundedFloorRps: number[];
   floorRps: number[];
   databaseTps: number[];
   /** Per round: the functions' and the floor's runs' CPU per request, and pgbench's runs' per transaction. */
   functionCpu: CpuPerRequest[];
+  boundedFloorCpu: CpuPerRequest[];
   floorCpu: CpuPerRequest[];
   databaseCpu: CpuPerRequest[];
   /** Per round, the function's rate over pgbench's, and their median. */
   ratios: number[];
   ratio: number;
-  /** The same for the floor. */
+  /** The same for the floor on the stack's server, and on `Deno.serve`. */
+  boundedFloorRatios: number[];
+  boundedFloorRatio: number;
   floorRatios: number[];
   floorRatio: number;
   /** Where the stack's CPU went in one more run, on a stack of its own started with its inspector open. */
@@ -220,7 +229,10 @@ function meanRate(runs: Run[]): number {
   return runs.reduce((sum, run) => sum + run.rate, 0) / runs.length;
 }
 
-/** Rounds of pgbench, function, floor, floor, function, pgbench; each round's ratios to pgbench and their medians. */
+/**
+ * Rounds of pgbench, function, floor on `Deno.serve`, floor on the stack's server twice, floor on `Deno.serve`,
+ * function, pgbench; each round's ratios to pgbench and their medians.
+ */
 export async function measureFunctionPath(input: FunctionPathInput): Promise<FunctionPathResult> {
   const sql = postgres(input.databaseUrl, { max: 1, onnotice: () => {} });
   try {
@@ -238,37 +250,51 @@ export async function measureFunctionPath(input: FunctionPathInput): Promise<Fun
     // A warm-up of each: the stack's pool open and its modules compiled, the server's caches filled.
     await pgbenchRun({ ...input, seconds: 2 }, sampler, script);
     await functionRun({ ...input, seconds: 2 }, sampler, input.stack);
+    await functionRun({ ...input, seconds: 2 }, sampler, input.boundedFloor);
     await functionRun({ ...input, seconds: 2 }, sampler, input.floor);
     const result: FunctionPathResult = {
       users: input.users.length,
       functionRps: [],
+      boundedFloorRps: [],
       floorRps: [],
       databaseTps: [],
       functionCpu: [],
+      boundedFloorCpu: [],
       floorCpu: [],
       databaseCpu: [],
       ratios: [],
       ratio: 0,
+      boundedFloorRatios: [],
+      boundedFloorRatio: 0,
       floorRatios: [],
       floorRatio: 0,
     };
     for (let round = 0; round < input.rounds; round++) {
       const databases = [await pgbenchRun(input, sampler, script)];
       const functions = [await functionRun(input, sampler, input.stack)];
-      const floors = [await functionRun(input, sampler, input.floor), await functionRun(input, sampler, input.floor)];
+      const floors = [await functionRun(input, sampler, input.floor)];
+      const boundedFloors = [
+        await functionRun(input, sampler, input.boundedFloor),
+        await functionRun(input, sampler, input.boundedFloor),
+      ];
+      floors.push(await functionRun(input, sampler, input.floor));
       functions.push(await functionRun(input, sampler, input.stack));
       databases.push(await pgbenchRun(input, sampler, script));
-      const [tps, rps, floorRps] = [databases, functions, floors].map(meanRate);
+      const [tps, rps, boundedFloorRps, floorRps] = [databases, functions, boundedFloors, floors].map(meanRate);
       result.databaseTps.push(tps);
       result.functionRps.push(rps);
+      result.boundedFloorRps.push(boundedFloorRps);
       result.floorRps.push(floorRps);
       result.functionCpu.push(meanCpu(functions));
+      result.boundedFloorCpu.push(meanCpu(boundedFloors));
       result.floorCpu.push(meanCpu(floors));
       result.databaseCpu.push(meanCpu(databases));
       result.ratios.push(rps / tps);
+      result.boundedFloorRatios.push(boundedFloorRps / tps);
       result.floorRatios.push(floorRps / tps);
     }
     result.ratio = median(result.ratios);
+    result.boundedFloorRatio = median(result.boundedFloorRatios);
     result.floorRatio = median(result.floorRatios);
     return result;
   } finally {
@@ -288,29 +314,39 @@ export function functionPathTable(result: FunctionPathResult): string {
     }`
     : "";
   const cpu = (parts: CpuPerRequest) => `${ms(parts.server)} / ${ms(parts.postgres)} / ${ms(parts.driver)}`;
+  const x = (ratio: number) => `${ratio.toFixed(2)}×`;
   return markdownTable(
     [
       "Round",
-      "notes-create req/s",
-      "floor req/s",
+      "req/s: notes-create / floor on the stack's server / floor on Deno.serve",
       "pgbench tps of its transaction",
-      "Ratio to pgbench: function / floor",
+      "Ratio to pgbench: function / floor on the stack's server / floor on Deno.serve",
       "CPU ms per request, function: stack / Postgres / wrk",
-      "floor: floor / Postgres / wrk",
+      "floor on the stack's server",
+      "floor on Deno.serve",
       "CPU ms per transaction: Postgres / pgbench",
     ],
     [
       ...result.ratios.map((ratio, round) => [
         String(round + 1),
-        result.functionRps[round].toFixed(0),
-        result.floorRps[round].toFixed(0),
+        [result.functionRps, result.boundedFloorRps, result.floorRps].map((rps) => rps[round].toFixed(0)).join(" / "),
         result.databaseTps[round].toFixed(0),
-        `${ratio.toFixed(2)}× / ${result.floorRatios[round].toFixed(2)}×`,
+        [ratio, result.boundedFloorRatios[round], result.floorRatios[round]].map(x).join(" / "),
         cpu(result.functionCpu[round]),
+        cpu(result.boundedFloorCpu[round]),
         cpu(result.floorCpu[round]),
         `${ms(result.databaseCpu[round].postgres)} / ${ms(result.databaseCpu[round].driver)}`,
       ]),
-      ["median", "", "", "", `${result.ratio.toFixed(2)}× / ${result.floorRatio.toFixed(2)}×`, "", "", ""],
+      [
+        "median",
+        "",
+        "",
+        [result.ratio, result.boundedFloorRatio, result.floorRatio].map(x).join(" / "),
+        "",
+        "",
+        "",
+        "",
+      ],
     ],
   ) + profile;
 }
@@ -374,6 +410,7 @@ export async function benchFunctionPath(seconds: number): Promise<FunctionPathRe
         result = await measureFunctionPath({
           ...load,
           stack: { name: "stack", url: stack.baseUrl, pid: stack.pid },
+          boundedFloor: { name: "floor", url: floor.boundedUrl, pid: floor.pid },
           floor: { name: "floor", url: floor.bareUrl, pid: floor.pid },
         });
       } finally {
