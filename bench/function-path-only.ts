@@ -1,7 +1,8 @@
 /**
  * Only the function path against the database's rate (part of `npm run bench`): `notes-create` over 1,000 users
- * against pgbench of the transaction it sends and against the floor's `notes-create`, on a fresh database with those
- * users and no notes, in about three and a half minutes instead of the whole benchmark's twenty-five.
+ * against pgbench of the transaction it sends and against the floor's `notes-create` on the stack's HTTP server and on
+ * `Deno.serve`, on a fresh database with those users and no notes, in about four and a half minutes instead of the
+ * whole benchmark's thirty.
  *
  * `npm run bench:function-path`. DATABASE_URL names an empty database to migrate, or a fresh one on 127.0.0.1:5432
  * is made and dropped. BENCH_SECONDS sets each timed run (default 10).

@@ -7,16 +7,16 @@
  * trip as the pool sends it, with extended-protocol parameters as the driver
  * binds them, for a random one of the same users. pgbench has as many clients
  * as the stack's pool has connections, so both sides hold the same number of
- * transactions open. Rounds alternate the two (pgbench, function, function,
- * pgbench) and the ratio is the median of the rounds'. Between the two
- * function runs of a round run two of the floor (`bench/baseline/server.ts`
- * on a bare `Deno.serve`): the same transaction through the same pool, the
- * claims read from the token unchecked, the body taken on trust, no
- * envelope and no log line, started with the stack's Deno flags. Its ratio
- * to pgbench is what Deno, the driver and the pool allow on this machine
- * before any of the service's code runs; what separates the function from it
- * is that code and the local stack's HTTP server together (the function
- * runs on the stack, the floor on `Deno.serve`). Both load generators
+ * transactions open. Rounds alternate the two (pgbench, function, ...,
+ * function, pgbench) and the ratio is the median of the rounds'. Between the
+ * two function runs of a round run four of the floor (`bench/baseline/server.ts`):
+ * the same transaction through the same pool, the claims read from the token
+ * unchecked, the body taken on trust, no envelope and no log line, started with
+ * the stack's Deno flags. Two run on the stack's own HTTP server
+ * (`dev/bounded-server.ts`), so what separates the function from them is the
+ * service's code alone; two on a bare `Deno.serve`, whose ratio to pgbench is
+ * what Deno, the driver and the pool allow on this machine, so what separates
+ * the two floors is the local server. Both load generators
  * are in C, so neither side pays for its driver's CPU more than the other
  * (autocannon, in Node, spends a large share of a core of its own), and in
  * the middle of each run the CPU time per request of the stack, of the
@@ -34,7 +34,7 @@
  *
  * @example
  * ```ts
- * const path = await measureFunctionPath({ databaseUrl, stack, floor, users, poolSize: 5, seconds: 10, rounds: 3, ... });
+ * const path = await measureFunctionPath({ databaseUrl, stack, boundedFloor, floor, users, poolSize: 5, seconds: 10, ... });
  * ```
  */
 import { decodeJwt } from "jose";
@@ -63,7 +63,7 @@ export const functionPathSettings = { users: 1_000, rounds: 3 };
 
 /** A server wrk drives: its functions base URL (`.../functions/v1`) and its process, whose CPU time is counted. */
 export interface ServerUnderLoad {
-  name: "stack" | "floor";
+  name: "stack" | "floor on the stack's server" | "floor on Deno.serve";
   url: string;
   pid: number;
 }
@@ -410,8 +410,8 @@ export async function benchFunctionPath(seconds: number): Promise<FunctionPathRe
         result = await measureFunctionPath({
           ...load,
           stack: { name: "stack", url: stack.baseUrl, pid: stack.pid },
-          boundedFloor: { name: "floor", url: floor.boundedUrl, pid: floor.pid },
-          floor: { name: "floor", url: floor.bareUrl, pid: floor.pid },
+          boundedFloor: { name: "floor on the stack's server", url: floor.boundedUrl, pid: floor.pid },
+          floor: { name: "floor on Deno.serve", url: floor.bareUrl, pid: floor.pid },
         });
       } finally {
         await floor.stop();
