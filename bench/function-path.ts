@@ -99,25 +99,26 @@ export interface CpuPerRequest {
   driver: number;
 }
 
-export interface FunctionPathResult {
-  users: number;
-  functionRps: number[];
-  boundedFloorRps: number[];
-  floorRps: number[];
-  databaseTps: number[];
-  /** Per round: the functions' and the floor's runs' CPU per request, and pgbench's runs' per transaction. */
-  functionCpu: CpuPerRequest[];
-  boundedFloorCpu: CpuPerRequest[];
-  floorCpu: CpuPerRequest[];
-  databaseCpu: CpuPerRequest[];
-  /** Per round, the function's rate over pgbench's, and their median. */
+/** One side's rounds: per round, the mean rate of its runs (requests, or pgbench transactions, per second) and CPU. */
+export interface Rounds {
+  rates: number[];
+  cpu: CpuPerRequest[];
+}
+
+/** A server's rounds, with each round's rate over pgbench's in the same round, and their median. */
+export interface ServerRounds extends Rounds {
   ratios: number[];
   ratio: number;
-  /** The same for the floor on the stack's server, and on `Deno.serve`. */
-  boundedFloorRatios: number[];
-  boundedFloorRatio: number;
-  floorRatios: number[];
-  floorRatio: number;
+}
+
+export interface FunctionPathResult {
+  users: number;
+  /** pgbench of the function's transaction. */
+  database: Rounds;
+  /** `notes-create` on the stack, and on the floor on the stack's server and on `Deno.serve` (`FunctionPathInput`). */
+  stack: ServerRounds;
+  boundedFloor: ServerRounds;
+  floor: ServerRounds;
   /** Where the stack's CPU went in one more run, on a stack of its own started with its inspector open. */
   profile?: ProfileSummary;
 }
@@ -218,7 +219,7 @@ async function functionRun(input: WrkLoad, sql: postgres.Sql, server: ServerUnde
   return await countingCpu(input, sql, "wrk", server.pid, rps);
 }
 
-/** The mean of two runs' CPU per request, part by part. */
+/** The mean of runs' CPU per request, part by part. */
 function meanCpu(runs: Run[]): CpuPerRequest {
   const mean = (part: keyof CpuPerRequest) => runs.reduce((sum, run) => sum + run.cpu[part], 0) / runs.length;
   return { server: mean("server"), postgres: mean("postgres"), driver: mean("driver") };
@@ -229,10 +230,25 @@ function meanRate(runs: Run[]): number {
   return runs.reduce((sum, run) => sum + run.rate, 0) / runs.length;
 }
 
+type Server = "stack" | "boundedFloor" | "floor";
+type Side = "database" | Server;
+
 /**
- * Rounds of pgbench, function, floor on `Deno.serve`, floor on the stack's server twice, floor on `Deno.serve`,
- * function, pgbench; each round's ratios to pgbench and their medians.
+ * The runs of one round, in order: each server's two runs are spread around the round's middle, so a change in the
+ * machine's speed during the round weighs on every side alike.
  */
+const roundOrder: readonly Side[] = [
+  "database",
+  "stack",
+  "floor",
+  "boundedFloor",
+  "boundedFloor",
+  "floor",
+  "stack",
+  "database",
+];
+
+/** Rounds of `roundOrder`; each round's ratios to pgbench and their medians. */
 export async function measureFunctionPath(input: FunctionPathInput): Promise<FunctionPathResult> {
   const sql = postgres(input.databaseUrl, { max: 1, onnotice: () => {} });
   try {
@@ -246,57 +262,36 @@ export async function measureFunctionPath(input: FunctionPathInput): Promise<Fun
   }
   const script = transactionScript(input.users.length, input.statementTimeoutMs);
   const sampler = postgres(input.databaseUrl, { max: 1, onnotice: () => {} });
+  const measure = (side: Side, seconds = input.seconds) =>
+    side === "database"
+      ? pgbenchRun({ ...input, seconds }, sampler, script)
+      : functionRun({ ...input, seconds }, sampler, input[side]);
   try {
     // A warm-up of each: the stack's pool open and its modules compiled, the server's caches filled.
-    await pgbenchRun({ ...input, seconds: 2 }, sampler, script);
-    await functionRun({ ...input, seconds: 2 }, sampler, input.stack);
-    await functionRun({ ...input, seconds: 2 }, sampler, input.boundedFloor);
-    await functionRun({ ...input, seconds: 2 }, sampler, input.floor);
-    const result: FunctionPathResult = {
-      users: input.users.length,
-      functionRps: [],
-      boundedFloorRps: [],
-      floorRps: [],
-      databaseTps: [],
-      functionCpu: [],
-      boundedFloorCpu: [],
-      floorCpu: [],
-      databaseCpu: [],
-      ratios: [],
-      ratio: 0,
-      boundedFloorRatios: [],
-      boundedFloorRatio: 0,
-      floorRatios: [],
-      floorRatio: 0,
-    };
+    for (const side of new Set(roundOrder)) await measure(side, 2);
+    const rounds: { side: Side; run: Run }[][] = [];
     for (let round = 0; round < input.rounds; round++) {
-      const databases = [await pgbenchRun(input, sampler, script)];
-      const functions = [await functionRun(input, sampler, input.stack)];
-      const floors = [await functionRun(input, sampler, input.floor)];
-      const boundedFloors = [
-        await functionRun(input, sampler, input.boundedFloor),
-        await functionRun(input, sampler, input.boundedFloor),
-      ];
-      floors.push(await functionRun(input, sampler, input.floor));
-      functions.push(await functionRun(input, sampler, input.stack));
-      databases.push(await pgbenchRun(input, sampler, script));
-      const [tps, rps, boundedFloorRps, floorRps] = [databases, functions, boundedFloors, floors].map(meanRate);
-      result.databaseTps.push(tps);
-      result.functionRps.push(rps);
-      result.boundedFloorRps.push(boundedFloorRps);
-      result.floorRps.push(floorRps);
-      result.functionCpu.push(meanCpu(functions));
-      result.boundedFloorCpu.push(meanCpu(boundedFloors));
-      result.floorCpu.push(meanCpu(floors));
-      result.databaseCpu.push(meanCpu(databases));
-      result.ratios.push(rps / tps);
-      result.boundedFloorRatios.push(boundedFloorRps / tps);
-      result.floorRatios.push(floorRps / tps);
+      const runs: { side: Side; run: Run }[] = [];
+      for (const side of roundOrder) runs.push({ side, run: await measure(side) });
+      rounds.push(runs);
     }
-    result.ratio = median(result.ratios);
-    result.boundedFloorRatio = median(result.boundedFloorRatios);
-    result.floorRatio = median(result.floorRatios);
-    return result;
+    const summed = (side: Side): Rounds => {
+      const runsOf = rounds.map((runs) => runs.filter((made) => made.side === side).map((made) => made.run));
+      return { rates: runsOf.map(meanRate), cpu: runsOf.map(meanCpu) };
+    };
+    const database = summed("database");
+    const againstDatabase = (server: Server): ServerRounds => {
+      const own = summed(server);
+      const ratios = own.rates.map((rate, round) => rate / database.rates[round]);
+      return { ...own, ratios, ratio: median(ratios) };
+    };
+    return {
+      users: input.users.length,
+      database,
+      stack: againstDatabase("stack"),
+      boundedFloor: againstDatabase("boundedFloor"),
+      floor: againstDatabase("floor"),
+    };
   } finally {
     await sampler.end({ timeout: 5 });
   }
@@ -315,6 +310,8 @@ export function functionPathTable(result: FunctionPathResult): string {
     : "";
   const cpu = (parts: CpuPerRequest) => `${ms(parts.server)} / ${ms(parts.postgres)} / ${ms(parts.driver)}`;
   const x = (ratio: number) => `${ratio.toFixed(2)}×`;
+  // In the columns' order: the function, the floor on the stack's server, the floor on `Deno.serve`.
+  const servers = [result.stack, result.boundedFloor, result.floor];
   return markdownTable(
     [
       "Round",
@@ -327,26 +324,15 @@ export function functionPathTable(result: FunctionPathResult): string {
       "CPU ms per transaction: Postgres / pgbench",
     ],
     [
-      ...result.ratios.map((ratio, round) => [
+      ...result.database.rates.map((tps, round) => [
         String(round + 1),
-        [result.functionRps, result.boundedFloorRps, result.floorRps].map((rps) => rps[round].toFixed(0)).join(" / "),
-        result.databaseTps[round].toFixed(0),
-        [ratio, result.boundedFloorRatios[round], result.floorRatios[round]].map(x).join(" / "),
-        cpu(result.functionCpu[round]),
-        cpu(result.boundedFloorCpu[round]),
-        cpu(result.floorCpu[round]),
-        `${ms(result.databaseCpu[round].postgres)} / ${ms(result.databaseCpu[round].driver)}`,
+        servers.map((server) => server.rates[round].toFixed(0)).join(" / "),
+        tps.toFixed(0),
+        servers.map((server) => x(server.ratios[round])).join(" / "),
+        ...servers.map((server) => cpu(server.cpu[round])),
+        `${ms(result.database.cpu[round].postgres)} / ${ms(result.database.cpu[round].driver)}`,
       ]),
-      [
-        "median",
-        "",
-        "",
-        [result.ratio, result.boundedFloorRatio, result.floorRatio].map(x).join(" / "),
-        "",
-        "",
-        "",
-        "",
-      ],
+      ["median", "", "", servers.map((server) => x(server.ratio)).join(" / "), "", "", "", ""],
     ],
   ) + profile;
 }

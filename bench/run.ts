@@ -89,7 +89,7 @@ const settings = {
   /** bcrypt keeps both cores busy with fewer; more would only lengthen the queue. */
   loginConnections: 4,
   seconds,
-  /** Each timed run of the function path, the floor and pgbench beside them (each of its rounds is six of them). */
+  /** Each timed run of the function path, the floors and pgbench beside them (each of its rounds is eight of them). */
   functionPathSeconds: Math.ceil(seconds / 2),
   /** Rounds of floor, functions, functions, floor per scenario; the ratio is their median. */
   rounds: 5,
