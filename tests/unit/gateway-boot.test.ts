@@ -1,7 +1,7 @@
 /**
  * The local gateway loads a function on its first request, as Supabase's relay boots a function's worker: nothing
- * is imported at start, and a function whose module throws while loading answers 503 `BOOT_ERROR` and logs why,
- * while the others go on serving.
+ * is imported at start, and a function whose module throws while loading answers 503 `BOOT_ERROR` over HTTP and
+ * logs why, while the others go on serving.
  */
 import { spawnSync } from "node:child_process";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -11,6 +11,7 @@ import { pathToFileURL } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 const gateway = new URL("../../dev/gateway.ts", import.meta.url).href;
+const boundedServer = new URL("../../dev/bounded-server.ts", import.meta.url).href;
 
 describe("the local gateway's functions", () => {
   let dir: string;
@@ -29,16 +30,23 @@ describe("the local gateway's functions", () => {
   });
 
   it("are imported on their first request, and one that cannot load answers 503 BOOT_ERROR beside the others", () => {
+    // Served as the stack serves them, through the gateway on the stack's HTTP server, and asked over HTTP.
     const script = `
-      import { functionHandlers } from ${JSON.stringify(gateway)};
+      import { createGateway, functionHandlers } from ${JSON.stringify(gateway)};
+      import { serveBounded } from ${JSON.stringify(boundedServer)};
       const handlers = await functionHandlers(new URL(${JSON.stringify(pathToFileURL(`${dir}/`).href)}));
+      const server = await serveBounded(createGateway(handlers, () => undefined), {
+        hostname: "127.0.0.1", port: 0, headersTimeoutMs: 5000, requestTimeoutMs: 5000, keepAliveTimeoutMs: 5000,
+        maxConnections: 10, sendStallTimeoutMs: 5000,
+      });
       // Time for an import started at start, awaited or not, to have run.
       await new Promise((done) => setTimeout(done, 200));
       console.log(JSON.stringify({ names: [...handlers.keys()], loadedAtStart: globalThis.fineLoaded === true }));
       for (const name of ["broken", "fine", "broken"]) {
-        const response = await handlers.get(name)(new Request("http://127.0.0.1/functions/v1/" + name));
+        const response = await fetch("http://127.0.0.1:" + server.port + "/functions/v1/" + name);
         console.log(JSON.stringify({ name, status: response.status, body: await response.text() }));
-      }`;
+      }
+      await server.close();`;
     const run = spawnSync("deno", ["eval", "--ext=ts", script], { encoding: "utf8" });
     expect(run.status, run.stderr).toBe(0);
     const [start, ...answers] = run.stdout.trim().split("\n").map((line) => JSON.parse(line));
